@@ -1,0 +1,86 @@
+package ecs
+
+import (
+	"fmt"
+	"time"
+)
+
+// ClockMode selects how time passes in a world.
+type ClockMode uint8
+
+const (
+	// Virtual time: ticks are counted, never measured; lanes run a barrier per tick and hand
+	// results over in canonical order. Deterministic; the default.
+	Virtual ClockMode = iota
+	// Wall time: results are applied as they arrive and an idle scheduler sleeps until woken.
+	Wall
+)
+
+// String returns "virtual" or "wall".
+func (m ClockMode) String() string {
+	if m == Wall {
+		return "wall"
+	}
+	return "virtual"
+}
+
+// ParseClockMode accepts "virtual" or "wall".
+func ParseClockMode(s string) (ClockMode, error) {
+	switch s {
+	case "virtual", "":
+		return Virtual, nil
+	case "wall":
+		return Wall, nil
+	}
+	return Virtual, fmt.Errorf("clock mode %q: valid modes are virtual, wall", s)
+}
+
+// VirtualEpoch is the instant virtual tick 0 stands for. It is fixed so that anything derived
+// from the virtual clock (script Date objects, timestamps in tool output) is reproducible.
+var VirtualEpoch = time.Date(2025, time.January, 1, 0, 0, 0, 0, time.UTC)
+
+// ClockConfig configures a Clock.
+type ClockConfig struct {
+	Mode ClockMode
+	// TickLength is how much virtual time one tick stands for (default one second). It only
+	// shapes Now in virtual mode.
+	TickLength time.Duration
+}
+
+// Clock counts ticks and tells the time. In virtual mode Now is VirtualEpoch plus
+// tick × TickLength; in wall mode it is the machine's clock. Nothing that reaches a trace may
+// read the machine's clock, so systems ask this one.
+type Clock struct {
+	mode   ClockMode
+	length time.Duration
+	tick   uint64
+}
+
+// NewClock returns a clock at tick 0.
+func NewClock(cfg ClockConfig) *Clock {
+	if cfg.TickLength <= 0 {
+		cfg.TickLength = time.Second
+	}
+	return &Clock{mode: cfg.Mode, length: cfg.TickLength}
+}
+
+// Mode reports virtual or wall.
+func (c *Clock) Mode() ClockMode { return c.mode }
+
+// Tick is the current tick number, starting at 0.
+func (c *Clock) Tick() uint64 { return c.tick }
+
+// Now is the current time: virtual in virtual mode, the machine's in wall mode.
+func (c *Clock) Now() time.Time {
+	if c.mode == Wall {
+		return time.Now()
+	}
+	return VirtualEpoch.Add(time.Duration(c.tick) * c.length)
+}
+
+// advance moves to tick t (never backwards).
+func (c *Clock) advance(t uint64) {
+	if t > c.tick {
+		c.tick = t
+	}
+}

@@ -1,0 +1,274 @@
+package ecs
+
+import (
+	"cmp"
+	"container/heap"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+)
+
+// Job is one piece of blocking work (a tool call, a model call) handed from a dispatch system to
+// a lane. Run executes on a worker goroutine and must not touch the world; what it returns comes
+// back to a collect system as Done.Value.
+type Job struct {
+	// Agent is the stable id of the agent the job belongs to: the first key of canonical order.
+	Agent uint64
+	// Entity is where the result goes.
+	Entity Entity
+	// Index orders the jobs of one agent (the call index within a turn): the second key.
+	Index int
+	// Latency is how many virtual ticks after it starts the result becomes available (values
+	// below 1 count as 1). Ignored in wall time.
+	Latency uint64
+	// Run does the work.
+	Run func() any
+}
+
+// Done is a finished job as a collect system receives it.
+type Done struct {
+	Agent  uint64
+	Entity Entity
+	Index  int
+	// Value is what Run returned (nil if it panicked).
+	Value any
+	// Panic holds the panic value, formatted, when Run panicked; the job's agent fails alone and
+	// the world goes on.
+	Panic string
+	// Tick is the tick at which the result was handed over.
+	Tick uint64
+}
+
+// LaneConfig sizes a lane.
+type LaneConfig struct {
+	// Name identifies the lane ("model", "tool").
+	Name string
+	// Capacity bounds the jobs that hold a slot at once: started and not yet collected. Jobs
+	// submitted beyond it wait, in submission order, for a slot. Default 64.
+	Capacity int
+	// Workers is how many goroutines execute jobs. Default min(Capacity, 4×GOMAXPROCS); blocking
+	// I/O wants more workers than cores. Worker count never changes results, only speed.
+	Workers int
+}
+
+// task is a started job.
+type task struct {
+	job   Job
+	ready uint64 // virtual tick at which the result is due
+	value any
+	panic string
+}
+
+// Lane is a bounded worker pool with the two clock semantics of a world: in virtual time a tick's
+// jobs all finish before the next tick (Barrier) and their results are handed over at their due
+// tick in canonical order (agent id, then index); in wall time results are handed over in arrival
+// order and the lane wakes a sleeping scheduler when one arrives.
+//
+// Submit, Advance, Barrier and Collect belong to the world's goroutine; only Run executes
+// elsewhere.
+type Lane struct {
+	name     string
+	mode     ClockMode
+	capacity int
+	workers  int
+
+	inflight int    // slots held: started, result not yet collected
+	waiting  []Job  // submitted beyond capacity, FIFO
+	work     chan *task
+	running  sync.WaitGroup
+	exited   sync.WaitGroup
+	wake     chan struct{}
+	closed   bool
+	due      map[uint64][]*task // virtual: finished tasks by due tick
+	dueTicks tickHeap
+	ready    []Done // handed over by Advance, taken by Collect
+
+	mu       sync.Mutex
+	finished []*task // executed by workers, not yet sorted into due/ready
+}
+
+// NewLane starts a lane's workers. wake (may be nil) receives a non-blocking signal whenever a
+// job finishes in wall time.
+func NewLane(cfg LaneConfig, mode ClockMode, wake chan struct{}) *Lane {
+	if cfg.Capacity <= 0 {
+		cfg.Capacity = 64
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = min(cfg.Capacity, 4*runtime.GOMAXPROCS(0))
+	}
+	l := &Lane{
+		name:     cfg.Name,
+		mode:     mode,
+		capacity: cfg.Capacity,
+		workers:  cfg.Workers,
+		work:     make(chan *task, min(cfg.Capacity, 1<<16)),
+		wake:     wake,
+		due:      map[uint64][]*task{},
+	}
+	l.exited.Add(cfg.Workers)
+	for range cfg.Workers {
+		go l.worker()
+	}
+	return l
+}
+
+// Name returns the lane's name.
+func (l *Lane) Name() string { return l.name }
+
+// Capacity returns the lane's slot count.
+func (l *Lane) Capacity() int { return l.capacity }
+
+// Submit hands a job to the lane at tick now: it starts at once if a slot is free, else it waits
+// for one in submission order.
+func (l *Lane) Submit(now uint64, j Job) {
+	if l.inflight < l.capacity {
+		l.start(now, j)
+		return
+	}
+	l.waiting = append(l.waiting, j)
+}
+
+func (l *Lane) start(now uint64, j Job) {
+	l.inflight++
+	lat := max(j.Latency, 1)
+	l.running.Add(1)
+	l.work <- &task{job: j, ready: now + lat}
+}
+
+func (l *Lane) worker() {
+	defer l.exited.Done()
+	for t := range l.work {
+		l.execute(t)
+		l.mu.Lock()
+		l.finished = append(l.finished, t)
+		l.mu.Unlock()
+		l.running.Done()
+		if l.mode == Wall && l.wake != nil {
+			select {
+			case l.wake <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// execute runs one task, turning a panic into a failed result for that job alone.
+func (l *Lane) execute(t *task) {
+	defer func() {
+		if r := recover(); r != nil {
+			t.value = nil
+			t.panic = fmt.Sprint(r)
+		}
+	}()
+	t.value = t.job.Run()
+}
+
+// Barrier waits until every started job has finished executing (virtual time only; in wall time
+// it returns at once). The scheduler calls it at the end of each tick, so that no work outlives the tick that submitted it and
+// results depend only on virtual time.
+func (l *Lane) Barrier() {
+	if l.mode == Wall {
+		return
+	}
+	l.running.Wait()
+	l.mu.Lock()
+	fin := l.finished
+	l.finished = nil
+	l.mu.Unlock()
+	for _, t := range fin {
+		if _, ok := l.due[t.ready]; !ok {
+			heap.Push(&l.dueTicks, t.ready)
+		}
+		l.due[t.ready] = append(l.due[t.ready], t)
+	}
+}
+
+// Advance hands over the results available at tick now (their slots free up) and starts waiting
+// jobs in the freed slots. The scheduler calls it at the start of each tick.
+func (l *Lane) Advance(now uint64) {
+	if l.mode == Wall {
+		l.mu.Lock()
+		fin := l.finished
+		l.finished = nil
+		l.mu.Unlock()
+		for _, t := range fin {
+			l.handOver(t, now)
+		}
+	} else {
+		first := len(l.ready)
+		for l.dueTicks.Len() > 0 && l.dueTicks[0] <= now {
+			tick := heap.Pop(&l.dueTicks).(uint64)
+			for _, t := range l.due[tick] {
+				l.handOver(t, now)
+			}
+			delete(l.due, tick)
+		}
+		slices.SortFunc(l.ready[first:], func(a, b Done) int {
+			if c := cmp.Compare(a.Agent, b.Agent); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.Index, b.Index)
+		})
+	}
+	for len(l.waiting) > 0 && l.inflight < l.capacity {
+		j := l.waiting[0]
+		l.waiting[0] = Job{}
+		l.waiting = l.waiting[1:]
+		l.start(now, j)
+	}
+}
+
+func (l *Lane) handOver(t *task, now uint64) {
+	l.inflight--
+	l.ready = append(l.ready, Done{
+		Agent: t.job.Agent, Entity: t.job.Entity, Index: t.job.Index,
+		Value: t.value, Panic: t.panic, Tick: now,
+	})
+}
+
+// Collect returns the results handed over so far and empties the hand-over list. The slice is
+// reused by the lane: a collect system must finish with it before the next Advance.
+func (l *Lane) Collect() []Done {
+	out := l.ready
+	l.ready = l.ready[:0]
+	return out
+}
+
+// Pending reports jobs the lane still owes: started, waiting for a slot, or handed over and not
+// yet collected. A world is at a fixed point only when every lane owes nothing.
+func (l *Lane) Pending() int { return l.inflight + len(l.waiting) + len(l.ready) }
+
+// NextDue returns the earliest virtual tick at which a result becomes available.
+func (l *Lane) NextDue() (uint64, bool) {
+	if l.dueTicks.Len() == 0 {
+		return 0, false
+	}
+	return l.dueTicks[0], true
+}
+
+// Close stops the workers after the jobs already started finish. Jobs still waiting for a slot
+// are dropped.
+func (l *Lane) Close() {
+	if l.closed {
+		return
+	}
+	l.closed = true
+	l.waiting = nil
+	close(l.work)
+	l.exited.Wait()
+}
+
+// tickHeap is a min-heap of due ticks.
+type tickHeap []uint64
+
+func (h tickHeap) Len() int           { return len(h) }
+func (h tickHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h tickHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *tickHeap) Push(x any)        { *h = append(*h, x.(uint64)) }
+func (h *tickHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

@@ -1,0 +1,150 @@
+package ecs
+
+import (
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// drain advances a virtual lane tick by tick, collecting everything it hands over, as a
+// scheduler would.
+func drain(l *Lane, from, to uint64) map[uint64][]Done {
+	out := map[uint64][]Done{}
+	for tick := from; tick <= to; tick++ {
+		l.Advance(tick)
+		got := l.Collect()
+		if len(got) > 0 {
+			out[tick] = append([]Done(nil), got...)
+		}
+		l.Barrier()
+	}
+	return out
+}
+
+func TestVirtualLaneCanonicalOrderAndLatency(t *testing.T) {
+	l := NewLane(LaneConfig{Name: "tool", Capacity: 16, Workers: 4}, Virtual, nil)
+	defer l.Close()
+	// Submitted out of canonical order, with different latencies and uneven run times.
+	for _, j := range []struct {
+		agent uint64
+		index int
+		lat   uint64
+	}{{3, 0, 1}, {1, 1, 1}, {2, 0, 2}, {1, 0, 1}, {5, 0, 0}} {
+		j := j
+		l.Submit(0, Job{Agent: j.agent, Index: j.index, Latency: j.lat, Run: func() any {
+			time.Sleep(time.Duration(6-j.agent) * time.Millisecond)
+			return j.agent*10 + uint64(j.index)
+		}})
+	}
+	l.Barrier()
+	got := drain(l, 1, 3)
+	want := map[uint64][]uint64{1: {10, 11, 30, 50}, 2: {20}}
+	for tick, vals := range want {
+		if len(got[tick]) != len(vals) {
+			t.Fatalf("tick %d: got %d results, want %d (%v)", tick, len(got[tick]), len(vals), got)
+		}
+		for i, v := range vals {
+			if got[tick][i].Value.(uint64) != v || got[tick][i].Tick != tick {
+				t.Errorf("tick %d result %d = %+v, want value %d", tick, i, got[tick][i], v)
+			}
+		}
+	}
+	if l.Pending() != 0 {
+		t.Errorf("pending = %d after draining", l.Pending())
+	}
+}
+
+func TestVirtualLaneCapacityQueuesInSubmissionOrder(t *testing.T) {
+	l := NewLane(LaneConfig{Name: "tool", Capacity: 2}, Virtual, nil)
+	defer l.Close()
+	for a := uint64(1); a <= 5; a++ {
+		a := a
+		l.Submit(0, Job{Agent: a, Latency: 1, Run: func() any { return a }})
+	}
+	if l.Pending() != 5 {
+		t.Fatalf("pending = %d, want 5", l.Pending())
+	}
+	l.Barrier()
+	got := drain(l, 1, 4)
+	// Two slots: agents 1,2 finish at tick 1; 3,4 start at tick 1 and finish at 2; 5 at 3.
+	want := map[uint64][]uint64{1: {1, 2}, 2: {3, 4}, 3: {5}}
+	for tick, vals := range want {
+		if len(got[tick]) != len(vals) {
+			t.Fatalf("tick %d: got %v, want %v", tick, got[tick], vals)
+		}
+		for i, v := range vals {
+			if got[tick][i].Agent != v {
+				t.Errorf("tick %d #%d: agent %d, want %d", tick, i, got[tick][i].Agent, v)
+			}
+		}
+	}
+}
+
+func TestLanePanicFailsOnlyThatJob(t *testing.T) {
+	l := NewLane(LaneConfig{Name: "tool", Capacity: 4}, Virtual, nil)
+	defer l.Close()
+	l.Submit(0, Job{Agent: 1, Run: func() any { panic("boom") }})
+	l.Submit(0, Job{Agent: 2, Run: func() any { return "ok" }})
+	l.Barrier()
+	got := drain(l, 1, 1)[1]
+	if len(got) != 2 || got[0].Panic != "boom" || got[0].Value != nil || got[1].Value != "ok" || got[1].Panic != "" {
+		t.Fatalf("got %+v", got)
+	}
+}
+
+func TestVirtualLaneResultsIndependentOfWorkers(t *testing.T) {
+	run := func(workers int) []uint64 {
+		l := NewLane(LaneConfig{Name: "tool", Capacity: 8, Workers: workers}, Virtual, nil)
+		defer l.Close()
+		var order []uint64
+		for tick := uint64(0); tick < 20; tick++ {
+			l.Advance(tick)
+			for _, d := range l.Collect() {
+				order = append(order, d.Value.(uint64))
+			}
+			for a := uint64(1); a <= 3; a++ {
+				v := tick*100 + a
+				l.Submit(tick, Job{Agent: 4 - a, Latency: a, Run: func() any { return v }})
+			}
+			l.Barrier()
+		}
+		return order
+	}
+	prev := runtime.GOMAXPROCS(1)
+	one := run(1)
+	runtime.GOMAXPROCS(prev)
+	many := run(8)
+	if len(one) == 0 || len(one) != len(many) {
+		t.Fatalf("lengths %d vs %d", len(one), len(many))
+	}
+	for i := range one {
+		if one[i] != many[i] {
+			t.Fatalf("order differs at %d: %d vs %d", i, one[i], many[i])
+		}
+	}
+}
+
+func TestWallLaneWakesAndHandsOverOnArrival(t *testing.T) {
+	wake := make(chan struct{}, 1)
+	l := NewLane(LaneConfig{Name: "tool", Capacity: 2}, Wall, wake)
+	defer l.Close()
+	release := make(chan struct{})
+	var ran atomic.Int32
+	l.Submit(0, Job{Agent: 1, Run: func() any { <-release; ran.Add(1); return 1 }})
+	l.Advance(0)
+	if len(l.Collect()) != 0 {
+		t.Fatal("result handed over before the job finished")
+	}
+	close(release)
+	select {
+	case <-wake:
+	case <-time.After(5 * time.Second):
+		t.Fatal("lane never woke the scheduler")
+	}
+	l.Advance(1)
+	got := l.Collect()
+	if len(got) != 1 || got[0].Value != 1 || ran.Load() != 1 {
+		t.Fatalf("got %+v", got)
+	}
+}

@@ -1,0 +1,123 @@
+package ecs
+
+import "github.com/mlange-42/arche/generic"
+
+// Query1 iterates entities of a View1; call Next until it returns false (or Close early).
+type Query1[A any] = generic.Query1[A]
+
+// Query2 iterates entities of a View2.
+type Query2[A, B any] = generic.Query2[A, B]
+
+// Query3 iterates entities of a View3.
+type Query3[A, B, C any] = generic.Query3[A, B, C]
+
+// Query4 iterates entities of a View4.
+type Query4[A, B, C, D any] = generic.Query4[A, B, C, D]
+
+// Map gives typed access to one component of any entity.
+type Map[T any] = generic.Map[T]
+
+// NewMap returns a Map over component T of w. Resolve maps in a system's Initialize.
+func NewMap[T any](w *World) Map[T] { return generic.NewMap[T](&w.arche) }
+
+// Exchange adds and removes a fixed set of components in one structural change; a phase swap
+// (remove one marker, add the next) is an Exchange.
+type Exchange = generic.Exchange
+
+// NewSwap returns an Exchange that adds the components in add and removes those in remove.
+// Resolve swaps in a system's Initialize; apply them only after the query that found the
+// entities is closed (arche forbids structural changes while a query is open).
+func NewSwap(w *World, add, remove []Comp) *Exchange {
+	return generic.NewExchange(&w.arche).Adds(add...).Removes(remove...)
+}
+
+// Spawner creates entities with ten components set at once: an agent's full starting state.
+type Spawner[A, B, C, D, E, F, G, H, I, J any] = generic.Map10[A, B, C, D, E, F, G, H, I, J]
+
+// NewSpawner returns a Spawner for w.
+func NewSpawner[A, B, C, D, E, F, G, H, I, J any](w *World) Spawner[A, B, C, D, E, F, G, H, I, J] {
+	return generic.NewMap10[A, B, C, D, E, F, G, H, I, J](&w.arche)
+}
+
+// View1 is a cached filter over entities that carry A (and the With components, and none of the
+// Without ones). Cached filters keep a query's cost proportional to the matching archetypes, so
+// a system's tick costs O(entities it serves), not O(entities in the world).
+type View1[A any] struct {
+	w *World
+	f *generic.Filter1[A]
+}
+
+// NewView1 resolves and caches a View1 on w.
+func NewView1[A any](w *World, with, without []Comp) *View1[A] {
+	f := generic.NewFilter1[A]().With(with...).Without(without...)
+	f.Register(&w.arche)
+	return &View1[A]{w: w, f: f}
+}
+
+// Query opens an iterator. Close it (or drain it) before any structural change.
+func (v *View1[A]) Query() Query1[A] { return v.f.Query(&v.w.arche) }
+
+// SwapAll applies ex to every entity of the view in one batch operation and returns how many
+// moved. Use it when a whole phase moves on at once.
+func (v *View1[A]) SwapAll(ex *Exchange) int { return ex.ExchangeBatch(v.f.Filter(&v.w.arche)) }
+
+// View2 is a cached filter over entities that carry A and B.
+type View2[A, B any] struct {
+	w *World
+	f *generic.Filter2[A, B]
+}
+
+// NewView2 resolves and caches a View2 on w.
+func NewView2[A, B any](w *World, with, without []Comp) *View2[A, B] {
+	f := generic.NewFilter2[A, B]().With(with...).Without(without...)
+	f.Register(&w.arche)
+	return &View2[A, B]{w: w, f: f}
+}
+
+// Query opens an iterator. Close it (or drain it) before any structural change.
+func (v *View2[A, B]) Query() Query2[A, B] { return v.f.Query(&v.w.arche) }
+
+// SwapAll applies ex to every entity of the view in one batch operation.
+func (v *View2[A, B]) SwapAll(ex *Exchange) int { return ex.ExchangeBatch(v.f.Filter(&v.w.arche)) }
+
+// View3 is a cached filter over entities that carry A, B and C.
+type View3[A, B, C any] struct {
+	w *World
+	f *generic.Filter3[A, B, C]
+}
+
+// NewView3 resolves and caches a View3 on w.
+func NewView3[A, B, C any](w *World, with, without []Comp) *View3[A, B, C] {
+	f := generic.NewFilter3[A, B, C]().With(with...).Without(without...)
+	f.Register(&w.arche)
+	return &View3[A, B, C]{w: w, f: f}
+}
+
+// Query opens an iterator. Close it (or drain it) before any structural change.
+func (v *View3[A, B, C]) Query() Query3[A, B, C] { return v.f.Query(&v.w.arche) }
+
+// SwapAll applies ex to every entity of the view in one batch operation.
+func (v *View3[A, B, C]) SwapAll(ex *Exchange) int {
+	return ex.ExchangeBatch(v.f.Filter(&v.w.arche))
+}
+
+// View4 is a cached filter over entities that carry A, B, C and D.
+type View4[A, B, C, D any] struct {
+	w *World
+	f *generic.Filter4[A, B, C, D]
+}
+
+// NewView4 resolves and caches a View4 on w.
+func NewView4[A, B, C, D any](w *World, with, without []Comp) *View4[A, B, C, D] {
+	f := generic.NewFilter4[A, B, C, D]().With(with...).Without(without...)
+	f.Register(&w.arche)
+	return &View4[A, B, C, D]{w: w, f: f}
+}
+
+// Query opens an iterator. Close it (or drain it) before any structural change.
+func (v *View4[A, B, C, D]) Query() Query4[A, B, C, D] { return v.f.Query(&v.w.arche) }
+
+// SwapAll applies ex to every entity of the view in one batch operation.
+func (v *View4[A, B, C, D]) SwapAll(ex *Exchange) int {
+	return ex.ExchangeBatch(v.f.Filter(&v.w.arche))
+}

@@ -1,0 +1,220 @@
+package ecs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+)
+
+// System is one step of the tick pipeline. Systems run serially on the world's goroutine in the
+// order the Scheduler lists them.
+type System interface {
+	// Name identifies the system in errors and profiles ("tool_dispatch").
+	Name() string
+	// Initialize resolves views, maps, swaps and resources once, before the first tick.
+	Initialize(w *World) error
+	// Update does one tick's work, calling w.Touch for what it changed.
+	Update(w *World)
+	// Finalize releases what the system holds, after the last tick.
+	Finalize(w *World)
+}
+
+// Stop says why a run ended.
+type Stop uint8
+
+const (
+	// FixedPoint: a tick changed nothing and no lane owes any work; nothing can happen any more.
+	FixedPoint Stop = iota + 1
+	// MaxTicks: the tick limit was reached first.
+	MaxTicks
+	// Cancelled: the context was cancelled.
+	Cancelled
+	// Halted: a system asked the world to stop (World.Halt).
+	Halted
+)
+
+// String names the stop reason.
+func (s Stop) String() string {
+	switch s {
+	case FixedPoint:
+		return "fixed_point"
+	case MaxTicks:
+		return "max_ticks"
+	case Cancelled:
+		return "cancelled"
+	case Halted:
+		return "halted"
+	}
+	return "unknown"
+}
+
+// ErrSystemPanic wraps a panic that escaped a system: a bug in the host, not an agent failure
+// (agent work recovers its own panics). The run stops with it instead of crashing the process.
+var ErrSystemPanic = errors.New("system panicked")
+
+// Scheduler runs an ordered list of systems over a world.
+type Scheduler struct {
+	world       *World
+	systems     []System
+	initialized bool
+	finalized   bool
+	wake        chan struct{}
+}
+
+// NewScheduler prepares a scheduler; call Initialize before the first tick.
+func NewScheduler(w *World, systems ...System) *Scheduler {
+	return &Scheduler{world: w, systems: systems, wake: make(chan struct{}, 1)}
+}
+
+// World returns the scheduler's world.
+func (s *Scheduler) World() *World { return s.world }
+
+// AddLane creates a lane whose wall-time completions wake this scheduler.
+func (s *Scheduler) AddLane(cfg LaneConfig) *Lane {
+	l := NewLane(cfg, s.world.clock.mode, s.wake)
+	s.world.lanes = append(s.world.lanes, l)
+	return l
+}
+
+// Initialize runs every system's Initialize in order, stopping at the first error.
+func (s *Scheduler) Initialize() error {
+	if s.initialized {
+		return nil
+	}
+	for _, sys := range s.systems {
+		if err := sys.Initialize(s.world); err != nil {
+			return fmt.Errorf("initialize %s: %w", sys.Name(), err)
+		}
+	}
+	s.initialized = true
+	return nil
+}
+
+// Step runs one tick: lanes hand over what is due, every system updates in order, and in virtual
+// time the lanes' barrier closes the tick. It returns how many changes the systems recorded.
+func (s *Scheduler) Step() (touched int, err error) {
+	w := s.world
+	w.touched = 0
+	now := w.clock.tick
+	for _, l := range w.lanes {
+		l.Advance(now)
+	}
+	for _, sys := range s.systems {
+		if err := s.update(sys); err != nil {
+			return w.touched, err
+		}
+	}
+	for _, l := range w.lanes {
+		l.Barrier()
+	}
+	return w.touched, nil
+}
+
+func (s *Scheduler) update(sys System) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %s at tick %d: %v\n%s", ErrSystemPanic, sys.Name(), s.world.clock.tick, r, debug.Stack())
+		}
+	}()
+	sys.Update(s.world)
+	return nil
+}
+
+// pending reports whether any lane still owes work.
+func (s *Scheduler) pending() bool {
+	for _, l := range s.world.lanes {
+		if l.Pending() > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// nextDue is the earliest tick at which a lane hands over a result.
+func (s *Scheduler) nextDue() (uint64, bool) {
+	var best uint64
+	found := false
+	for _, l := range s.world.lanes {
+		if t, ok := l.NextDue(); ok && (!found || t < best) {
+			best, found = t, true
+		}
+	}
+	return best, found
+}
+
+// Run ticks until a fixed point, the tick limit (maxTicks > 0), a halt or cancellation. A tick
+// that changes nothing while lanes still owe work is not a fixed point: in virtual time the clock
+// jumps to the next due tick (idle ticks cost nothing and change nothing), in wall time the
+// scheduler sleeps until a lane wakes it.
+func (s *Scheduler) Run(ctx context.Context, maxTicks uint64) (Stop, error) {
+	if err := s.Initialize(); err != nil {
+		return 0, err
+	}
+	w := s.world
+	for {
+		if ctx.Err() != nil {
+			return Cancelled, nil
+		}
+		touched, err := s.Step()
+		if err != nil {
+			return 0, err
+		}
+		if w.halted {
+			return Halted, nil
+		}
+		idle := touched == 0
+		if idle && !s.pending() {
+			return FixedPoint, nil
+		}
+		if maxTicks > 0 && w.clock.tick+1 >= maxTicks {
+			return MaxTicks, nil
+		}
+		next := w.clock.tick + 1
+		if idle {
+			if w.clock.mode == Virtual {
+				if due, ok := s.nextDue(); ok && due > next {
+					next = due
+				}
+			} else if !s.readyNow() {
+				select {
+				case <-s.wake:
+				case <-ctx.Done():
+					return Cancelled, nil
+				}
+			}
+		}
+		if maxTicks > 0 && next >= maxTicks {
+			return MaxTicks, nil
+		}
+		w.clock.advance(next)
+	}
+}
+
+// readyNow reports whether a wall-time lane has results or free work to hand over already.
+func (s *Scheduler) readyNow() bool {
+	for _, l := range s.world.lanes {
+		l.mu.Lock()
+		n := len(l.finished)
+		l.mu.Unlock()
+		if n > 0 || len(l.ready) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Finalize runs every system's Finalize in reverse order and closes the lanes. It is safe to call
+// more than once.
+func (s *Scheduler) Finalize() {
+	if s.finalized {
+		return
+	}
+	s.finalized = true
+	for i := len(s.systems) - 1; i >= 0; i-- {
+		s.systems[i].Finalize(s.world)
+	}
+	for _, l := range s.world.lanes {
+		l.Close()
+	}
+}

@@ -1,0 +1,142 @@
+package ecs
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// recorder is a system that logs its lifecycle calls into a shared journal.
+type recorder struct {
+	name    string
+	journal *[]string
+	work    func(w *World)
+}
+
+func (r *recorder) Name() string { return r.name }
+func (r *recorder) Initialize(*World) error {
+	*r.journal = append(*r.journal, "init "+r.name)
+	return nil
+}
+func (r *recorder) Update(w *World) {
+	*r.journal = append(*r.journal, "update "+r.name)
+	if r.work != nil {
+		r.work(w)
+	}
+}
+func (r *recorder) Finalize(*World) { *r.journal = append(*r.journal, "final "+r.name) }
+
+func TestSchedulerLifecycleOrderAndFixedPoint(t *testing.T) {
+	var journal []string
+	w := NewWorld(Config{Seed: 1})
+	budget := 2
+	a := &recorder{name: "a", journal: &journal, work: func(w *World) {
+		if budget > 0 {
+			budget--
+			w.Touch(1)
+		}
+	}}
+	b := &recorder{name: "b", journal: &journal}
+	s := NewScheduler(w, a, b)
+	stop, err := s.Run(context.Background(), 0)
+	s.Finalize()
+	if err != nil || stop != FixedPoint {
+		t.Fatalf("stop=%v err=%v", stop, err)
+	}
+	want := []string{"init a", "init b",
+		"update a", "update b", "update a", "update b", "update a", "update b",
+		"final b", "final a"}
+	if !slices.Equal(journal, want) {
+		t.Fatalf("journal\n got %v\nwant %v", journal, want)
+	}
+	if w.Tick() != 2 {
+		t.Errorf("tick = %d, want 2", w.Tick())
+	}
+}
+
+func TestSchedulerJumpsToNextDueTickInVirtualTime(t *testing.T) {
+	w := NewWorld(Config{})
+	s := NewScheduler(w)
+	lane := s.AddLane(LaneConfig{Name: "tool", Capacity: 1})
+	var seenAt, ranAt []uint64
+	sys := &recorder{name: "collect", journal: new([]string), work: func(w *World) {
+		ranAt = append(ranAt, w.Tick())
+		if w.Tick() == 0 {
+			lane.Submit(0, Job{Agent: 1, Latency: 50, Run: func() any { return nil }})
+			w.Touch(1)
+		}
+		for range lane.Collect() {
+			seenAt = append(seenAt, w.Tick())
+			w.Touch(1)
+		}
+	}}
+	s.systems = []System{sys}
+	stop, err := s.Run(context.Background(), 0)
+	s.Finalize()
+	if err != nil || stop != FixedPoint {
+		t.Fatalf("stop=%v err=%v", stop, err)
+	}
+	if !slices.Equal(seenAt, []uint64{50}) {
+		t.Fatalf("result collected at %v, want [50]", seenAt)
+	}
+	// Tick 1 finds nothing to do while the lane still owes work, so the clock jumps to 50.
+	if !slices.Equal(ranAt, []uint64{0, 1, 50, 51}) {
+		t.Errorf("system ran at ticks %v, want [0 1 50 51]: idle ticks were not skipped", ranAt)
+	}
+}
+
+func TestSchedulerMaxTicks(t *testing.T) {
+	w := NewWorld(Config{})
+	busy := &recorder{name: "busy", journal: new([]string), work: func(w *World) { w.Touch(1) }}
+	s := NewScheduler(w, busy)
+	stop, err := s.Run(context.Background(), 10)
+	s.Finalize()
+	if err != nil || stop != MaxTicks {
+		t.Fatalf("stop=%v err=%v", stop, err)
+	}
+	if w.Tick() != 9 {
+		t.Errorf("last tick = %d, want 9 (ticks 0..9)", w.Tick())
+	}
+}
+
+func TestSchedulerTurnsSystemPanicIntoError(t *testing.T) {
+	w := NewWorld(Config{})
+	bad := &recorder{name: "bad", journal: new([]string), work: func(*World) { panic("bug") }}
+	s := NewScheduler(w, bad)
+	_, err := s.Run(context.Background(), 0)
+	s.Finalize()
+	if !errors.Is(err, ErrSystemPanic) || !strings.Contains(err.Error(), "bad at tick 0: bug") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestSchedulerCancelled(t *testing.T) {
+	w := NewWorld(Config{})
+	ctx, cancel := context.WithCancel(context.Background())
+	busy := &recorder{name: "busy", journal: new([]string), work: func(w *World) {
+		w.Touch(1)
+		if w.Tick() == 3 {
+			cancel()
+		}
+	}}
+	s := NewScheduler(w, busy)
+	stop, err := s.Run(ctx, 0)
+	s.Finalize()
+	if err != nil || stop != Cancelled {
+		t.Fatalf("stop=%v err=%v", stop, err)
+	}
+}
+
+type failingInit struct{ recorder }
+
+func (f *failingInit) Initialize(*World) error { return errors.New("no filter") }
+
+func TestSchedulerInitializeError(t *testing.T) {
+	w := NewWorld(Config{})
+	s := NewScheduler(w, &failingInit{recorder{name: "f", journal: new([]string)}})
+	if _, err := s.Run(context.Background(), 0); err == nil || !strings.Contains(err.Error(), "initialize f: no filter") {
+		t.Fatalf("err = %v", err)
+	}
+}

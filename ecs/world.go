@@ -1,0 +1,107 @@
+package ecs
+
+import (
+	arche "github.com/mlange-42/arche/ecs"
+	"github.com/mlange-42/arche/generic"
+)
+
+// Entity is a handle to one entity of the world. It is arche's entity, aliased so that callers
+// never import arche.
+type Entity = arche.Entity
+
+// Comp names a component type, for filters and exchanges. Build one with T.
+type Comp = generic.Comp
+
+// T returns the Comp for component type A.
+func T[A any]() Comp { return generic.T[A]() }
+
+// Config describes a world before it is built.
+type Config struct {
+	// Seed is the scenario seed every per-agent random stream derives from.
+	Seed uint64
+	// Clock chooses virtual or wall time and the length of a virtual tick.
+	Clock ClockConfig
+	// InitialCapacity pre-sizes arche's entity storage (0 lets arche choose).
+	InitialCapacity int
+}
+
+// World owns the entity store and the shared resources of one simulation. It belongs to one
+// goroutine: systems run serially on it, and only lanes run work elsewhere.
+type World struct {
+	arche    arche.World
+	clock    *Clock
+	ids      IDAllocator
+	seed     uint64
+	lanes    []*Lane
+	touched  int
+	halted   bool
+}
+
+// NewWorld builds an empty world from cfg.
+func NewWorld(cfg Config) *World {
+	var a arche.World
+	if cfg.InitialCapacity > 0 {
+		a = arche.NewWorld(cfg.InitialCapacity)
+	} else {
+		a = arche.NewWorld()
+	}
+	return &World{arche: a, clock: NewClock(cfg.Clock), seed: cfg.Seed}
+}
+
+// Clock returns the world's clock.
+func (w *World) Clock() *Clock { return w.clock }
+
+// Tick is shorthand for w.Clock().Tick().
+func (w *World) Tick() uint64 { return w.clock.Tick() }
+
+// Seed returns the scenario seed the world was built with.
+func (w *World) Seed() uint64 { return w.seed }
+
+// IDs returns the world's deterministic id allocator.
+func (w *World) IDs() *IDAllocator { return &w.ids }
+
+// Touch records that a system changed n entities this tick. A tick in which nothing is touched
+// and no lane holds work is a fixed point.
+func (w *World) Touch(n int) { w.touched += n }
+
+// Halt asks the scheduler to stop after the current tick (for example when a scenario's stop
+// condition is met).
+func (w *World) Halt() { w.halted = true }
+
+// Lanes returns the world's lanes in creation order.
+func (w *World) Lanes() []*Lane { return w.lanes }
+
+// Touched reports how many changes systems recorded in the current tick.
+func (w *World) Touched() int { return w.touched }
+
+// Alive reports whether e still exists (it has not been removed).
+func (w *World) Alive(e Entity) bool { return w.arche.Alive(e) }
+
+// RemoveEntity removes e and frees its component storage. It must not be called while a query
+// is open.
+func (w *World) RemoveEntity(e Entity) { w.arche.RemoveEntity(e) }
+
+// Has reports whether e carries component type A.
+func Has[A any](w *World, e Entity) bool {
+	return w.arche.Has(e, arche.ComponentID[A](&w.arche))
+}
+
+// Entities reports how many entities are alive.
+func (w *World) Entities() int { return w.arche.Stats().Entities.Used }
+
+// AddResource stores res as the world's single resource of type T, so systems can share it
+// without globals. Adding a second resource of one type panics in arche; callers add each once
+// while assembling the world.
+func AddResource[T any](w *World, res *T) {
+	r := generic.NewResource[T](&w.arche)
+	r.Add(res)
+}
+
+// Resource returns the world's resource of type T, or nil when none was added.
+func Resource[T any](w *World) *T {
+	r := generic.NewResource[T](&w.arche)
+	if !r.Has() {
+		return nil
+	}
+	return r.Get()
+}
