@@ -14,6 +14,9 @@ type Query3[A, B, C any] = generic.Query3[A, B, C]
 // Query4 iterates entities of a View4.
 type Query4[A, B, C, D any] = generic.Query4[A, B, C, D]
 
+// Query6 iterates the entities a Spawner6 batch just created, to fill in their components.
+type Query6[A, B, C, D, E, F any] = generic.Query6[A, B, C, D, E, F]
+
 // Map gives typed access to one component of any entity.
 type Map[T any] = generic.Map[T]
 
@@ -31,12 +34,13 @@ func NewSwap(w *World, add, remove []Comp) *Exchange {
 	return generic.NewExchange(&w.arche).Adds(add...).Removes(remove...)
 }
 
-// Spawner creates entities with ten components set at once: an agent's full starting state.
-type Spawner[A, B, C, D, E, F, G, H, I, J any] = generic.Map10[A, B, C, D, E, F, G, H, I, J]
+// Spawner6 creates entities with six components at once (an agent's full starting state), one
+// at a time or in batches.
+type Spawner6[A, B, C, D, E, F any] = generic.Map6[A, B, C, D, E, F]
 
-// NewSpawner returns a Spawner for w.
-func NewSpawner[A, B, C, D, E, F, G, H, I, J any](w *World) Spawner[A, B, C, D, E, F, G, H, I, J] {
-	return generic.NewMap10[A, B, C, D, E, F, G, H, I, J](&w.arche)
+// NewSpawner6 returns a Spawner6 for w.
+func NewSpawner6[A, B, C, D, E, F any](w *World) Spawner6[A, B, C, D, E, F] {
+	return generic.NewMap6[A, B, C, D, E, F](&w.arche)
 }
 
 // View1 is a cached filter over entities that carry A (and the With components, and none of the
@@ -60,6 +64,11 @@ func (v *View1[A]) Query() Query1[A] { return v.f.Query(&v.w.arche) }
 // SwapAll applies ex to every entity of the view in one batch operation and returns how many
 // moved. Use it when a whole phase moves on at once.
 func (v *View1[A]) SwapAll(ex *Exchange) int { return ex.ExchangeBatch(v.f.Filter(&v.w.arche)) }
+
+// RemoveAll removes every entity of the view in one batch operation and returns how many.
+func (v *View1[A]) RemoveAll() int {
+	return v.w.arche.Batch().RemoveEntities(v.f.Filter(&v.w.arche))
+}
 
 // View2 is a cached filter over entities that carry A and B.
 type View2[A, B any] struct {

@@ -1,0 +1,74 @@
+package blueprint
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func loadWorker(b *testing.B) *Blueprint {
+	b.Helper()
+	bp, err := Load(filepath.Join("testdata", "good", "worker.toml"), testTools)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return bp
+}
+
+// BenchmarkStageAdvertises is the tool gate's visibility check, run for
+// every tool call of every agent.
+func BenchmarkStageAdvertises(b *testing.B) {
+	st, _ := loadWorker(b).Stage("gather")
+	for b.Loop() {
+		if !st.Advertises("shell") || st.Advertises("write_file") {
+			b.Fatal("wrong answer")
+		}
+	}
+}
+
+// BenchmarkStageNext is the transition system's lookup, run whenever an
+// agent's stage ends.
+func BenchmarkStageNext(b *testing.B) {
+	st, _ := loadWorker(b).Stage("gather")
+	for b.Loop() {
+		if to, ok := st.Next(OutcomeError); !ok || to != 1 {
+			b.Fatal("wrong answer")
+		}
+	}
+}
+
+// BenchmarkCacheLoadHit is a spawn naming an already compiled blueprint.
+func BenchmarkCacheLoadHit(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join("testdata", "good", "worker.toml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(b.TempDir(), "worker.toml")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	cache := NewCache(testTools)
+	if _, err := cache.Load(path); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := cache.Load(path); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkParse is the one-off compile of a realistic blueprint.
+func BenchmarkParse(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join("testdata", "good", "worker.toml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse("worker.toml", data, testTools); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,187 @@
+package blueprint
+
+import (
+	"strconv"
+
+	"github.com/warrenhq/warren/policy"
+)
+
+// Limits and defaults of the blueprint format.
+const (
+	// DefaultMaxMessages bounds an agent's kept conversation when the
+	// blueprint does not say.
+	DefaultMaxMessages = 32
+	// MinMaxMessages is the smallest max_messages accepted: room for the
+	// system prompt, the task, and one model/tool exchange.
+	MinMaxMessages = 4
+	// DefaultMaxIterations is the model turns a stage visit may take when
+	// the stage does not say.
+	DefaultMaxIterations = 10
+	// MaxIterationsCeiling is the largest max_iterations accepted, so a typo
+	// cannot turn a stage into an effectively endless loop.
+	MaxIterationsCeiling = 10000
+)
+
+// Outcome is how one visit of a stage ended; transitions are chosen by it.
+// The zero value is not an outcome.
+type Outcome uint8
+
+// The ways a stage visit can end.
+const (
+	// OutcomeDone: the model finished the stage's work.
+	OutcomeDone Outcome = iota + 1
+	// OutcomeError: the stage failed (a model or host error).
+	OutcomeError
+	// OutcomeMaxIterations: the stage used up its max_iterations turns.
+	OutcomeMaxIterations
+)
+
+var outcomeNames = [...]string{OutcomeDone: "done", OutcomeError: "error", OutcomeMaxIterations: "max_iterations"}
+
+// String returns the outcome's name as written in a transition's `on` key,
+// for traces and messages; an invalid value prints as Outcome(n).
+func (o Outcome) String() string {
+	if o >= OutcomeDone && o <= OutcomeMaxIterations {
+		return outcomeNames[o]
+	}
+	return "Outcome(" + strconv.Itoa(int(o)) + ")"
+}
+
+// On is the condition a transition fires on: one outcome, or any. The zero
+// value is not a condition and matches nothing.
+type On uint8
+
+// The transition conditions, spelled as in the `on` key.
+const (
+	// OnDone fires when the stage ends with OutcomeDone.
+	OnDone On = iota + 1
+	// OnError fires when the stage ends with OutcomeError.
+	OnError
+	// OnMaxIterations fires when the stage ends with OutcomeMaxIterations.
+	OnMaxIterations
+	// OnAlways fires whatever the outcome.
+	OnAlways
+)
+
+var onNames = [...]string{OnDone: "done", OnError: "error", OnMaxIterations: "max_iterations", OnAlways: "always"}
+
+// validOn lists the accepted `on` values, sorted, for error messages.
+const validOn = "always, done, error, max_iterations"
+
+// parseOn converts an `on` value; ok is false for anything else.
+func parseOn(s string) (On, bool) {
+	for on := OnDone; on <= OnAlways; on++ {
+		if onNames[on] == s {
+			return on, true
+		}
+	}
+	return 0, false
+}
+
+// String returns the condition as written in the `on` key; an invalid value
+// prints as On(n).
+func (on On) String() string {
+	if on >= OnDone && on <= OnAlways {
+		return onNames[on]
+	}
+	return "On(" + strconv.Itoa(int(on)) + ")"
+}
+
+// matches reports whether a transition on this condition fires for o.
+func (on On) matches(o Outcome) bool {
+	switch on {
+	case OnAlways:
+		return true
+	case OnDone:
+		return o == OutcomeDone
+	case OnError:
+		return o == OutcomeError
+	case OnMaxIterations:
+		return o == OutcomeMaxIterations
+	}
+	return false
+}
+
+// Transition moves an agent to another stage when its condition matches how
+// the current stage ended.
+type Transition struct {
+	// On is the condition the transition fires on.
+	On On
+	// To is the index of the target stage in Blueprint.Stages; ToName is its
+	// name, kept for traces and messages.
+	To     int
+	ToName string
+}
+
+// Stage is one compiled stage. It is shared by every agent of the
+// blueprint and must not be modified.
+type Stage struct {
+	// Name is unique within the blueprint.
+	Name string
+	// Index is the stage's position in Blueprint.Stages, the value agents
+	// store as their cursor.
+	Index int
+	// AvailableTools are the tools the stage advertises, sorted so that
+	// prompts built from them are stable.
+	AvailableTools []string
+	// MaxIterations is the model turns allowed per visit of the stage.
+	MaxIterations int
+	// Transitions are tried in file order; the first match wins.
+	Transitions []Transition
+	// ToolPermissions are the stage-level permission values (nil if none).
+	ToolPermissions map[string]policy.Verdict
+	// advertised holds AvailableTools for O(1) membership tests.
+	advertised map[string]struct{}
+}
+
+// Advertises reports whether the stage offers tool to the model, the first
+// check of the tool gate: a call to a tool the stage does not advertise is
+// refused before arguments or permissions are looked at.
+func (s *Stage) Advertises(tool string) bool {
+	_, ok := s.advertised[tool]
+	return ok
+}
+
+// Next returns the index of the stage that follows when this stage ends
+// with outcome o: the target of the first matching transition. ok is false
+// (and to is -1) when no transition matches, which ends the run.
+func (s *Stage) Next(o Outcome) (to int, ok bool) {
+	for i := range s.Transitions {
+		if s.Transitions[i].On.matches(o) {
+			return s.Transitions[i].To, true
+		}
+	}
+	return -1, false
+}
+
+// Blueprint is a compiled blueprint, shared read-only by every agent spawned
+// from it; it must not be modified.
+type Blueprint struct {
+	// Name identifies the blueprint in traces; Description is free text.
+	Name, Description string
+	// Path is the file the blueprint came from (as given to Parse or Load;
+	// absolute when loaded through a Cache).
+	Path string
+	// Entry is the index of the stage a run starts in.
+	Entry int
+	// MaxMessages bounds the conversation kept per agent.
+	MaxMessages int
+	// Stages are in file order; agents refer to them by index.
+	Stages []Stage
+	// ToolPermissions are the agent-level permission values (nil if none).
+	ToolPermissions map[string]policy.Verdict
+	// Hash is the hex SHA-256 of the file's bytes, recorded in traces so a
+	// replay can tell that a blueprint changed.
+	Hash string
+}
+
+// Stage returns the stage called name, for tools and tests that refer to
+// stages by name; agents use indices.
+func (b *Blueprint) Stage(name string) (*Stage, bool) {
+	for i := range b.Stages {
+		if b.Stages[i].Name == name {
+			return &b.Stages[i], true
+		}
+	}
+	return nil, false
+}

@@ -1,0 +1,352 @@
+package blueprint
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/warrenhq/warren/internal/tomlfile"
+	"github.com/warrenhq/warren/policy"
+)
+
+// Sentinel errors for blueprint validation. Each reported problem wraps one
+// (test with errors.Is on the error Parse, Load or Cache.Load returns), and
+// the sentinel's text starts the problem's message.
+var (
+	// ErrMissingKey: a required key (name, a stage's name, a transition's
+	// on or to) is absent.
+	ErrMissingKey = errors.New("missing required key")
+	// ErrInvalidName: the blueprint name has characters outside
+	// [a-z0-9_-], or a name is empty.
+	ErrInvalidName = errors.New("invalid name")
+	// ErrNoStages: the blueprint defines no stage, so an agent could do
+	// nothing.
+	ErrNoStages = errors.New("no stages")
+	// ErrDuplicateStage: two stages share a name, which would make entry and
+	// transition targets ambiguous.
+	ErrDuplicateStage = errors.New("duplicate stage name")
+	// ErrUnknownStage: entry or a transition's to names no stage.
+	ErrUnknownStage = errors.New("unknown stage")
+	// ErrUnknownTool: available_tools or a permission key names a tool the
+	// host does not know.
+	ErrUnknownTool = errors.New("unknown tool")
+	// ErrDuplicateTool: a stage lists a tool twice in available_tools.
+	ErrDuplicateTool = errors.New("duplicate tool")
+	// ErrOutOfRange: max_messages or max_iterations is outside its limits.
+	ErrOutOfRange = errors.New("out of range")
+	// ErrUnknownCondition: a transition's on is not done, error,
+	// max_iterations or always.
+	ErrUnknownCondition = errors.New("unknown transition condition")
+)
+
+// nameRule says what a valid blueprint name is, in messages.
+const nameRule = "expected one or more of a-z, 0-9, '_' and '-'"
+
+// The file's shape, decoded strictly by tomlfile. Integers are pointers so
+// that an absent key (take the default) differs from an explicit 0 (an
+// error).
+type fileBlueprint struct {
+	Name            string            `toml:"name"`
+	Description     string            `toml:"description"`
+	Entry           string            `toml:"entry"`
+	MaxMessages     *int              `toml:"max_messages"`
+	ToolPermissions map[string]string `toml:"tool_permissions"`
+	Stages          []fileStage       `toml:"stages"`
+}
+
+// fileStage is one [[stages]] table as written.
+type fileStage struct {
+	Name            string            `toml:"name"`
+	AvailableTools  []string          `toml:"available_tools"`
+	MaxIterations   *int              `toml:"max_iterations"`
+	ToolPermissions map[string]string `toml:"tool_permissions"`
+	Transitions     []fileTransition  `toml:"transitions"`
+}
+
+// fileTransition is one [[stages.transitions]] table as written.
+type fileTransition struct {
+	On string `toml:"on"`
+	To string `toml:"to"`
+}
+
+// toolSet is the host's known tools, built once per Cache.
+type toolSet struct {
+	names map[string]struct{}
+	// valid is the sorted list for "valid tools" messages.
+	valid string
+}
+
+func newToolSet(known []string) *toolSet {
+	names := make(map[string]struct{}, len(known))
+	for _, t := range known {
+		names[t] = struct{}{}
+	}
+	return &toolSet{names: names, valid: listOrNone(slices.Sorted(maps.Keys(names)))}
+}
+
+// listOrNone joins names for a "valid ...:" message.
+func listOrNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// has reports whether the host knows tool.
+func (ts *toolSet) has(tool string) bool {
+	_, ok := ts.names[tool]
+	return ok
+}
+
+// Parse compiles the blueprint in data, read from file (used in messages
+// and as Blueprint.Path). knownTools are the tool names the host offers;
+// available_tools and permission keys must come from them. On failure it
+// returns every problem found as tomlfile.Errors sorted by line.
+func Parse(file string, data []byte, knownTools []string) (*Blueprint, error) {
+	return parse(file, data, newToolSet(knownTools))
+}
+
+// Load reads and compiles the blueprint file at path; see Parse. A missing
+// file is an error naming it that wraps fs.ErrNotExist. Agents should share
+// blueprints through a Cache rather than call Load for each spawn.
+func Load(path string, knownTools []string) (*Blueprint, error) {
+	return load(path, newToolSet(knownTools))
+}
+
+// load is Load with a prepared tool set, shared with Cache.
+func load(path string, tools *toolSet) (*Blueprint, error) {
+	data, err := tomlfile.Read(path)
+	if err != nil {
+		return nil, err
+	}
+	return parse(path, data, tools)
+}
+
+// parse is Parse with a prepared tool set, shared with Load and Cache.
+func parse(file string, data []byte, tools *toolSet) (*Blueprint, error) {
+	var raw fileBlueprint
+	doc, err := tomlfile.Decode(file, data, &raw)
+	c := compiler{doc: doc, tools: tools}
+	if err != nil {
+		// Unknown keys leave the rest decoded, so validation can still run
+		// and everything is reported together; other decode errors cannot
+		// be validated past.
+		if doc == nil || !errors.As(err, &c.errs) || !onlyUnknownKeys(c.errs) {
+			return nil, err
+		}
+	}
+	bp := c.compile(&raw)
+	if len(c.errs) > 0 {
+		c.errs.Sort()
+		return nil, c.errs
+	}
+	sum := sha256.Sum256(data)
+	bp.Path = file
+	bp.Hash = hex.EncodeToString(sum[:])
+	return bp, nil
+}
+
+// onlyUnknownKeys reports whether every decode problem is an unknown key,
+// the one kind that leaves the rest of the file decoded.
+func onlyUnknownKeys(errs tomlfile.Errors) bool {
+	for _, e := range errs {
+		if !errors.Is(e, tomlfile.ErrUnknownKey) {
+			return false
+		}
+	}
+	return true
+}
+
+// compiler validates a decoded file, collecting every problem.
+type compiler struct {
+	doc   *tomlfile.Doc
+	tools *toolSet
+	errs  tomlfile.Errors
+	// stageIndex maps each stage name to its first index.
+	stageIndex map[string]int
+	// validStages lists the stage names, sorted, for messages.
+	validStages string
+}
+
+// errorf records a problem positioned at path.
+func (c *compiler) errorf(path, format string, args ...any) {
+	c.errs = append(c.errs, c.doc.Errorf(path, format, args...))
+}
+
+// present reports whether the file spells out path, telling a missing key
+// from one given an empty value.
+func (c *compiler) present(path string) bool {
+	_, _, ok := c.doc.Pos(path)
+	return ok
+}
+
+// compile checks the top-level keys and every stage, returning the
+// blueprint as far as it could be built; it is only used when c.errs is
+// empty afterwards.
+func (c *compiler) compile(raw *fileBlueprint) *Blueprint {
+	bp := &Blueprint{
+		Name:            raw.Name,
+		Description:     raw.Description,
+		MaxMessages:     DefaultMaxMessages,
+		ToolPermissions: c.permissions("tool_permissions", raw.ToolPermissions),
+	}
+	switch {
+	case raw.Name == "" && !c.present("name"):
+		c.errorf("name", "%w; %s", ErrMissingKey, nameRule)
+	case !validName(raw.Name):
+		c.errorf("name", "%w %q; %s", ErrInvalidName, raw.Name, nameRule)
+	}
+	if raw.MaxMessages != nil {
+		if *raw.MaxMessages < MinMaxMessages {
+			c.errorf("max_messages", "%w: %d; valid: %d or more", ErrOutOfRange, *raw.MaxMessages, MinMaxMessages)
+		}
+		bp.MaxMessages = *raw.MaxMessages
+	}
+	if len(raw.Stages) == 0 {
+		c.errorf("stages", "%w; define at least one [[stages]] table", ErrNoStages)
+		return bp
+	}
+	c.indexStages(raw.Stages)
+	bp.Stages = make([]Stage, len(raw.Stages))
+	for i := range raw.Stages {
+		c.stage(i, &raw.Stages[i], &bp.Stages[i])
+	}
+	if raw.Entry != "" || c.present("entry") {
+		if entry, ok := c.stageIndex[raw.Entry]; ok {
+			bp.Entry = entry
+		} else {
+			c.errorf("entry", "%w %q; valid stages: %s", ErrUnknownStage, raw.Entry, c.validStages)
+		}
+	}
+	return bp
+}
+
+// validName reports whether name is one or more of [a-z0-9_-].
+func validName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// indexStages checks stage names and records where each is first defined,
+// before transitions (which may point forward) are resolved.
+func (c *compiler) indexStages(stages []fileStage) {
+	c.stageIndex = make(map[string]int, len(stages))
+	for i := range stages {
+		name := stages[i].Name
+		path := tomlfile.JoinIndex("stages", i) + ".name"
+		if name == "" {
+			if c.present(path) {
+				c.errorf(path, "%w %q; a stage name cannot be empty", ErrInvalidName, name)
+			} else {
+				c.errorf(path, "%w; every stage needs a unique name", ErrMissingKey)
+			}
+			continue
+		}
+		if first, dup := c.stageIndex[name]; dup {
+			line, _, _ := c.doc.Pos(tomlfile.JoinIndex("stages", first) + ".name")
+			c.errorf(path, "%w %q; first defined at line %d", ErrDuplicateStage, name, line)
+			continue
+		}
+		c.stageIndex[name] = i
+	}
+	c.validStages = listOrNone(slices.Sorted(maps.Keys(c.stageIndex)))
+}
+
+// stage compiles stage i into st.
+func (c *compiler) stage(i int, raw *fileStage, st *Stage) {
+	path := tomlfile.JoinIndex("stages", i)
+	st.Name = raw.Name
+	st.Index = i
+	st.MaxIterations = DefaultMaxIterations
+	if raw.MaxIterations != nil {
+		if n := *raw.MaxIterations; n < 1 || n > MaxIterationsCeiling {
+			c.errorf(path+".max_iterations", "%w: %d; valid: 1 to %d", ErrOutOfRange, n, MaxIterationsCeiling)
+		}
+		st.MaxIterations = *raw.MaxIterations
+	}
+	c.availableTools(path+".available_tools", raw.AvailableTools, st)
+	st.ToolPermissions = c.permissions(path+".tool_permissions", raw.ToolPermissions)
+	if len(raw.Transitions) > 0 {
+		st.Transitions = make([]Transition, 0, len(raw.Transitions))
+	}
+	for k := range raw.Transitions {
+		if t, ok := c.transition(tomlfile.JoinIndex(path+".transitions", k), &raw.Transitions[k]); ok {
+			st.Transitions = append(st.Transitions, t)
+		}
+	}
+}
+
+// availableTools checks a stage's tools and fills its sorted list and set.
+func (c *compiler) availableTools(path string, tools []string, st *Stage) {
+	st.AvailableTools = make([]string, 0, len(tools))
+	st.advertised = make(map[string]struct{}, len(tools))
+	for j, tool := range tools {
+		elem := tomlfile.JoinIndex(path, j)
+		if !c.tools.has(tool) {
+			c.errorf(elem, "%w %q; valid tools: %s", ErrUnknownTool, tool, c.tools.valid)
+			continue
+		}
+		if _, dup := st.advertised[tool]; dup {
+			c.errorf(elem, "%w %q; list each tool once", ErrDuplicateTool, tool)
+			continue
+		}
+		st.advertised[tool] = struct{}{}
+		st.AvailableTools = append(st.AvailableTools, tool)
+	}
+	slices.Sort(st.AvailableTools)
+}
+
+// permissions validates a tool_permissions table; keys are checked in sorted
+// order so reports do not depend on map iteration.
+func (c *compiler) permissions(path string, raw map[string]string) map[string]policy.Verdict {
+	if len(raw) == 0 {
+		return nil
+	}
+	verdicts := make(map[string]policy.Verdict, len(raw))
+	for _, tool := range slices.Sorted(maps.Keys(raw)) {
+		key := tomlfile.JoinKey(path, tool)
+		verdict, err := policy.ParseVerdict(raw[tool])
+		if err != nil {
+			c.errorf(key, "%w", err)
+		}
+		if !c.tools.has(tool) {
+			c.errorf(key, "%w %q; valid tools: %s", ErrUnknownTool, tool, c.tools.valid)
+			continue
+		}
+		if err == nil {
+			verdicts[tool] = verdict
+		}
+	}
+	return verdicts
+}
+
+// transition resolves one transition; ok is false when it has a problem.
+func (c *compiler) transition(path string, raw *fileTransition) (Transition, bool) {
+	on, onOK := parseOn(raw.On)
+	if !onOK {
+		if raw.On == "" && !c.present(path+".on") {
+			c.errorf(path+".on", "%w; valid: %s", ErrMissingKey, validOn)
+		} else {
+			c.errorf(path+".on", "%w %q; valid: %s", ErrUnknownCondition, raw.On, validOn)
+		}
+	}
+	to, toOK := c.stageIndex[raw.To]
+	if !toOK {
+		if raw.To == "" && !c.present(path+".to") {
+			c.errorf(path+".to", "%w; valid stages: %s", ErrMissingKey, c.validStages)
+		} else {
+			c.errorf(path+".to", "%w %q; valid stages: %s", ErrUnknownStage, raw.To, c.validStages)
+		}
+	}
+	return Transition{On: on, To: to, ToName: raw.To}, onOK && toOK
+}

@@ -1,0 +1,93 @@
+// Command host runs Warren scenarios: many agents in one ECS world, moved tick by tick through
+// their blueprints' stage graphs, with a deterministic trace.
+//
+//	host run FILE [--trace OUT] [--agents N] [--seed N] [--workdir DIR] [--log-level LEVEL]
+//	host validate FILE...
+//	host trace diff WANT GOT
+//
+// Exit codes: 0 the run finished and every expectation held (or the files are valid, or the
+// traces are identical); 1 an expectation failed (each failure is listed) or the traces differ;
+// 2 bad input or usage.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+
+	"github.com/alecthomas/kong"
+)
+
+// Exit codes.
+const (
+	exitOK       = 0
+	exitExpect   = 1
+	exitBadInput = 2
+)
+
+// errExpectations marks a run whose expectations failed (exit 1).
+var errExpectations = errors.New("expectations failed")
+
+// errBadInput marks bad input or usage (exit 2); its message was already printed.
+var errBadInput = errors.New("bad input")
+
+type cli struct {
+	Run      runCmd      `cmd:"" help:"Run a scenario and print a summary."`
+	Validate validateCmd `cmd:"" help:"Check scenario files (and the blueprints they use) without running them."`
+	Trace    traceCmd    `cmd:"" help:"Work with trace files."`
+}
+
+// env is what commands write to; tests substitute buffers.
+type env struct {
+	stdout, stderr io.Writer
+	ctx            context.Context
+	isTerminal     bool
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	e := &env{stdout: os.Stdout, stderr: os.Stderr, ctx: ctx, isTerminal: stderrIsTerminal()}
+	os.Exit(run(e, os.Args[1:]))
+}
+
+// run parses args, runs the command and maps the outcome to an exit code.
+func run(e *env, args []string) int {
+	var c cli
+	exitCode := -1
+	parser, err := kong.New(&c,
+		kong.Name("host"),
+		kong.Description("Warren: an ECS-architected multi-agent simulation host."),
+		kong.UsageOnError(),
+		kong.Writers(e.stdout, e.stderr),
+		kong.Exit(func(code int) { exitCode = code }),
+		kong.BindTo(e, (**env)(nil)),
+	)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "host:", err)
+		return exitBadInput
+	}
+	kctx, err := parser.Parse(args)
+	if exitCode >= 0 { // --help
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "host: %v\nRun 'host --help' for usage.\n", err)
+		return exitBadInput
+	}
+	err = kctx.Run(e)
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, errExpectations):
+		return exitExpect
+	case errors.Is(err, errBadInput):
+		return exitBadInput
+	default:
+		fmt.Fprintln(e.stderr, "host:", err)
+		return exitBadInput
+	}
+}

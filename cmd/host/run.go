@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/rs/zerolog"
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/warrenhq/warren/components"
+	"github.com/warrenhq/warren/scenarios"
+)
+
+type runCmd struct {
+	File       string  `arg:"" type:"path" help:"Scenario file (TOML)."`
+	Trace      string  `help:"Write the JSON Lines trace to this file." placeholder:"FILE"`
+	Agents     int     `help:"Rescale the groups to N agents in total (proportionally), for quick scale runs." placeholder:"N"`
+	Seed       *uint64 `help:"Override the scenario's seed." placeholder:"N"`
+	Workdir    string  `help:"Keep agent workdirs under DIR (default: a temporary folder removed after the run)." placeholder:"DIR"`
+	LogLevel   string  `help:"Log level: debug, info, warn, error." default:"warn" enum:"debug,info,warn,error"`
+	NoProgress bool    `help:"Never show the progress bar (it only shows on a terminal)."`
+}
+
+func stderrIsTerminal() bool {
+	fd := os.Stderr.Fd()
+	return isatty.IsTerminal(fd) || isatty.IsCygwinTerminal(fd)
+}
+
+func (r *runCmd) Run(e *env) error {
+	if r.Agents < 0 {
+		fmt.Fprintf(e.stderr, "host: --agents %d: give a positive number of agents\n", r.Agents)
+		return errBadInput
+	}
+	sc, err := scenarios.Load(r.File, scenarios.KnownTools())
+	if err != nil {
+		fmt.Fprintf(e.stderr, "host: %s is not a valid scenario:\n%v\n", r.File, err)
+		return errBadInput
+	}
+	level, _ := zerolog.ParseLevel(r.LogLevel)
+	log := zerolog.New(zerolog.ConsoleWriter{Out: e.stderr, NoColor: !e.isTerminal, TimeFormat: time.TimeOnly}).
+		Level(level).With().Timestamp().Logger()
+	opt := scenarios.Options{Seed: r.Seed, Agents: r.Agents, WorkRoot: r.Workdir, Log: log}
+
+	var traceFile *os.File
+	var traceBuf *bufio.Writer
+	if r.Trace != "" {
+		traceFile, err = os.Create(r.Trace)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "host: --trace: %v\n", err)
+			return errBadInput
+		}
+		defer traceFile.Close()
+		traceBuf = bufio.NewWriterSize(traceFile, 1<<20)
+		opt.Trace = traceBuf
+	}
+	var bar *progressbar.ProgressBar
+	if e.isTerminal && !r.NoProgress {
+		bar = progressbar.NewOptions(len(sc.Groups), progressbar.OptionSetWriter(e.stderr),
+			progressbar.OptionSetDescription("agents finished"), progressbar.OptionShowCount(),
+			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+		opt.Progress = func(finished, total int) {
+			bar.ChangeMax(total)
+			_ = bar.Set(finished)
+		}
+	}
+	sum, err := scenarios.Run(e.ctx, sc, opt)
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	if err != nil {
+		return fmt.Errorf("run %s: %w", r.File, err)
+	}
+	if traceBuf != nil {
+		if err := traceBuf.Flush(); err != nil {
+			return fmt.Errorf("trace %s: %w", r.Trace, err)
+		}
+		if err := traceFile.Close(); err != nil {
+			return fmt.Errorf("trace %s: %w", r.Trace, err)
+		}
+	}
+	printSummary(e.stdout, sc, sum, r.Trace)
+	if len(sum.Failures) > 0 {
+		return errExpectations
+	}
+	return nil
+}
+
+// printSummary writes the end-of-run report.
+func printSummary(w io.Writer, sc *scenarios.Scenario, s *scenarios.Summary, tracePath string) {
+	fmt.Fprintf(w, "scenario     %s (seed %d, %s clock)\n", s.Scenario, s.Seed, s.Clock)
+	var parts []string
+	for k, n := range s.ByStatus {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", components.StatusKind(k), n))
+		}
+	}
+	fmt.Fprintf(w, "agents       %d: %s\n", s.Agents, strings.Join(parts, ", "))
+	fmt.Fprintf(w, "ticks        %d (%s)\n", s.Ticks, s.Stop)
+	fmt.Fprintf(w, "model turns  %d\n", s.ModelTurns)
+	fmt.Fprintf(w, "tool calls   %d (%d errors)\n", s.ToolCalls, s.ToolErrors)
+	fmt.Fprintf(w, "throughput   %.0f agent-steps/s over %s\n", s.StepsPerSecond(), s.Elapsed.Round(time.Millisecond))
+	if tracePath != "" {
+		fmt.Fprintf(w, "trace        %s (%d events)\n", tracePath, s.TraceEvents)
+	}
+	total := len(sc.Expect)
+	if sc.ExpectRun != nil {
+		total += len(sc.ExpectRun.Status)
+		if sc.ExpectRun.ToolCalls != nil {
+			total++
+		}
+	}
+	if len(s.Failures) == 0 {
+		fmt.Fprintf(w, "expectations all %d held\n", total)
+		return
+	}
+	fmt.Fprintf(w, "expectations %d failed:\n", len(s.Failures))
+	for _, f := range s.Failures {
+		fmt.Fprintf(w, "  %s\n", f)
+	}
+}

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/warrenhq/warren/scenarios"
+)
+
+type validateCmd struct {
+	Files []string `arg:"" type:"path" help:"Scenario files to check."`
+}
+
+func (v *validateCmd) Run(e *env) error {
+	bad := 0
+	for _, f := range v.Files {
+		sc, err := scenarios.Load(f, scenarios.KnownTools())
+		if err != nil {
+			bad++
+			fmt.Fprintf(e.stderr, "%s: invalid:\n%v\n", f, err)
+			continue
+		}
+		agents := 0
+		for _, g := range sc.Groups {
+			agents += g.Count
+		}
+		fmt.Fprintf(e.stdout, "%s: ok (scenario %s, %d groups, %d agents, %d blueprints)\n", f, sc.Name, len(sc.Groups), agents, len(sc.Blueprints))
+	}
+	if bad > 0 {
+		return errBadInput
+	}
+	return nil
+}

@@ -1,0 +1,84 @@
+package components
+
+import "github.com/warrenhq/warren/models"
+
+// AgentData is what an agent owns that holds references, kept out of arche (see the package
+// documentation) in the Agents store at the agent's Slot.
+type AgentData struct {
+	// Name is the agent's stable, human-readable name.
+	Name string
+	// Reason says why the agent's status or current stage outcome is what it is.
+	Reason string
+	// Visits counts entries per stage index.
+	Visits []uint32
+	// Conversation is the bounded message history.
+	Conversation Conversation
+	// ByTool counts calls per tool.
+	ByTool ToolCounts
+	// Model is the agent's own state in its model back end.
+	Model models.State
+	// Work holds the tool calls of the current turn.
+	Work ToolWork
+}
+
+// ToolResult is one finished call of the current turn.
+type ToolResult struct {
+	Content string
+	IsError bool
+	// Panic is set when the tool panicked: the agent fails once its turn is applied.
+	Panic string
+}
+
+// ToolWork holds the tool calls of the agent's current turn and their results as they arrive.
+type ToolWork struct {
+	Calls       []models.ToolCall
+	Results     []ToolResult
+	Outstanding int32
+}
+
+// Reset clears the turn's calls and results, keeping the results array for reuse.
+func (w *ToolWork) Reset() {
+	clear(w.Results)
+	w.Calls = nil
+	w.Results = w.Results[:0]
+	w.Outstanding = 0
+}
+
+// agentPage is how many agents one page of the store holds. Pages never move, so a pointer
+// from Get stays valid while the store grows.
+const agentPage = 4096
+
+// Agents is the store of AgentData, paged so that growth never moves existing entries, with a
+// free list so that reaped slots are reused. It belongs to the world's goroutine.
+type Agents struct {
+	pages [][]AgentData
+	next  uint32
+	free  []uint32
+}
+
+// Alloc reserves a slot and returns it; its data is zero.
+func (a *Agents) Alloc() uint32 {
+	if n := len(a.free); n > 0 {
+		slot := a.free[n-1]
+		a.free = a.free[:n-1]
+		return slot
+	}
+	slot := a.next
+	a.next++
+	if int(slot/agentPage) == len(a.pages) {
+		a.pages = append(a.pages, make([]AgentData, agentPage))
+	}
+	return slot
+}
+
+// Get returns the data at slot.
+func (a *Agents) Get(slot uint32) *AgentData { return &a.pages[slot/agentPage][slot%agentPage] }
+
+// Free zeroes the data at slot (dropping its references) and makes the slot reusable.
+func (a *Agents) Free(slot uint32) {
+	*a.Get(slot) = AgentData{}
+	a.free = append(a.free, slot)
+}
+
+// Live reports how many slots are in use.
+func (a *Agents) Live() int { return int(a.next) - len(a.free) }

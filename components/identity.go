@@ -1,0 +1,52 @@
+package components
+
+import (
+	"github.com/warrenhq/warren/blueprint"
+	"github.com/warrenhq/warren/models"
+	"github.com/warrenhq/warren/tools"
+)
+
+// Profile is what a group of agents is spawned from and shares: the compiled blueprint, the
+// model, the tool registry the dispatch path resolves tools through, and the rules that give
+// each agent its workdir and task. One Profile serves every agent of a group, so per-agent
+// memory holds only what differs.
+type Profile struct {
+	// Group names the agent group in the scenario.
+	Group string
+	// Blueprint is the compiled blueprint, shared read-only.
+	Blueprint *blueprint.Blueprint
+	// Model decides the agents' turns; ModelID names it in traces.
+	Model   models.Model
+	ModelID string
+	// Tools is the registry dispatch resolves calls through (base plus scopes).
+	Tools *tools.ScopedToolRegistry
+	// StageTools holds, per stage index, what that stage advertises to the model, sorted by
+	// name; computed once when the profile is built.
+	StageTools [][]models.ToolInfo
+	// Task gives an agent's first user message from its name and index (nil: none).
+	Task func(name string, index int) string
+	// Workdir gives an agent's absolute workdir from its name and index.
+	Workdir func(name string, index int) string
+}
+
+// Profiles is the world's table of profiles; an agent refers to its profile by index.
+type Profiles struct{ list []*Profile }
+
+// Add stores p and returns its index.
+func (ps *Profiles) Add(p *Profile) uint32 {
+	ps.list = append(ps.list, p)
+	return uint32(len(ps.list) - 1)
+}
+
+// Get returns the profile at index i.
+func (ps *Profiles) Get(i uint32) *Profile { return ps.list[i] }
+
+// Identity names an agent. ID is stable for the whole run and unique in the world; Index is the
+// agent's position in its group; Slot is where its reference-holding data lives in Agents;
+// Profile is its profile's index in Profiles.
+type Identity struct {
+	ID      uint64
+	Slot    uint32
+	Index   int32
+	Profile uint32
+}

@@ -1,0 +1,47 @@
+package components
+
+// FinalRecord is what remains of an agent after reaping: compact, kept for queries and the run
+// summary once the entity and everything it held are gone.
+type FinalRecord struct {
+	ID       uint64
+	Name     string
+	Group    string
+	Index    int32
+	Status   StatusKind
+	Reason   string
+	Stage    string
+	Output   string
+	Tick     uint64
+	Counters Counters
+	ByTool   ToolCounts
+}
+
+// Records is the store of final records, in reap order, with lookup by agent id.
+type Records struct {
+	list []FinalRecord
+	byID map[uint64]int32
+}
+
+// Add stores r.
+func (rs *Records) Add(r FinalRecord) {
+	if rs.byID == nil {
+		rs.byID = map[uint64]int32{}
+	}
+	rs.byID[r.ID] = int32(len(rs.list))
+	rs.list = append(rs.list, r)
+}
+
+// Get returns the record of agent id.
+func (rs *Records) Get(id uint64) (*FinalRecord, bool) {
+	i, ok := rs.byID[id]
+	if !ok {
+		return nil, false
+	}
+	return &rs.list[i], true
+}
+
+// All returns every record in reap order (read-only).
+func (rs *Records) All() []FinalRecord { return rs.list }
+
+// Len returns how many agents have been reaped.
+func (rs *Records) Len() int { return len(rs.list) }

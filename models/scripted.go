@@ -1,0 +1,284 @@
+package models
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// ScriptedCall is one tool call of a scripted turn, as written in a scenario.
+type ScriptedCall struct {
+	// Tool is the name of the tool to call.
+	Tool string
+	// Args is the call's arguments as decoded from TOML: nested map[string]any and
+	// []any holding strings, int64, float64 and bool. Every string leaf is a template.
+	Args map[string]any
+}
+
+// ScriptedTurn is one model turn as written in a scenario.
+type ScriptedTurn struct {
+	// Stage, when set, asserts the stage the agent must be in when this turn comes
+	// up, so a scenario that drifts from its blueprint fails at the first wrong turn.
+	Stage string
+	// Text is the reply's prose (a template).
+	Text string
+	// Calls is the tools the turn requests; none means the stage is done.
+	Calls []ScriptedCall
+	// Error, when set, makes the turn a model failure with this message, to test how
+	// a blueprint copes with a failing model. It excludes Text and Calls.
+	Error string
+}
+
+// WhenExhausted chooses what a scripted model does once every turn has been used (see
+// the package documentation).
+type WhenExhausted uint8
+
+// The exhaustion policies.
+const (
+	// ExhaustedFail returns an error wrapping ErrScriptExhausted (the default, so an
+	// under-scripted scenario fails loudly).
+	ExhaustedFail WhenExhausted = iota
+	// ExhaustedFinish returns an empty reply, ending the current stage as done.
+	ExhaustedFinish
+	// ExhaustedRepeatLast replays the last turn forever.
+	ExhaustedRepeatLast
+)
+
+var whenExhaustedNames = [...]string{
+	ExhaustedFail:       "fail",
+	ExhaustedFinish:     "finish",
+	ExhaustedRepeatLast: "repeat_last",
+}
+
+// String returns the scenario spelling of the policy ("fail", "finish", "repeat_last").
+func (w WhenExhausted) String() string {
+	if int(w) < len(whenExhaustedNames) {
+		return whenExhaustedNames[w]
+	}
+	return "when_exhausted(" + strconv.Itoa(int(w)) + ")"
+}
+
+// ParseWhenExhausted reads the scenario spelling of a policy. An unknown value is an
+// error wrapping ErrInvalidScript that lists the valid ones, never a silent default.
+func ParseWhenExhausted(s string) (WhenExhausted, error) {
+	for i, name := range whenExhaustedNames {
+		if s == name {
+			return WhenExhausted(i), nil
+		}
+	}
+	return ExhaustedFail, fmt.Errorf("%w: unknown when_exhausted value %q (valid: \"fail\", \"finish\", \"repeat_last\")", ErrInvalidScript, s)
+}
+
+// UnmarshalText lets scenario decoders (TOML) read the policy directly, with
+// ParseWhenExhausted's validation.
+func (w *WhenExhausted) UnmarshalText(text []byte) error {
+	v, err := ParseWhenExhausted(string(text))
+	if err != nil {
+		return err
+	}
+	*w = v
+	return nil
+}
+
+// compiledTurn is a ScriptedTurn with its templates parsed and constants marshalled.
+type compiledTurn struct {
+	number  int // 1-based, for error messages
+	stage   string
+	text    textTemplate
+	calls   []compiledCall
+	failure error // a simulated model failure; excludes text and calls
+	// templated is set when text or any call argument depends on the agent.
+	templated bool
+}
+
+type compiledCall struct {
+	tool string
+	args compiledArgs
+}
+
+// Scripted is the scripted model back end: it replays turns written in a scenario,
+// rendering their templates for each agent. It is immutable after NewScripted and safe
+// for concurrent use; each agent's position is its State.Cursor.
+type Scripted struct {
+	id        string
+	turns     []compiledTurn
+	when      WhenExhausted
+	exhausted error // prebuilt, so running out costs nothing per call
+}
+
+var _ Model = (*Scripted)(nil)
+
+// NewScripted compiles a script once for every agent that uses it. id is the stable
+// back-end id recorded in traces (for example "scripted:worker"). Every problem (bad
+// template, unknown template field, empty tool name, unsupported argument value, a
+// failing turn that also has text or calls) is reported now, wrapping ErrInvalidScript
+// and naming the 1-based turn and the key path, e.g.
+// "turn 3: calls[0].args.path: template: ...".
+func NewScripted(id string, turns []ScriptedTurn, when WhenExhausted) (*Scripted, error) {
+	if id == "" {
+		return nil, fmt.Errorf("%w: model id must not be empty", ErrInvalidScript)
+	}
+	if int(when) >= len(whenExhaustedNames) {
+		return nil, fmt.Errorf("%w: %s", ErrInvalidScript, when)
+	}
+	if when == ExhaustedRepeatLast && len(turns) == 0 {
+		return nil, fmt.Errorf("%w: when_exhausted \"repeat_last\" needs at least one turn", ErrInvalidScript)
+	}
+	s := &Scripted{
+		id:        id,
+		turns:     make([]compiledTurn, len(turns)),
+		when:      when,
+		exhausted: fmt.Errorf("%w after %d", ErrScriptExhausted, len(turns)),
+	}
+	for i := range turns {
+		ct, err := compileTurn(i+1, &turns[i])
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalidScript, err)
+		}
+		s.turns[i] = ct
+	}
+	return s, nil
+}
+
+func compileTurn(number int, t *ScriptedTurn) (compiledTurn, error) {
+	ct := compiledTurn{number: number, stage: t.Stage}
+	if t.Error != "" {
+		if t.Text != "" || len(t.Calls) != 0 {
+			return ct, fmt.Errorf("turn %d: error: a failing turn cannot also have text or calls", number)
+		}
+		ct.failure = fmt.Errorf("%w: %s", ErrScriptedFailure, t.Error)
+		return ct, nil
+	}
+	text, err := compileTemplate(t.Text)
+	if err != nil {
+		return ct, fmt.Errorf("turn %d: text: %w", number, err)
+	}
+	ct.text = text
+	ct.templated = !text.isConstant()
+	ct.calls = make([]compiledCall, len(t.Calls))
+	for i, call := range t.Calls {
+		prefix := "calls[" + strconv.Itoa(i) + "]"
+		if call.Tool == "" {
+			return ct, fmt.Errorf("turn %d: %s.tool: must not be empty", number, prefix)
+		}
+		args, err := compileArgs(prefix+".args", call.Args)
+		if err != nil {
+			return ct, fmt.Errorf("turn %d: %w", number, err)
+		}
+		ct.calls[i] = compiledCall{tool: call.Tool, args: args}
+		ct.templated = ct.templated || args.root != nil
+	}
+	return ct, nil
+}
+
+// ID returns the back-end id given to NewScripted.
+func (s *Scripted) ID() string { return s.id }
+
+// Inline reports that a scripted turn is cheap, pure memory work: the host decides it inside
+// its dispatch system rather than on the model lane.
+func (s *Scripted) Inline() bool { return true }
+
+// Turn replays the turn at st.Cursor for the agent in v and advances the cursor (see
+// the package documentation for exhaustion). The returned calls carry deterministic ids
+// "<agent>-t<turn>-c<index>"; their Args may share memory with other calls and must not
+// be modified.
+func (s *Scripted) Turn(st *State, v *View) (Reply, error) {
+	if st == nil || v == nil {
+		return Reply{}, errors.New("scripted model: Turn needs a state and a view")
+	}
+	if st.Cursor < 0 {
+		return Reply{}, fmt.Errorf("scripted model %s: cursor %d is negative", s.id, st.Cursor)
+	}
+	idx := int(st.Cursor)
+	if idx >= len(s.turns) {
+		switch s.when {
+		case ExhaustedFinish:
+			return Reply{}, nil
+		case ExhaustedRepeatLast:
+			idx = len(s.turns) - 1
+		default:
+			return Reply{}, s.exhausted
+		}
+	} else {
+		st.Cursor++
+	}
+	t := &s.turns[idx]
+	if t.stage != "" && t.stage != v.Stage {
+		return Reply{}, fmt.Errorf("turn %d: %w: the turn expects stage %q but agent %q is in stage %q",
+			t.number, ErrStageMismatch, t.stage, v.Agent.Name, v.Stage)
+	}
+	if t.failure != nil {
+		return Reply{}, t.failure
+	}
+	if !t.templated {
+		return Reply{Text: t.text.literal, Calls: t.constantCalls(v)}, nil
+	}
+	return t.render(v)
+}
+
+// constantCalls builds the calls of a turn with no templates: only ids are per call.
+func (t *compiledTurn) constantCalls(v *View) []ToolCall {
+	if len(t.calls) == 0 {
+		return nil
+	}
+	calls := make([]ToolCall, len(t.calls))
+	t.assignIDs(calls, v)
+	for i := range t.calls {
+		calls[i].Name = t.calls[i].tool
+		calls[i].Args = t.calls[i].args.constant
+	}
+	return calls
+}
+
+// render builds a turn whose text or arguments depend on the agent.
+func (t *compiledTurn) render(v *View) (Reply, error) {
+	d := newTemplateData(v)
+	sc := scratchPool.Get().(*renderScratch)
+	defer scratchPool.Put(sc)
+	text, err := t.text.renderString(&sc.text, &d)
+	if err != nil {
+		return Reply{}, fmt.Errorf("turn %d: text: %w", t.number, err)
+	}
+	reply := Reply{Text: text}
+	if len(t.calls) == 0 {
+		return reply, nil
+	}
+	reply.Calls = make([]ToolCall, len(t.calls))
+	t.assignIDs(reply.Calls, v)
+	for i := range t.calls {
+		c := &t.calls[i]
+		reply.Calls[i].Name = c.tool
+		if c.args.root == nil {
+			reply.Calls[i].Args = c.args.constant
+			continue
+		}
+		sc.json.Reset()
+		if err := c.args.root.render(sc, &d); err != nil {
+			return Reply{}, fmt.Errorf("turn %d: %w", t.number, err)
+		}
+		reply.Calls[i].Args = append([]byte(nil), sc.json.Bytes()...)
+	}
+	return reply, nil
+}
+
+// assignIDs gives calls their ids "<agent>-t<turn>-c<index>". All ids of a turn share
+// one string allocation.
+func (t *compiledTurn) assignIDs(calls []ToolCall, v *View) {
+	var bufStack [128]byte
+	var endStack [16]int
+	buf, ends := bufStack[:0], endStack[:0]
+	for i := range calls {
+		buf = append(buf, v.Agent.Name...)
+		buf = append(buf, "-t"...)
+		buf = strconv.AppendInt(buf, int64(v.Turn), 10)
+		buf = append(buf, "-c"...)
+		buf = strconv.AppendInt(buf, int64(i), 10)
+		ends = append(ends, len(buf))
+	}
+	all := string(buf)
+	start := 0
+	for i, end := range ends {
+		calls[i].ID = all[start:end]
+		start = end
+	}
+}

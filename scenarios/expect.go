@@ -1,0 +1,139 @@
+package scenarios
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/warrenhq/warren/components"
+)
+
+// Expectation is what a scenario expects of one agent, or of every agent of a group, when the
+// run ends. Unset fields are not checked.
+type Expectation struct {
+	// Where is file:line of the [[expect]] entry; Label its key path ("expect[2]").
+	Where, Label string
+	Group, Agent string
+	Status       *components.StatusKind
+	Stage        string
+	// Reason, when set, must be contained in the agent's status reason.
+	Reason     string
+	ModelTurns *int
+	// ToolCalls are exact per-agent call counts by tool name.
+	ToolCalls []components.ToolCount
+}
+
+// StatusCount is an expected number of agents with one status; All means every agent.
+type StatusCount struct {
+	Status components.StatusKind
+	N      int
+	All    bool
+}
+
+// RunExpectation is what a scenario expects of the run as a whole.
+type RunExpectation struct {
+	Where     string
+	Status    []StatusCount
+	ToolCalls *int
+}
+
+// maxListed bounds how many mismatching agents one failure lists.
+const maxListed = 5
+
+// Check evaluates every expectation against the final records (every agent of the run, reaped
+// or not) and returns one readable failure per expectation that did not hold, in file order.
+func Check(sc *Scenario, records []components.FinalRecord) []string {
+	var failures []string
+	for i := range sc.Expect {
+		if f := checkOne(&sc.Expect[i], records); f != "" {
+			failures = append(failures, f)
+		}
+	}
+	if sc.ExpectRun != nil {
+		failures = append(failures, checkRun(sc.ExpectRun, records)...)
+	}
+	return failures
+}
+
+func checkOne(e *Expectation, records []components.FinalRecord) string {
+	subject := "group " + e.Group
+	if e.Agent != "" {
+		subject = "agent " + e.Agent
+	}
+	matched, bad := 0, 0
+	var lines []string
+	for i := range records {
+		r := &records[i]
+		if (e.Agent != "" && r.Name != e.Agent) || (e.Group != "" && r.Group != e.Group) {
+			continue
+		}
+		matched++
+		if problems := mismatches(e, r); len(problems) > 0 {
+			bad++
+			if len(lines) < maxListed {
+				lines = append(lines, fmt.Sprintf("    %s: %s", r.Name, strings.Join(problems, "; ")))
+			}
+		}
+	}
+	head := fmt.Sprintf("%s: %s (%s)", e.Where, e.Label, subject)
+	if matched == 0 {
+		return head + ": no such agent in this run"
+	}
+	if bad == 0 {
+		return ""
+	}
+	if bad > len(lines) {
+		lines = append(lines, fmt.Sprintf("    ... and %d more", bad-len(lines)))
+	}
+	return fmt.Sprintf("%s: %d of %d agents differ\n%s", head, bad, matched, strings.Join(lines, "\n"))
+}
+
+// mismatches lists how record r differs from expectation e.
+func mismatches(e *Expectation, r *components.FinalRecord) []string {
+	var out []string
+	if e.Status != nil && r.Status != *e.Status {
+		msg := fmt.Sprintf("status is %s, want %s", r.Status, *e.Status)
+		if r.Reason != "" {
+			msg += " (reason: " + r.Reason + ")"
+		}
+		out = append(out, msg)
+	}
+	if e.Stage != "" && r.Stage != e.Stage {
+		out = append(out, fmt.Sprintf("final stage is %q, want %q", r.Stage, e.Stage))
+	}
+	if e.Reason != "" && !strings.Contains(r.Reason, e.Reason) {
+		out = append(out, fmt.Sprintf("reason %q does not contain %q", r.Reason, e.Reason))
+	}
+	if e.ModelTurns != nil && int(r.Counters.ModelTurns) != *e.ModelTurns {
+		out = append(out, fmt.Sprintf("model turns %d, want %d", r.Counters.ModelTurns, *e.ModelTurns))
+	}
+	for _, tc := range e.ToolCalls {
+		if got := r.ByTool.Of(tc.Tool); got != tc.N {
+			out = append(out, fmt.Sprintf("%s called %d times, want %d", tc.Tool, got, tc.N))
+		}
+	}
+	return out
+}
+
+func checkRun(re *RunExpectation, records []components.FinalRecord) []string {
+	counts := make([]int, len(components.StatusNames))
+	total := 0
+	for i := range records {
+		counts[records[i].Status]++
+		total += int(records[i].Counters.ToolCalls)
+	}
+	var out []string
+	for _, sc := range re.Status {
+		want := sc.N
+		label := fmt.Sprint(want)
+		if sc.All {
+			want, label = len(records), fmt.Sprintf("all (%d)", len(records))
+		}
+		if got := counts[sc.Status]; got != want {
+			out = append(out, fmt.Sprintf("%s: expect_run.status.%s: %d agents %s, want %s", re.Where, sc.Status, got, sc.Status, label))
+		}
+	}
+	if re.ToolCalls != nil && total != *re.ToolCalls {
+		out = append(out, fmt.Sprintf("%s: expect_run.tool_calls: %d tool calls in the run, want %d", re.Where, total, *re.ToolCalls))
+	}
+	return out
+}

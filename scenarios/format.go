@@ -1,0 +1,79 @@
+package scenarios
+
+// The TOML shape of a scenario file. These types mirror the file one to one; Load validates them
+// and compiles them into a Scenario. docs/scenarios.md documents every key.
+
+type fileScenario struct {
+	Name        string               `toml:"name"`
+	Description string               `toml:"description"`
+	Seed        int64                `toml:"seed"`
+	Limits      fileLimits           `toml:"limits"`
+	Clock       fileClock            `toml:"clock"`
+	Lanes       fileLanes            `toml:"lanes"`
+	Blueprints  map[string]string    `toml:"blueprints"`
+	Models      map[string]fileModel `toml:"models"`
+	Groups      []fileGroup          `toml:"groups"`
+	Expect      []fileExpect         `toml:"expect"`
+	ExpectRun   *fileExpectRun       `toml:"expect_run"`
+}
+
+type fileLimits struct {
+	MaxTicks int64 `toml:"max_ticks"`
+}
+
+type fileClock struct {
+	Mode          string           `toml:"mode"`
+	Tick          string           `toml:"tick"`
+	ModelLatency  int64            `toml:"model_latency"`
+	ToolLatency   int64            `toml:"tool_latency"`
+	ToolLatencies map[string]int64 `toml:"tool_latencies"`
+}
+
+type fileLanes struct {
+	ModelCapacity int `toml:"model_capacity"`
+	ToolCapacity  int `toml:"tool_capacity"`
+	ToolWorkers   int `toml:"tool_workers"`
+}
+
+type fileModel struct {
+	Kind          string     `toml:"kind"`
+	WhenExhausted string     `toml:"when_exhausted"`
+	Turns         []fileTurn `toml:"turns"`
+}
+
+type fileTurn struct {
+	Stage string     `toml:"stage"`
+	Text  string     `toml:"text"`
+	Error string     `toml:"error"`
+	Calls []fileCall `toml:"calls"`
+}
+
+type fileCall struct {
+	Tool string         `toml:"tool"`
+	Args map[string]any `toml:"args"`
+}
+
+type fileGroup struct {
+	Name      string `toml:"name"`
+	Blueprint string `toml:"blueprint"`
+	Model     string `toml:"model"`
+	Count     int    `toml:"count"`
+	AgentName string `toml:"agent_name"`
+	Workdir   string `toml:"workdir"`
+	Task      string `toml:"task"`
+}
+
+type fileExpect struct {
+	Group      string         `toml:"group"`
+	Agent      string         `toml:"agent"`
+	Status     string         `toml:"status"`
+	Stage      string         `toml:"stage"`
+	Reason     string         `toml:"reason"`
+	ModelTurns *int           `toml:"model_turns"`
+	ToolCalls  map[string]int `toml:"tool_calls"`
+}
+
+type fileExpectRun struct {
+	Status    map[string]any `toml:"status"`
+	ToolCalls *int           `toml:"tool_calls"`
+}

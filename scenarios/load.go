@@ -1,0 +1,414 @@
+package scenarios
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/warrenhq/warren/blueprint"
+	"github.com/warrenhq/warren/components"
+	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/internal/tomlfile"
+	"github.com/warrenhq/warren/models"
+	"github.com/warrenhq/warren/systems"
+)
+
+// Scenario is a loaded, validated and compiled scenario file: blueprints loaded (each once),
+// models compiled, templates parsed. Running it does not read the file again.
+type Scenario struct {
+	// Path is the scenario file as given; Dir is where relative paths in it are resolved.
+	Path, Dir         string
+	Name, Description string
+	Seed              uint64
+	// MaxTicks bounds the run (0 = until a fixed point).
+	MaxTicks uint64
+	Clock    ecs.ClockConfig
+	Latency  systems.Latency
+	Lanes    LaneSizes
+	// Blueprints by the key the scenario gives them.
+	Blueprints map[string]*blueprint.Blueprint
+	Groups     []Group
+	Expect     []Expectation
+	ExpectRun  *RunExpectation
+	// Hash identifies the scenario's content: the scenario file and every blueprint it uses.
+	Hash string
+}
+
+// LaneSizes bounds the model and tool lanes.
+type LaneSizes struct {
+	ModelCapacity, ToolCapacity, ToolWorkers int
+}
+
+// Group is one agent group of a scenario.
+type Group struct {
+	Name         string
+	BlueprintKey string
+	Blueprint    *blueprint.Blueprint
+	ModelKey     string
+	Model        models.Model
+	Count        int
+	agentName    *template.Template
+	workdir      *template.Template
+	task         *template.Template
+}
+
+// templateData is what group templates (agent_name, workdir, task) may use.
+type templateData struct {
+	Name  string
+	Index int
+	Group string
+}
+
+var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+
+// Load reads, validates and compiles the scenario at path. knownTools lists the tool names the
+// host offers (blueprints may only name those). Every problem found is reported at once, each
+// with file, line, key and what would be valid.
+func Load(path string, knownTools []string) (*Scenario, error) {
+	data, err := tomlfile.Read(path)
+	if err != nil {
+		return nil, err
+	}
+	var f fileScenario
+	doc, err := tomlfile.Decode(path, data, &f)
+	if doc == nil {
+		return nil, err
+	}
+	var errs tomlfile.Errors
+	if err != nil {
+		if decodeErrs, ok := err.(tomlfile.Errors); ok {
+			errs = append(errs, decodeErrs...)
+		} else {
+			return nil, err
+		}
+	}
+	c := compiler{doc: doc, file: &f, known: knownTools, sc: &Scenario{
+		Path: path, Dir: filepath.Dir(path), Name: f.Name, Description: f.Description,
+		Blueprints: map[string]*blueprint.Blueprint{},
+	}}
+	c.errs = errs
+	c.compile(data)
+	if len(c.errs) > 0 {
+		c.errs.Sort()
+		return nil, c.errs
+	}
+	return c.sc, nil
+}
+
+type compiler struct {
+	doc      *tomlfile.Doc
+	file     *fileScenario
+	known    []string
+	sc       *Scenario
+	errs     tomlfile.Errors
+	models   map[string]models.Model
+}
+
+func (c *compiler) errorf(path, format string, args ...any) {
+	c.errs = append(c.errs, c.doc.Errorf(path, format, args...))
+}
+
+func (c *compiler) compile(data []byte) {
+	f := c.file
+	if f.Name == "" {
+		c.errorf("name", "missing: every scenario needs a name")
+	} else if !namePattern.MatchString(f.Name) {
+		c.errorf("name", "%q: use lower-case letters, digits, '-' and '_'", f.Name)
+	}
+	if f.Seed < 0 {
+		c.errorf("seed", "%d: the seed must be zero or positive", f.Seed)
+	}
+	c.sc.Seed = uint64(f.Seed)
+	if f.Limits.MaxTicks < 0 {
+		c.errorf("limits.max_ticks", "%d: must be zero (no limit) or positive", f.Limits.MaxTicks)
+	}
+	c.sc.MaxTicks = uint64(max(f.Limits.MaxTicks, 0))
+	c.clock()
+	c.lanes()
+	hash := sha256.New()
+	hash.Write(data)
+	c.blueprints(hash)
+	c.compileModels()
+	c.groups()
+	c.expectations()
+	c.sc.Hash = "sha256:" + hex.EncodeToString(hash.Sum(nil))
+}
+
+func (c *compiler) clock() {
+	fc := c.file.Clock
+	mode, err := ecs.ParseClockMode(fc.Mode)
+	if err != nil {
+		c.errorf("clock.mode", "%q: valid modes are virtual, wall", fc.Mode)
+	}
+	c.sc.Clock.Mode = mode
+	if fc.Tick != "" {
+		d, err := time.ParseDuration(fc.Tick)
+		if err != nil || d <= 0 {
+			c.errorf("clock.tick", "%q: want a positive duration such as \"1s\" or \"250ms\"", fc.Tick)
+		}
+		c.sc.Clock.TickLength = d
+	}
+	lat := systems.Latency{Model: 1, Tool: 1}
+	check := func(path string, v int64) uint64 {
+		if v < 0 || v > 1_000_000 {
+			c.errorf(path, "%d: a latency is a number of ticks from 1 to 1000000", v)
+			return 1
+		}
+		return uint64(max(v, 1))
+	}
+	if fc.ModelLatency != 0 {
+		lat.Model = check("clock.model_latency", fc.ModelLatency)
+	}
+	if fc.ToolLatency != 0 {
+		lat.Tool = check("clock.tool_latency", fc.ToolLatency)
+	}
+	if len(fc.ToolLatencies) > 0 {
+		lat.PerTool = map[string]uint64{}
+		for _, name := range sortedKeys(fc.ToolLatencies) {
+			path := tomlfile.JoinKey("clock.tool_latencies", name)
+			if !slices.Contains(c.known, name) {
+				c.errorf(path, "unknown tool %q; known tools: %s", name, strings.Join(c.known, ", "))
+			}
+			lat.PerTool[name] = check(path, fc.ToolLatencies[name])
+		}
+	}
+	c.sc.Latency = lat
+}
+
+func (c *compiler) lanes() {
+	fl := c.file.Lanes
+	check := func(path string, v, def int) int {
+		if v == 0 {
+			return def
+		}
+		if v < 1 || v > 1_000_000 {
+			c.errorf(path, "%d: must be between 1 and 1000000", v)
+			return def
+		}
+		return v
+	}
+	c.sc.Lanes = LaneSizes{
+		ModelCapacity: check("lanes.model_capacity", fl.ModelCapacity, 64),
+		ToolCapacity:  check("lanes.tool_capacity", fl.ToolCapacity, 256),
+		ToolWorkers:   check("lanes.tool_workers", fl.ToolWorkers, 0),
+	}
+}
+
+// blueprints loads every blueprint once, relative to the scenario, and folds its bytes into the
+// scenario hash in key order.
+func (c *compiler) blueprints(hash interface{ Write([]byte) (int, error) }) {
+	if len(c.file.Blueprints) == 0 {
+		c.errorf("blueprints", "missing: name at least one blueprint file, e.g. [blueprints] worker = \"blueprints/worker.toml\"")
+		return
+	}
+	cache := blueprint.NewCache(c.known)
+	for _, key := range sortedKeys(c.file.Blueprints) {
+		rel := c.file.Blueprints[key]
+		path := rel
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(c.sc.Dir, rel)
+		}
+		bp, err := cache.Load(path)
+		if err != nil {
+			c.errs = append(c.errs, c.doc.Errorf(tomlfile.JoinKey("blueprints", key), "blueprint %q could not be loaded:\n%v", rel, err))
+			continue
+		}
+		c.sc.Blueprints[key] = bp
+		fmt.Fprintf(hash, "\nblueprint %s %s\n", key, bp.Hash)
+	}
+}
+
+func (c *compiler) compileModels() {
+	c.models = map[string]models.Model{}
+	if len(c.file.Models) == 0 {
+		c.errorf("models", "missing: define at least one model, e.g. [models.worker] kind = \"scripted\"")
+		return
+	}
+	for _, key := range sortedKeys(c.file.Models) {
+		fm := c.file.Models[key]
+		path := tomlfile.JoinKey("models", key)
+		switch fm.Kind {
+		case "scripted":
+		case "":
+			c.errorf(path, "missing kind; valid kinds: scripted")
+			continue
+		default:
+			c.errorf(tomlfile.JoinKey(path, "kind"), "%q: valid kinds: scripted", fm.Kind)
+			continue
+		}
+		when := models.ExhaustedFail
+		if fm.WhenExhausted != "" {
+			w, err := models.ParseWhenExhausted(fm.WhenExhausted)
+			if err != nil {
+				c.errorf(tomlfile.JoinKey(path, "when_exhausted"), "%v", err)
+				continue
+			}
+			when = w
+		}
+		turns := make([]models.ScriptedTurn, len(fm.Turns))
+		for i, ft := range fm.Turns {
+			turnPath := tomlfile.JoinIndex(tomlfile.JoinKey(path, "turns"), i)
+			calls := make([]models.ScriptedCall, len(ft.Calls))
+			for j, fc := range ft.Calls {
+				if fc.Tool == "" {
+					c.errorf(tomlfile.JoinIndex(tomlfile.JoinKey(turnPath, "calls"), j), "missing tool: name the tool this call invokes")
+				}
+				args := fc.Args
+				if args == nil {
+					args = map[string]any{}
+				}
+				calls[j] = models.ScriptedCall{Tool: fc.Tool, Args: args}
+			}
+			turns[i] = models.ScriptedTurn{Stage: ft.Stage, Text: ft.Text, Calls: calls, Error: ft.Error}
+		}
+		m, err := models.NewScripted("scripted:"+key, turns, when)
+		if err != nil {
+			c.errorf(path, "%v", err)
+			continue
+		}
+		c.models[key] = m
+	}
+}
+
+func (c *compiler) groups() {
+	if len(c.file.Groups) == 0 {
+		c.errorf("groups", "missing: add at least one [[groups]] entry with name, blueprint, model and count")
+		return
+	}
+	seen := map[string]bool{}
+	for i, fg := range c.file.Groups {
+		path := tomlfile.JoinIndex("groups", i)
+		g := Group{Name: fg.Name, BlueprintKey: fg.Blueprint, ModelKey: fg.Model, Count: fg.Count}
+		switch {
+		case fg.Name == "":
+			c.errorf(path, "missing name")
+		case !namePattern.MatchString(fg.Name):
+			c.errorf(tomlfile.JoinKey(path, "name"), "%q: use lower-case letters, digits, '-' and '_'", fg.Name)
+		case seen[fg.Name]:
+			c.errorf(tomlfile.JoinKey(path, "name"), "group %q is defined twice", fg.Name)
+		}
+		seen[fg.Name] = true
+		if bp, ok := c.sc.Blueprints[fg.Blueprint]; ok {
+			g.Blueprint = bp
+		} else if _, failed := c.file.Blueprints[fg.Blueprint]; !failed {
+			c.errorf(tomlfile.JoinKey(path, "blueprint"), "unknown blueprint %q; defined in [blueprints]: %s", fg.Blueprint, strings.Join(sortedKeys(c.file.Blueprints), ", "))
+		}
+		if m, ok := c.models[fg.Model]; ok {
+			g.Model = m
+		} else if _, failed := c.file.Models[fg.Model]; !failed {
+			c.errorf(tomlfile.JoinKey(path, "model"), "unknown model %q; defined in [models]: %s", fg.Model, strings.Join(sortedKeys(c.file.Models), ", "))
+		}
+		if fg.Count < 1 || fg.Count > 10_000_000 {
+			c.errorf(tomlfile.JoinKey(path, "count"), "%d: a group has 1 to 10000000 agents", fg.Count)
+		}
+		g.agentName = c.template(tomlfile.JoinKey(path, "agent_name"), fg.AgentName)
+		g.workdir = c.template(tomlfile.JoinKey(path, "workdir"), fg.Workdir)
+		g.task = c.template(tomlfile.JoinKey(path, "task"), fg.Task)
+		c.sc.Groups = append(c.sc.Groups, g)
+	}
+}
+
+// template parses a group template; "" means the built-in default.
+func (c *compiler) template(path, text string) *template.Template {
+	if text == "" {
+		return nil
+	}
+	t, err := template.New(path).Option("missingkey=error").Parse(text)
+	if err != nil {
+		c.errorf(path, "bad template: %v (fields: {{.Name}}, {{.Index}}, {{.Group}})", err)
+		return nil
+	}
+	if err := t.Execute(discard{}, templateData{Name: "x", Group: "g"}); err != nil {
+		c.errorf(path, "bad template: %v (fields: {{.Name}}, {{.Index}}, {{.Group}})", err)
+		return nil
+	}
+	return t
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+func (c *compiler) expectations() {
+	groups := map[string]bool{}
+	for _, g := range c.file.Groups {
+		groups[g.Name] = true
+	}
+	for i, fe := range c.file.Expect {
+		path := tomlfile.JoinIndex("expect", i)
+		line, _, _ := c.doc.Pos(path)
+		e := Expectation{Where: fmt.Sprintf("%s:%d", c.sc.Path, line), Label: path, Group: fe.Group, Agent: fe.Agent,
+			Stage: fe.Stage, Reason: fe.Reason, ModelTurns: fe.ModelTurns}
+		switch {
+		case fe.Group == "" && fe.Agent == "":
+			c.errorf(path, "name the group or the agent this expectation is about (group = \"...\" or agent = \"...\")")
+		case fe.Group != "" && fe.Agent != "":
+			c.errorf(path, "give group or agent, not both")
+		case fe.Group != "" && !groups[fe.Group]:
+			c.errorf(tomlfile.JoinKey(path, "group"), "unknown group %q; groups: %s", fe.Group, strings.Join(sortedKeys(groups), ", "))
+		}
+		if fe.Status != "" {
+			kind, ok := components.ParseStatus(fe.Status)
+			if !ok {
+				c.errorf(tomlfile.JoinKey(path, "status"), "%q: valid statuses: %s", fe.Status, strings.Join(components.StatusNames, ", "))
+			}
+			e.Status = &kind
+		}
+		for _, tool := range sortedKeys(fe.ToolCalls) {
+			n := fe.ToolCalls[tool]
+			if n < 0 {
+				c.errorf(tomlfile.JoinKey(tomlfile.JoinKey(path, "tool_calls"), tool), "%d: a call count is zero or more", n)
+			}
+			e.ToolCalls = append(e.ToolCalls, components.ToolCount{Tool: tool, N: uint32(max(n, 0))})
+		}
+		c.sc.Expect = append(c.sc.Expect, e)
+	}
+	if fr := c.file.ExpectRun; fr != nil {
+		re := &RunExpectation{Where: c.where("expect_run"), ToolCalls: fr.ToolCalls}
+		for _, name := range sortedKeys(fr.Status) {
+			path := tomlfile.JoinKey("expect_run.status", name)
+			kind, ok := components.ParseStatus(name)
+			if !ok {
+				c.errorf(path, "unknown status %q; valid statuses: %s", name, strings.Join(components.StatusNames, ", "))
+				continue
+			}
+			want := StatusCount{Status: kind}
+			switch v := fr.Status[name].(type) {
+			case int64:
+				if v < 0 {
+					c.errorf(path, "%d: a count is zero or more, or \"all\"", v)
+				}
+				want.N = int(v)
+			case string:
+				if v != "all" {
+					c.errorf(path, "%q: a count is a number or \"all\"", v)
+				}
+				want.All = true
+			default:
+				c.errorf(path, "a count is a number or \"all\"")
+			}
+			re.Status = append(re.Status, want)
+		}
+		c.sc.ExpectRun = re
+	}
+}
+
+func (c *compiler) where(path string) string {
+	line, _, _ := c.doc.Pos(path)
+	return fmt.Sprintf("%s:%d", c.sc.Path, line)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,306 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/warrenhq/warren/components"
+	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/models"
+	"github.com/warrenhq/warren/systems"
+	"github.com/warrenhq/warren/tools"
+	"github.com/warrenhq/warren/trace"
+)
+
+// KnownTools lists the tools a scenario's blueprints may name on this host: the built-ins.
+func KnownTools() []string {
+	names := make([]string, 0, 8)
+	for _, t := range tools.Builtins() {
+		names = append(names, t.Spec().Name)
+	}
+	return names
+}
+
+// Options adjusts one run of a scenario without editing it.
+type Options struct {
+	// Seed, when set, replaces the scenario's seed.
+	Seed *uint64
+	// Agents, when positive, rescales the groups so the run has this many agents in total,
+	// keeping their proportions (each group keeps at least one agent).
+	Agents int
+	// Trace, when set, receives the JSON Lines trace.
+	Trace io.Writer
+	// WorkRoot is where agent workdirs are made. Empty: a fresh temporary folder, removed
+	// after the run.
+	WorkRoot string
+	// Log receives operational logs (never the trace).
+	Log zerolog.Logger
+	// Progress, when set, is called after every tick with the agents finished so far.
+	Progress func(finished, total int)
+}
+
+// Summary is what a run did.
+type Summary struct {
+	Scenario string
+	Seed     uint64
+	Clock    string
+	Agents   int
+	// Ticks is how many ticks ran; Stop says why the run ended.
+	Ticks uint64
+	Stop  ecs.Stop
+	// ByStatus counts agents by final status (components.StatusKind order).
+	ByStatus                          [5]int
+	ModelTurns, ToolCalls, ToolErrors uint64
+	// Elapsed is wall time spent ticking (not part of any trace).
+	Elapsed time.Duration
+	// Records holds every agent's final record: reaped agents in reap order, then agents the
+	// run left unfinished.
+	Records []components.FinalRecord
+	// Failures lists the expectations that did not hold, in file order.
+	Failures []string
+	// TraceEvents counts the events written to the trace.
+	TraceEvents uint64
+}
+
+// StepsPerSecond is the run's throughput in agent-steps (model turns with their tool calls) per
+// wall-clock second.
+func (s *Summary) StepsPerSecond() float64 {
+	if s.Elapsed <= 0 {
+		return 0
+	}
+	return float64(s.ModelTurns) / s.Elapsed.Seconds()
+}
+
+// GroupCounts returns each group's agent count for a run with the given Agents option.
+func (sc *Scenario) GroupCounts(agents int) []int {
+	counts := make([]int, len(sc.Groups))
+	total := 0
+	for i, g := range sc.Groups {
+		counts[i] = g.Count
+		total += g.Count
+	}
+	if agents <= 0 || agents == total {
+		return counts
+	}
+	// Largest-remainder apportionment: deterministic, sums to agents (when agents >= groups).
+	assigned := 0
+	rem := make([]int, len(counts))
+	for i, c := range counts {
+		counts[i] = c * agents / total
+		rem[i] = c * agents % total
+		if counts[i] < 1 {
+			counts[i], rem[i] = 1, -1
+		}
+		assigned += counts[i]
+	}
+	for assigned < agents {
+		best := -1
+		for i := range rem {
+			if rem[i] >= 0 && (best < 0 || rem[i] > rem[best]) {
+				best = i
+			}
+		}
+		if best < 0 {
+			break
+		}
+		counts[best]++
+		rem[best] = -1
+		assigned++
+	}
+	return counts
+}
+
+// Run runs sc to a fixed point (or its tick limit), writes the trace, and checks the
+// expectations. An error means the run could not be carried out; failed expectations are in
+// Summary.Failures.
+func Run(ctx context.Context, sc *Scenario, opt Options) (*Summary, error) {
+	seed := sc.Seed
+	if opt.Seed != nil {
+		seed = *opt.Seed
+	}
+	counts := sc.GroupCounts(opt.Agents)
+	total := 0
+	for _, c := range counts {
+		total += c
+	}
+	root, cleanup, err := workRoot(opt.WorkRoot)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+
+	var tw *trace.Writer
+	if opt.Trace != nil {
+		hash := sc.Hash
+		if opt.Agents > 0 {
+			hash += " agents=" + strconv.Itoa(total)
+		}
+		tw, err = trace.NewWriter(opt.Trace, trace.Header{Scenario: sc.Name, ScenarioHash: hash, Clock: sc.Clock.Mode.String(), Seed: seed})
+		if err != nil {
+			return nil, fmt.Errorf("trace: %w", err)
+		}
+	}
+
+	reg := tools.NewRegistry()
+	if err := tools.RegisterBuiltins(reg); err != nil {
+		return nil, err
+	}
+	scoped := tools.NewScoped(reg)
+
+	w := ecs.NewWorld(ecs.Config{Seed: seed, Clock: sc.Clock, InitialCapacity: min(total, 1<<20)})
+	host := &systems.Host{
+		Context: ctx,
+		Trace:   tw,
+		Gate:    systems.OpenGate{},
+		Tasks:   tools.NewTaskBroker(),
+		Records: &components.Records{},
+		Latency: sc.Latency,
+	}
+	pipeline := systems.Pipeline()
+	if opt.Progress != nil {
+		pipeline = append(pipeline, &progress{records: host.Records, total: total, report: opt.Progress})
+	}
+	sched := ecs.NewScheduler(w, pipeline...)
+	host.ModelLane = sched.AddLane(ecs.LaneConfig{Name: "model", Capacity: sc.Lanes.ModelCapacity})
+	host.ToolLane = sched.AddLane(ecs.LaneConfig{Name: "tool", Capacity: sc.Lanes.ToolCapacity, Workers: sc.Lanes.ToolWorkers})
+	ecs.AddResource(w, host)
+	defer sched.Finalize()
+	if err := sched.Initialize(); err != nil {
+		return nil, err
+	}
+	spawner, err := systems.NewSpawner(w)
+	if err != nil {
+		return nil, err
+	}
+	for i := range sc.Groups {
+		g := &sc.Groups[i]
+		p := profile(g, scoped, root)
+		spawner.SpawnGroup(w, p, counts[i], g.namer(counts[i]))
+	}
+	opt.Log.Info().Str("scenario", sc.Name).Int("agents", total).Uint64("seed", seed).Str("workdir", root).Msg("run started")
+
+	start := time.Now()
+	stop, err := sched.Run(ctx, sc.MaxTicks)
+	elapsed := time.Since(start)
+	if err != nil {
+		return nil, err
+	}
+	records := append([]components.FinalRecord(nil), host.Records.All()...)
+	records = append(records, systems.Unfinished(w, "the run ended ("+stop.String()+") before this agent finished")...)
+	if err := tw.Close(); err != nil {
+		return nil, fmt.Errorf("trace: %w", err)
+	}
+	sum := &Summary{Scenario: sc.Name, Seed: seed, Clock: sc.Clock.Mode.String(), Agents: total,
+		Ticks: w.Tick() + 1, Stop: stop, Elapsed: elapsed, Records: records, TraceEvents: tw.Events()}
+	for i := range records {
+		r := &records[i]
+		sum.ByStatus[r.Status]++
+		sum.ModelTurns += uint64(r.Counters.ModelTurns)
+		sum.ToolCalls += uint64(r.Counters.ToolCalls)
+		sum.ToolErrors += uint64(r.Counters.ToolErrors)
+	}
+	sum.Failures = Check(sc, records)
+	opt.Log.Info().Str("stop", stop.String()).Uint64("ticks", sum.Ticks).Dur("elapsed", elapsed).Msg("run finished")
+	return sum, nil
+}
+
+// workRoot returns the folder agent workdirs live under, and what to do when the run ends.
+func workRoot(dir string) (string, func(), error) {
+	if dir != "" {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return "", nil, fmt.Errorf("workdir %s: %w", dir, err)
+		}
+		if err := os.MkdirAll(abs, 0o755); err != nil {
+			return "", nil, fmt.Errorf("workdir: %w", err)
+		}
+		return abs, func() {}, nil
+	}
+	tmp, err := os.MkdirTemp("", "warren-run-")
+	if err != nil {
+		return "", nil, fmt.Errorf("workdir: %w", err)
+	}
+	return tmp, func() { _ = os.RemoveAll(tmp) }, nil
+}
+
+// profile builds the shared Profile of a group's agents.
+func profile(g *Group, scoped *tools.ScopedToolRegistry, root string) *components.Profile {
+	bp := g.Blueprint
+	stageTools := make([][]models.ToolInfo, len(bp.Stages))
+	for i := range bp.Stages {
+		for _, name := range bp.Stages[i].AvailableTools {
+			if t, ok := scoped.Get(name); ok {
+				spec := t.Spec()
+				stageTools[i] = append(stageTools[i], models.ToolInfo{Name: spec.Name, Description: spec.Description, Parameters: spec.Parameters})
+			}
+		}
+	}
+	p := &components.Profile{
+		Group: g.Name, Blueprint: bp, Model: g.Model, ModelID: g.Model.ID(),
+		Tools: scoped, StageTools: stageTools,
+	}
+	groupDir := filepath.Join(root, g.Name)
+	if g.workdir == nil {
+		p.Workdir = func(name string, _ int) string { return filepath.Join(groupDir, name) }
+	} else {
+		p.Workdir = func(name string, index int) string {
+			rel := expand(g.workdir, templateData{Name: name, Index: index, Group: g.Name})
+			if !filepath.IsLocal(rel) {
+				return "" // the file tools refuse to work without a workdir
+			}
+			return filepath.Join(root, rel)
+		}
+	}
+	if g.task != nil {
+		p.Task = func(name string, index int) string {
+			return expand(g.task, templateData{Name: name, Index: index, Group: g.Name})
+		}
+	}
+	return p
+}
+
+// namer returns how agents of g are named when the group has count agents: its agent_name
+// template, or "<group>-<index>" with the index zero-padded to the width of the largest.
+func (g *Group) namer(count int) func(int) string {
+	if g.agentName != nil {
+		return func(i int) string { return expand(g.agentName, templateData{Index: i, Group: g.Name}) }
+	}
+	width := len(strconv.Itoa(max(count-1, 0)))
+	prefix := g.Name + "-"
+	return func(i int) string {
+		s := strconv.Itoa(i)
+		if pad := width - len(s); pad > 0 {
+			s = strings.Repeat("0", pad) + s
+		}
+		return prefix + s
+	}
+}
+
+func expand(t *template.Template, data templateData) string {
+	var b strings.Builder
+	if err := t.Execute(&b, data); err != nil {
+		return ""
+	}
+	return b.String()
+}
+
+// progress reports finished agents after every tick; it changes nothing in the world.
+type progress struct {
+	records *components.Records
+	total   int
+	report  func(int, int)
+}
+
+func (*progress) Name() string                { return "progress" }
+func (*progress) Initialize(*ecs.World) error { return nil }
+func (p *progress) Update(*ecs.World)         { p.report(p.records.Len(), p.total) }
+func (*progress) Finalize(*ecs.World)         {}

@@ -1,0 +1,77 @@
+package systems
+
+import (
+	"errors"
+	"math/rand/v2"
+
+	"github.com/warrenhq/warren/components"
+	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/trace"
+)
+
+var errNoHost = errors.New("no systems.Host resource in the world")
+
+// agentMaps gives a system typed access to an agent's components by entity.
+type agentMaps struct {
+	identity ecs.Map[components.Identity]
+	status   ecs.Map[components.Status]
+	cursor   ecs.Map[components.Cursor]
+	counters ecs.Map[components.Counters]
+	rng      ecs.Map[components.RNG]
+}
+
+func newAgentMaps(w *ecs.World) agentMaps {
+	return agentMaps{
+		identity: ecs.NewMap[components.Identity](w),
+		status:   ecs.NewMap[components.Status](w),
+		cursor:   ecs.NewMap[components.Cursor](w),
+		counters: ecs.NewMap[components.Counters](w),
+		rng:      ecs.NewMap[components.RNG](w),
+	}
+}
+
+// ref is how the trace names an agent.
+func ref(id *components.Identity, d *components.AgentData) trace.AgentRef {
+	return trace.AgentRef{ID: id.ID, Name: d.Name}
+}
+
+// swap builds the exchange that moves an agent from phase From to phase To.
+func swap[From, To any](w *ecs.World) *ecs.Exchange {
+	return ecs.NewSwap(w, []ecs.Comp{ecs.T[To]()}, []ecs.Comp{ecs.T[From]()})
+}
+
+// mover batches phase changes found during a query and applies them once the query is closed,
+// since arche forbids structural changes while a query is open.
+type mover struct {
+	ex       *ecs.Exchange
+	entities []ecs.Entity
+}
+
+func newMover[From, To any](w *ecs.World) *mover { return &mover{ex: swap[From, To](w)} }
+
+func (m *mover) add(e ecs.Entity) { m.entities = append(m.entities, e) }
+
+// apply moves the collected entities and reports how many moved.
+func (m *mover) apply() int {
+	for _, e := range m.entities {
+		m.ex.Exchange(e)
+	}
+	n := len(m.entities)
+	clear(m.entities)
+	m.entities = m.entities[:0]
+	return n
+}
+
+// terminate records an agent's end: its status and the terminal trace event. The caller moves it
+// to the Terminal phase.
+func terminate(h *Host, tick uint64, id *components.Identity, d *components.AgentData, st *components.Status, stage string, kind components.StatusKind, reason string) {
+	st.Kind = kind
+	d.Reason = reason
+	h.Trace.Terminal(tick, ref(id, d), kind.String(), reason, stage)
+}
+
+// pcgRef lets one reusable *rand.Rand draw from whichever agent's PCG it currently points at,
+// so inline model turns get the agent's own stream without an allocation per turn.
+type pcgRef struct{ src *rand.PCG }
+
+func (r *pcgRef) Uint64() uint64 { return r.src.Uint64() }

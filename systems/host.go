@@ -1,0 +1,105 @@
+package systems
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/warrenhq/warren/blueprint"
+	"github.com/warrenhq/warren/components"
+	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/policy"
+	"github.com/warrenhq/warren/tools"
+	"github.com/warrenhq/warren/trace"
+)
+
+// Host is the world resource that bundles the services systems share: the trace, the permission
+// gate, the checklist broker, the final records, the latency model and the two lanes. The runner
+// builds it once and adds it with ecs.AddResource before initializing the pipeline.
+type Host struct {
+	// Context is the root of every tool execution's cancellation.
+	Context context.Context
+	// Trace receives the run's events; nil disables tracing.
+	Trace *trace.Writer
+	// Gate decides every tool call that passed visibility and schema checks.
+	Gate Gate
+	// Tasks is the checklist broker behind the todo tools.
+	Tasks *tools.TaskBroker
+	// Settings is the read-only host settings view handed to tools.
+	Settings tools.Settings
+	// Records keeps reaped agents' final records.
+	Records *components.Records
+	// Agents stores what each agent owns that holds references; Profiles what groups share.
+	Agents   *components.Agents
+	Profiles *components.Profiles
+	// Latency gives virtual completion delays for lane work.
+	Latency Latency
+	// ModelLane and ToolLane run blocking model and tool work.
+	ModelLane, ToolLane *ecs.Lane
+}
+
+// Latency is the deterministic latency model of virtual time: how many ticks after it starts a
+// job's result becomes available. Zero values count as one tick.
+type Latency struct {
+	Model   uint64
+	Tool    uint64
+	PerTool map[string]uint64
+}
+
+// ForTool returns the latency of one call of tool.
+func (l Latency) ForTool(tool string) uint64 {
+	if v, ok := l.PerTool[tool]; ok {
+		return v
+	}
+	return l.Tool
+}
+
+// GateRequest is a tool call as the permission gate sees it, after visibility and schema checks.
+type GateRequest struct {
+	Agent *components.Identity
+	Name  string
+	Stage *blueprint.Stage
+	Tool  string
+	Args  json.RawMessage
+}
+
+// Decision is a gate's verdict with the layer that made it and why, recorded in the trace.
+type Decision struct {
+	Verdict policy.Verdict
+	Layer   string
+	Reason  string
+}
+
+// Gate decides whether a tool call may run. It is the seam the layered permission resolver plugs
+// into; it must be total (always return a verdict) and cheap.
+type Gate interface {
+	Decide(req *GateRequest) Decision
+}
+
+// OpenGate allows every call. It stands in until the layered resolver is wired in, and says so
+// in every decision it records.
+type OpenGate struct{}
+
+var _ Gate = OpenGate{}
+
+// Decide allows the call.
+func (OpenGate) Decide(*GateRequest) Decision {
+	return Decision{Verdict: policy.Allow, Layer: "unenforced", Reason: "tool_permissions are validated but not enforced by this host"}
+}
+
+// hostOf fetches the Host resource, or reports that the runner forgot it.
+func hostOf(w *ecs.World) (*Host, error) {
+	h := ecs.Resource[Host](w)
+	if h == nil {
+		return nil, errNoHost
+	}
+	if h.Agents == nil {
+		h.Agents = &components.Agents{}
+	}
+	if h.Profiles == nil {
+		h.Profiles = &components.Profiles{}
+	}
+	if h.Records == nil {
+		h.Records = &components.Records{}
+	}
+	return h, nil
+}

@@ -1,0 +1,65 @@
+package systems
+
+import (
+	"github.com/warrenhq/warren/components"
+	"github.com/warrenhq/warren/ecs"
+)
+
+// InferCollect applies model turns the model lane has finished, in canonical order, exactly as
+// infer_dispatch applies inline turns.
+type InferCollect struct {
+	turnApplier
+	tools    *mover
+	resolve  *mover
+	terminal *mover
+}
+
+var _ ecs.System = (*InferCollect)(nil)
+
+// Name implements ecs.System.
+func (*InferCollect) Name() string { return "infer_collect" }
+
+// Initialize implements ecs.System.
+func (s *InferCollect) Initialize(w *ecs.World) (err error) {
+	if s.host, err = hostOf(w); err != nil {
+		return err
+	}
+	s.maps = newAgentMaps(w)
+	s.tools = newMover[components.AwaitingInference, components.ReadyForTools](w)
+	s.resolve = newMover[components.AwaitingInference, components.ResolveTransition](w)
+	s.terminal = newMover[components.AwaitingInference, components.Terminal](w)
+	return nil
+}
+
+// Update implements ecs.System.
+func (s *InferCollect) Update(w *ecs.World) {
+	if s.host.ModelLane == nil {
+		return
+	}
+	tick := w.Tick()
+	for _, d := range s.host.ModelLane.Collect() {
+		if !w.Alive(d.Entity) || !ecs.Has[components.AwaitingInference](w, d.Entity) {
+			continue // the agent ended while its model call ran
+		}
+		id := s.maps.identity.Get(d.Entity)
+		cur := s.maps.cursor.Get(d.Entity)
+		out := modelOutcome{panic: d.Panic}
+		if d.Panic == "" {
+			out = *d.Value.(*modelOutcome)
+			s.host.Agents.Get(s.maps.identity.Get(d.Entity).Slot).Model = out.state
+			s.maps.rng.Get(d.Entity).Source = out.source
+		}
+		switch s.apply(tick, d.Entity, id, cur, out) {
+		case toTools:
+			s.tools.add(d.Entity)
+		case toResolve:
+			s.resolve.add(d.Entity)
+		default:
+			s.terminal.add(d.Entity)
+		}
+	}
+	w.Touch(s.tools.apply() + s.resolve.apply() + s.terminal.apply())
+}
+
+// Finalize implements ecs.System.
+func (*InferCollect) Finalize(*ecs.World) {}

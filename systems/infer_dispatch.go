@@ -1,0 +1,218 @@
+package systems
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+
+	"github.com/warrenhq/warren/blueprint"
+	"github.com/warrenhq/warren/components"
+	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/models"
+)
+
+// InlineModel is implemented by model back ends cheap enough to decide a turn inside the
+// dispatch system (scripted turns, small script policies). Others run on the model lane.
+type InlineModel interface{ Inline() bool }
+
+func isInline(m models.Model) bool {
+	im, ok := m.(InlineModel)
+	return ok && im.Inline()
+}
+
+// modelOutcome is what a model turn produced, on whichever path it ran. A lane turn works on
+// copies of the agent's model state and random source, which come back here to be stored by the
+// collect system: nothing on a worker goroutine writes to agent storage.
+type modelOutcome struct {
+	reply  models.Reply
+	err    error
+	panic  string
+	state  models.State
+	source rand.PCG
+}
+
+// callModel runs one model turn, turning a panic into a failure of this agent alone.
+func callModel(m models.Model, st *models.State, v *models.View) (out modelOutcome) {
+	defer func() {
+		if r := recover(); r != nil {
+			out = modelOutcome{panic: fmt.Sprint(r)}
+		}
+	}()
+	out.reply, out.err = m.Turn(st, v)
+	return out
+}
+
+// turnApplier applies a finished model turn to an agent; shared by infer_dispatch (inline
+// models) and infer_collect (lane models) so both paths behave identically.
+type turnApplier struct {
+	host *Host
+	maps agentMaps
+}
+
+// destination is where an agent goes after its turn is applied.
+type destination uint8
+
+const (
+	toTools destination = iota
+	toResolve
+	toTerminal
+)
+
+func (a *turnApplier) apply(tick uint64, e ecs.Entity, id *components.Identity, cur *components.Cursor, out modelOutcome) destination {
+	p := a.host.Profiles.Get(id.Profile)
+	d := a.host.Agents.Get(id.Slot)
+	stage := &p.Blueprint.Stages[cur.Stage]
+	iteration := int(cur.Iteration)
+	turn := cur.Turn
+	cur.Turn++
+	cur.Iteration++
+	a.maps.counters.Get(e).ModelTurns++
+	if out.panic != "" {
+		reason := "panic in model " + p.ModelID + ": " + out.panic
+		a.host.Trace.ModelTurn(tick, ref(id, d), stage.Name, iteration, "", 0, reason)
+		terminate(a.host, tick, id, d, a.maps.status.Get(e), stage.Name, components.Failed, reason)
+		return toTerminal
+	}
+	if out.err != nil {
+		a.host.Trace.ModelTurn(tick, ref(id, d), stage.Name, iteration, out.reply.Text, 0, out.err.Error())
+		cur.Outcome = blueprint.OutcomeError
+		d.Reason = "model error: " + out.err.Error()
+		return toResolve
+	}
+	calls := out.reply.Calls
+	if len(calls) > 0 {
+		calls = slices.Clone(calls)
+		for i := range calls {
+			if calls[i].ID == "" {
+				calls[i].ID = callID(d.Name, turn, i)
+			}
+		}
+	}
+	d.Conversation.Append(models.Message{Role: models.RoleAssistant, Content: out.reply.Text, Calls: calls})
+	a.host.Trace.ModelTurn(tick, ref(id, d), stage.Name, iteration, out.reply.Text, len(calls), "")
+	if len(calls) == 0 {
+		cur.Outcome = blueprint.OutcomeDone
+		return toResolve
+	}
+	d.Work.Reset()
+	d.Work.Calls = calls
+	return toTools
+}
+
+// callID names a call the model left unnamed: "<agent>-t<turn>-c<index>", deterministic and
+// unique within the agent's run.
+func callID(agent string, turn int32, i int) string {
+	b := make([]byte, 0, len(agent)+16)
+	b = append(b, agent...)
+	b = append(b, "-t"...)
+	b = strconv.AppendInt(b, int64(turn), 10)
+	b = append(b, "-c"...)
+	b = strconv.AppendInt(b, int64(i), 10)
+	return string(b)
+}
+
+// buildView fills v with what the model sees for one turn.
+func buildView(v *models.View, id *components.Identity, p *components.Profile, d *components.AgentData, cur *components.Cursor, rnd *rand.Rand) {
+	*v = models.View{
+		Agent:      models.AgentInfo{ID: id.ID, Name: d.Name, Group: p.Group, Index: int(id.Index)},
+		Stage:      p.Blueprint.Stages[cur.Stage].Name,
+		StageIndex: int(cur.Stage),
+		Iteration:  int(cur.Iteration),
+		Visit:      int(d.Visits[cur.Stage]),
+		Turn:       int(cur.Turn),
+		Messages:   d.Conversation.Messages,
+		Tools:      p.StageTools[cur.Stage],
+		Rand:       rnd,
+	}
+}
+
+// InferDispatch starts a model turn for every agent in ReadyToInfer. An agent that has used its
+// stage's max_iterations ends the visit with outcome max_iterations instead. Inline models decide
+// on the spot; others are submitted to the model lane and the agent waits in AwaitingInference.
+type InferDispatch struct {
+	turnApplier
+	view     *ecs.View2[components.Cursor, components.Identity]
+	tools    *mover
+	resolve  *mover
+	await    *mover
+	terminal *mover
+	scratch  models.View
+	rngRef   pcgRef
+	rnd      *rand.Rand
+}
+
+var _ ecs.System = (*InferDispatch)(nil)
+
+// Name implements ecs.System.
+func (*InferDispatch) Name() string { return "infer_dispatch" }
+
+// Initialize implements ecs.System.
+func (s *InferDispatch) Initialize(w *ecs.World) (err error) {
+	if s.host, err = hostOf(w); err != nil {
+		return err
+	}
+	s.maps = newAgentMaps(w)
+	s.view = ecs.NewView2[components.Cursor, components.Identity](w, []ecs.Comp{ecs.T[components.ReadyToInfer]()}, nil)
+	s.tools = newMover[components.ReadyToInfer, components.ReadyForTools](w)
+	s.resolve = newMover[components.ReadyToInfer, components.ResolveTransition](w)
+	s.await = newMover[components.ReadyToInfer, components.AwaitingInference](w)
+	s.terminal = newMover[components.ReadyToInfer, components.Terminal](w)
+	s.rnd = rand.New(&s.rngRef)
+	return nil
+}
+
+// Update implements ecs.System.
+func (s *InferDispatch) Update(w *ecs.World) {
+	tick := w.Tick()
+	q := s.view.Query()
+	for q.Next() {
+		cur, id := q.Get()
+		e := q.Entity()
+		p := s.host.Profiles.Get(id.Profile)
+		d := s.host.Agents.Get(id.Slot)
+		stage := &p.Blueprint.Stages[cur.Stage]
+		if int(cur.Iteration) >= stage.MaxIterations {
+			cur.Outcome = blueprint.OutcomeMaxIterations
+			d.Reason = "stage " + strconv.Quote(stage.Name) + " reached max_iterations (" + strconv.Itoa(stage.MaxIterations) + ")"
+			s.resolve.add(e)
+			continue
+		}
+		if isInline(p.Model) {
+			s.rngRef.src = &s.maps.rng.Get(e).Source
+			buildView(&s.scratch, id, p, d, cur, s.rnd)
+			out := callModel(p.Model, &d.Model, &s.scratch)
+			s.route(e, s.apply(tick, e, id, cur, out))
+			continue
+		}
+		job := &modelOutcome{state: d.Model, source: s.maps.rng.Get(e).Source}
+		view := &models.View{}
+		buildView(view, id, p, d, cur, rand.New(&job.source))
+		view.Messages = slices.Clone(view.Messages)
+		model := p.Model
+		s.host.ModelLane.Submit(tick, ecs.Job{
+			Agent: id.ID, Entity: e, Latency: s.host.Latency.Model,
+			Run: func() any {
+				out := callModel(model, &job.state, view)
+				out.state, out.source = job.state, job.source
+				return &out
+			},
+		})
+		s.await.add(e)
+	}
+	w.Touch(s.tools.apply() + s.resolve.apply() + s.await.apply() + s.terminal.apply())
+}
+
+func (s *InferDispatch) route(e ecs.Entity, d destination) {
+	switch d {
+	case toTools:
+		s.tools.add(e)
+	case toResolve:
+		s.resolve.add(e)
+	default:
+		s.terminal.add(e)
+	}
+}
+
+// Finalize implements ecs.System.
+func (*InferDispatch) Finalize(*ecs.World) {}

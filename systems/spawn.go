@@ -1,0 +1,60 @@
+package systems
+
+import (
+	"github.com/warrenhq/warren/components"
+	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/models"
+)
+
+// Spawner creates agents in the Entering phase of their blueprint's entry stage.
+type Spawner struct {
+	host *Host
+	sp   ecs.Spawner6[components.Identity, components.Status, components.Cursor, components.Counters,
+		components.RNG, components.Entering]
+}
+
+// NewSpawner resolves a Spawner for w; the world must already hold its Host resource.
+func NewSpawner(w *ecs.World) (*Spawner, error) {
+	h, err := hostOf(w)
+	if err != nil {
+		return nil, err
+	}
+	return &Spawner{host: h, sp: ecs.NewSpawner6[components.Identity, components.Status, components.Cursor, components.Counters,
+		components.RNG, components.Entering](w)}, nil
+}
+
+// SpawnGroup creates count agents from p in one batch, named by name(index), with ids allocated
+// in index order, and records a spawn event for each. The per-stage visit counters of the whole
+// group share one allocation.
+func (s *Spawner) SpawnGroup(w *ecs.World, p *components.Profile, count int, name func(index int) string) {
+	if count <= 0 {
+		return
+	}
+	profile := s.host.Profiles.Add(p)
+	bp := p.Blueprint
+	stages := len(bp.Stages)
+	visits := make([]uint32, count*stages)
+	tick := w.Tick()
+	q := s.sp.NewBatchQ(count)
+	index := 0
+	for q.Next() {
+		id, status, cur, _, rng, _ := q.Get()
+		slot := s.host.Agents.Alloc()
+		d := s.host.Agents.Get(slot)
+		*id = components.Identity{ID: w.IDs().Next(), Slot: slot, Index: int32(index), Profile: profile}
+		*status = components.Status{Kind: components.Active}
+		*cur = components.Cursor{Stage: int32(bp.Entry)}
+		rng.Source = ecs.AgentRNG(w.Seed(), id.ID)
+		d.Name = name(index)
+		d.Visits = visits[index*stages : (index+1)*stages : (index+1)*stages]
+		d.Conversation.Max = int32(bp.MaxMessages)
+		if p.Task != nil {
+			if task := p.Task(d.Name, index); task != "" {
+				d.Conversation.Append(models.Message{Role: models.RoleUser, Content: task})
+			}
+		}
+		s.host.Trace.Spawn(tick, ref(id, d), p.Group, index, bp.Name, p.ModelID)
+		index++
+	}
+	w.Touch(count)
+}

@@ -1,0 +1,59 @@
+package systems
+
+import (
+	"github.com/warrenhq/warren/components"
+	"github.com/warrenhq/warren/ecs"
+)
+
+// ToolCollect takes finished tool calls from the tool lane, in canonical order (agent id, call
+// index), files each into its agent's turn, and finishes the turn of every agent whose last call
+// came back.
+type ToolCollect struct {
+	toolTurn
+}
+
+var _ ecs.System = (*ToolCollect)(nil)
+
+// Name implements ecs.System.
+func (*ToolCollect) Name() string { return "tool_collect" }
+
+// Initialize implements ecs.System.
+func (s *ToolCollect) Initialize(w *ecs.World) (err error) {
+	if s.host, err = hostOf(w); err != nil {
+		return err
+	}
+	s.maps = newAgentMaps(w)
+	s.ready = newMover[components.AwaitingTools, components.ReadyToInfer](w)
+	s.terminal = newMover[components.AwaitingTools, components.Terminal](w)
+	return nil
+}
+
+// Update implements ecs.System.
+func (s *ToolCollect) Update(w *ecs.World) {
+	if s.host.ToolLane == nil {
+		return
+	}
+	tick := w.Tick()
+	for _, done := range s.host.ToolLane.Collect() {
+		if !w.Alive(done.Entity) || !ecs.Has[components.AwaitingTools](w, done.Entity) {
+			continue // the agent ended while its call ran
+		}
+		id := s.maps.identity.Get(done.Entity)
+		d := s.host.Agents.Get(id.Slot)
+		if done.Panic != "" {
+			d.Work.Results[done.Index] = components.ToolResult{Content: "tool panicked", IsError: true, Panic: done.Panic}
+		} else {
+			d.Work.Results[done.Index] = done.Value.(components.ToolResult)
+		}
+		d.Work.Outstanding--
+		if d.Work.Outstanding > 0 {
+			continue
+		}
+		cur := s.maps.cursor.Get(done.Entity)
+		s.finish(tick, done.Entity, id, d, &s.host.Profiles.Get(id.Profile).Blueprint.Stages[cur.Stage])
+	}
+	w.Touch(s.ready.apply() + s.terminal.apply())
+}
+
+// Finalize implements ecs.System.
+func (*ToolCollect) Finalize(*ecs.World) {}

@@ -1,0 +1,72 @@
+package tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+)
+
+// Names of the built-in tools, for blueprints, policy defaults and tests.
+const (
+	NameReadFile  = "read_file"
+	NameWriteFile = "write_file"
+	NameEditFile  = "edit_file"
+	NameListDir   = "list_dir"
+	NameTodoAdd   = "todo_add"
+	NameTodoDone  = "todo_done"
+	NameTodoList  = "todo_list"
+)
+
+// Builtins returns one of each built-in tool, in name order. The tools are stateless values: the
+// file tools take their workdir and the checklist tools their broker from the ExecContext, so one
+// set serves every agent of a world.
+func Builtins() []Tool {
+	return []Tool{EditFile{}, ListDir{}, ReadFile{}, TodoAdd{}, TodoDone{}, TodoList{}, WriteFile{}}
+}
+
+// RegisterBuiltins registers every built-in tool in r. It fails (registering nothing further) if a
+// name is already taken.
+func RegisterBuiltins(r *Registry) error {
+	for _, t := range Builtins() {
+		if err := r.Register(t); err != nil {
+			return fmt.Errorf("register built-in tools: %w", err)
+		}
+	}
+	return nil
+}
+
+// decodeArguments unmarshals a tool's arguments. Calls through a Handle were validated already;
+// this guards direct Execute calls, rejecting unknown fields the way the schemas do.
+func decodeArguments(tool string, args json.RawMessage, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(normalizeArguments(args)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return &ArgumentError{Tool: tool, Problems: []ArgumentProblem{{Message: "cannot decode the arguments: " + err.Error()}}}
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return &ArgumentError{Tool: tool, Problems: []ArgumentProblem{{Message: "unexpected data after the arguments object"}}}
+	}
+	return nil
+}
+
+// positiveInt reads an optional integer argument that must be at least 1, returning def when it
+// is absent. JSON Schema counts 3.0 as an integer, so integral floats are accepted too.
+func positiveInt(field string, n *json.Number, def int) (int, error) {
+	if n == nil {
+		return def, nil
+	}
+	if v, err := n.Int64(); err == nil {
+		if v < 1 || v > math.MaxInt32 {
+			return 0, fmt.Errorf("%w: %s must be between 1 and %d (got %s)", ErrInvalidArguments, field, math.MaxInt32, *n)
+		}
+		return int(v), nil
+	}
+	f, err := n.Float64()
+	if err != nil || f != math.Trunc(f) || f < 1 || f > math.MaxInt32 {
+		return 0, fmt.Errorf("%w: %s must be an integer between 1 and %d (got %s)", ErrInvalidArguments, field, math.MaxInt32, *n)
+	}
+	return int(f), nil
+}

@@ -1,0 +1,74 @@
+// Package tools defines what a Warren agent can call: the Tool interface, the ExecContext a call
+// runs with, the base Registry and the ScopedToolRegistry (a LIFO stack of scopes over the base,
+// higher scopes shadowing lower ones by name), the TaskBroker behind the checklist tools, and the
+// seven built-in tools. It imports no other Warren package and nothing of the ECS, so every tool
+// is testable without a world.
+//
+// # Calls
+//
+// A call is resolved by name (Registry.Lookup or ScopedToolRegistry.Lookup, top scope first),
+// validated against the tool's JSON Schema (compiled once, at registration) and executed with an
+// ExecContext. Any error is shown to the agent as ErrorResult(err): the error's message with
+// IsError set. Validation errors read like
+//
+//	invalid arguments for tool "read_file": at (root): missing property 'path'; at /offset: got string, want integer
+//
+// with one "at <JSON pointer>: <reason>" per problem, sorted, at most 8 (then "; and N more").
+// Empty arguments count as {}.
+//
+// # Built-in tool results
+//
+// Paths in results and errors are shown exactly as the agent gave them (%q-quoted where noted),
+// never as host paths, so results are identical wherever a run lives.
+//
+// read_file {path, offset?, limit?}: the file's text verbatim. When a window was requested
+// (offset > 1 or limit set) or something was cut, a note on its own line follows:
+//
+//	[showed lines A-B; end of file]
+//	[showed lines A-B; more lines follow; continue with offset=N]
+//	[truncated: output is capped at 262144 bytes; showed lines A-B; U bytes of the file not shown; continue with offset=N]
+//	[truncated: line A is longer than the 262144-byte read cap; showed its first K bytes; U bytes of the file not shown; continue with offset=N]
+//
+// An empty file reads as "[empty file]". Errors: `invalid arguments: offset N is past the end of
+// "p" (it has L lines)`; `cannot read "p": not a regular file (it is a directory; use list_dir)`;
+// `cannot read "p": no such file or directory` (and other OS reasons, phrased by the OS).
+//
+// write_file {path, content}: `Wrote N bytes to "p" (new file)` or `Wrote N bytes to "p"
+// (replaced the previous content)`. Missing parent directories are created. Writing onto a
+// directory fails with `cannot write "p": is a directory`.
+//
+// edit_file {path, old_string, new_string, replace_all?}: `Replaced 1 occurrence in "p"` or
+// `Replaced N occurrences in "p"`. Errors: `cannot edit "p": old_string not found (it must match
+// the file's text exactly, whitespace included)`; `cannot edit "p": old_string is not unique: it
+// occurs N times (add surrounding text to make it unique, or set replace_all to replace every
+// occurrence)`; `invalid arguments: old_string and new_string are identical, so the edit would
+// change nothing`; `cannot edit "p": file is too large (S bytes; edit_file handles at most
+// 4194304)`.
+//
+// list_dir {path?}: one entry per line, sorted by name (byte order), directories suffixed "/";
+// "(empty directory)" for none; after 1000 entries a last line "[N more entries not shown]".
+// Error: `cannot list "p": not a directory`.
+//
+// Errors common to the file tools: `invalid arguments: path is empty`; `invalid arguments: path
+// "p" contains a NUL byte`; `no usable workdir: the call has no workdir` (or `: the workdir must
+// be an absolute path`, `: cannot create the workdir: <reason>`, `: cannot open the workdir:
+// <reason>`); `cancelled: context canceled` when the call was cancelled before it started.
+//
+// Confinement errors (all file tools): `"p": path is outside the workdir` for ".." and absolute
+// paths outside the workdir, and `cannot <verb> "p": path is outside the workdir (a symbolic link
+// or '..' leads out of it)` when a symlink inside the workdir points out of it. An absolute path
+// inside the workdir is accepted.
+//
+// todo_add {text}: `Added task N: text` (whitespace runs in text collapse to one space).
+// todo_done {id}: `Completed task N: text`, or `Task N was already done: text`; an unknown id is
+// the error `task N: no such task (the checklist has tasks 1-L)`. todo_list {}: "The checklist is
+// empty." or
+//
+//	Checklist (D of T done):
+//	[x] 1. first task
+//	[ ] 2. second task
+//
+// Without a TaskBroker every checklist tool returns NoChecklistText (not an error). A full
+// checklist (MaxTasksPerAgent tasks) is the error `the checklist already holds 256 tasks:
+// checklist is full`.
+package tools

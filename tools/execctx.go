@@ -1,0 +1,280 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+)
+
+// AgentRef identifies the agent making a call. It is a Warren addition to the reference context:
+// many agents share one host, so tools that keep per-agent state (the checklist) or report detached
+// work need to know whose call this is.
+type AgentRef struct {
+	// ID is the agent's world-unique id (stable across a run, used as the key of per-agent state).
+	ID uint64
+	// Name is the agent's human-readable name, for messages only.
+	Name string
+}
+
+// ExecContext is what one tool execution receives: cancellation and "background this" signals,
+// progress and notify channels, the call's ids, the workdir, safety and plan mode, and the brokers
+// later subsystems provide. Every field is optional in the sense that its zero value has a
+// documented headless meaning, and every method is safe on a nil *ExecContext, so a tool run from
+// a bare test context degrades instead of crashing.
+//
+// The live dispatch path fills the fields after NewExecContext (like the reference runtime sets
+// background, notify, scratchpad and plan state after construction).
+type ExecContext struct {
+	// Ctx carries cancellation (the reference's token): tools doing I/O or waiting select on
+	// Ctx.Done(). nil means context.Background() (never cancelled); read it through Context().
+	Ctx context.Context
+	// Background is the "background this" signal, parallel to Ctx. Tools that can detach a running
+	// child (a shell command, a sub-agent) select on it and, when it fires, return early while the
+	// child keeps running and later reports through Notify. nil never fires (tests, headless runs
+	// that never background).
+	Background <-chan struct{}
+	// Notify is the turn-independent channel back to the host loop. Detached work reports through
+	// it after the owning turn is gone (the per-call progress sink dies with the turn). nil in
+	// tests and contexts that never detach.
+	Notify Notifier
+	// Progress receives per-call progress events while the call runs. nil drops them.
+	Progress ProgressSink
+	// CallID is the id of this tool call (from the model's reply), echoed in progress and results.
+	CallID string
+	// TurnID numbers the agent's turn that issued the call.
+	TurnID uint64
+	// Agent is the calling agent (Warren addition, see AgentRef).
+	Agent AgentRef
+	// Workdir is the absolute path of the agent's working directory. File tools are confined to it
+	// and create it on first use.
+	Workdir string
+	// Config is a read-only view of the host's settings. Most tools never consult it; the ones that
+	// do (a sub-agent spawner needs the same model endpoint and preferences as its parent) get the
+	// dependency through this typed field instead of a global. nil in bare contexts.
+	Config Settings
+	// ModelID is the calling agent's active model id; sub-agents inherit it so they hit the same
+	// provider.
+	ModelID string
+	// TaskID is the durable host task that owns this call when it was launched through a task
+	// queue; "" when none.
+	TaskID string
+	// SessionID is the conversation id of the interactive session dispatching this call, so that
+	// checkpoints can be anchored to a conversation position; "" on headless paths.
+	SessionID string
+	// MessageIndex is the conversation length at dispatch; it pairs with SessionID for checkpoint
+	// anchoring (see CheckpointOrigin). -1 when unknown.
+	MessageIndex int
+	// Scratchpad is the per-session scratch directory once it exists on disk; "" when none (tests,
+	// and before the directory is confirmed).
+	Scratchpad string
+	// SafetyMode is the effective live safety mode for this call — from the session, not the static
+	// config, and floored to read-only while a plan is being drafted. The policy gate builds its
+	// decision from it.
+	SafetyMode SafetyMode
+	// PlanFile is set while the agent is in plan mode: the one path the policy gate exempts from
+	// the read-only floor, and the flag the plan carve-outs and the task tools key on. "" when not
+	// planning.
+	PlanFile string
+	// PlanPermissions are the live per-category plan permission levels (live, because a frozen
+	// startup copy would go stale under plan-config edits). Only consulted while PlanFile != "".
+	PlanPermissions PlanPermissions
+	// ContextPercent is the context-window fill at dispatch (0-100), when known; -1 when unknown.
+	ContextPercent int
+	// Intent is the user's stated intent for the turn (the latest user message), passed to the auto
+	// mode classifier so it can judge whether an action is aligned with it.
+	Intent string
+	// Classifier is the model-backed classifier for SafetyAuto. Set only when the effective mode is
+	// auto and a provider is bound; nil means the gate fails safe and escalates to ask.
+	Classifier AutoClassifier
+	// Approvals is the inline approval back-channel (interactive or scripted-human runs): the gate
+	// can ask and park until answered. nil is headless: no inline prompt, the out-of-band or
+	// unattended flow decides.
+	Approvals ApprovalBroker
+	// Questions is the inline question back-channel for the ask-the-user tools. nil is headless:
+	// those tools proceed with best judgment instead of blocking.
+	Questions QuestionBroker
+	// Tasks is the checklist broker, the single writer of all checklist state. Present on every
+	// live path; nil only in bare contexts, where the checklist tools return a graceful no-op
+	// result.
+	Tasks *TaskBroker
+}
+
+// NewExecContext builds a context for one call with the "unknown" sentinels set (MessageIndex and
+// ContextPercent are -1) and every optional field in its headless state. A nil ctx means
+// context.Background().
+func NewExecContext(ctx context.Context, callID string, turn uint64, agent AgentRef, workdir string) *ExecContext {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return &ExecContext{
+		Ctx:            ctx,
+		CallID:         callID,
+		TurnID:         turn,
+		Agent:          agent,
+		Workdir:        workdir,
+		MessageIndex:   -1,
+		ContextPercent: -1,
+	}
+}
+
+// Context returns the cancellation context, context.Background() when none is set.
+func (ec *ExecContext) Context() context.Context {
+	if ec == nil || ec.Ctx == nil {
+		return context.Background()
+	}
+	return ec.Ctx
+}
+
+// Cancelled reports whether the call has been cancelled.
+func (ec *ExecContext) Cancelled() bool { return ec.Context().Err() != nil }
+
+// Backgrounded reports, without blocking, whether the "background this" signal has fired.
+func (ec *ExecContext) Backgrounded() bool {
+	if ec == nil || ec.Background == nil {
+		return false
+	}
+	select {
+	case <-ec.Background:
+		return true
+	default:
+		return false
+	}
+}
+
+// ReportProgress sends ev to the progress sink, stamping the call id when ev has none. Without a
+// sink the event is dropped.
+func (ec *ExecContext) ReportProgress(ev ProgressEvent) {
+	if ec == nil || ec.Progress == nil {
+		return
+	}
+	if ev.CallID == "" {
+		ev.CallID = ec.CallID
+	}
+	ec.Progress.Progress(ev)
+}
+
+// NotifyDetached reports a message from detached work through the turn-independent channel,
+// stamped with the agent, call and turn. It returns false when there is no channel or the
+// receiver refused the message.
+func (ec *ExecContext) NotifyDetached(msg string) bool {
+	if ec == nil || ec.Notify == nil {
+		return false
+	}
+	return ec.Notify.Notify(DetachedNotice{Agent: ec.Agent, CallID: ec.CallID, TurnID: ec.TurnID, Message: msg})
+}
+
+// CheckpointOrigin is the provenance of a checkpoint: the conversation position (session and
+// message index) and the call that produced a file snapshot, so rewind and fork can surface
+// snapshots by anchor.
+type CheckpointOrigin struct {
+	SessionID    string // "" on headless paths
+	MessageIndex int    // -1 when unknown
+	CallID       string
+	TurnID       uint64
+}
+
+// CheckpointOrigin returns this call's checkpoint provenance. Every checkpoint-creating tool
+// passes it along so file snapshots anchor to the conversation position that produced them.
+func (ec *ExecContext) CheckpointOrigin() CheckpointOrigin {
+	if ec == nil {
+		return CheckpointOrigin{MessageIndex: -1}
+	}
+	return CheckpointOrigin{SessionID: ec.SessionID, MessageIndex: ec.MessageIndex, CallID: ec.CallID, TurnID: ec.TurnID}
+}
+
+// InPlanMode reports whether the agent is drafting a plan (PlanFile is set).
+func (ec *ExecContext) InPlanMode() bool { return ec != nil && ec.PlanFile != "" }
+
+// SafetyMode is the effective safety mode of a call.
+type SafetyMode uint8
+
+const (
+	// SafetyDefault applies the normal permission layers.
+	SafetyDefault SafetyMode = iota
+	// SafetyReadOnly refuses every write (the plan file excepted while planning).
+	SafetyReadOnly
+	// SafetyAuto lets the auto classifier settle asks; without a classifier the gate escalates.
+	SafetyAuto
+)
+
+var safetyModeNames = [...]string{SafetyDefault: "default", SafetyReadOnly: "read-only", SafetyAuto: "auto"}
+
+// String returns the mode's config spelling: "default", "read-only" or "auto".
+func (m SafetyMode) String() string {
+	if int(m) < len(safetyModeNames) {
+		return safetyModeNames[m]
+	}
+	return fmt.Sprintf("SafetyMode(%d)", uint8(m))
+}
+
+// ParseSafetyMode parses the config spelling of a mode. Anything else is an error wrapping
+// ErrUnknownValue that lists the valid spellings: a misspelled mode must never become a silent
+// default.
+func ParseSafetyMode(s string) (SafetyMode, error) {
+	for m, name := range safetyModeNames {
+		if s == name {
+			return SafetyMode(m), nil
+		}
+	}
+	return SafetyDefault, fmt.Errorf("safety mode %q: %w (want default, read-only or auto)", s, ErrUnknownValue)
+}
+
+// MarshalText implements encoding.TextMarshaler, so modes round-trip through TOML and JSON.
+func (m SafetyMode) MarshalText() ([]byte, error) {
+	if int(m) >= len(safetyModeNames) {
+		return nil, fmt.Errorf("safety mode %d: %w", uint8(m), ErrUnknownValue)
+	}
+	return []byte(m.String()), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler with ParseSafetyMode's strictness.
+func (m *SafetyMode) UnmarshalText(text []byte) error {
+	parsed, err := ParseSafetyMode(string(text))
+	if err != nil {
+		return err
+	}
+	*m = parsed
+	return nil
+}
+
+// PlanLevel is the permission level of one plan-mode carve-out. The zero value is PlanAsk, the
+// fail-safe default.
+type PlanLevel uint8
+
+const (
+	// PlanAsk asks before acting.
+	PlanAsk PlanLevel = iota
+	// PlanAllow acts without asking.
+	PlanAllow
+	// PlanDeny refuses.
+	PlanDeny
+)
+
+var planLevelNames = [...]string{PlanAsk: "ask", PlanAllow: "allow", PlanDeny: "deny"}
+
+// String returns "ask", "allow" or "deny".
+func (l PlanLevel) String() string {
+	if int(l) < len(planLevelNames) {
+		return planLevelNames[l]
+	}
+	return fmt.Sprintf("PlanLevel(%d)", uint8(l))
+}
+
+// ParsePlanLevel parses "ask", "allow" or "deny"; anything else wraps ErrUnknownValue.
+func ParsePlanLevel(s string) (PlanLevel, error) {
+	for l, name := range planLevelNames {
+		if s == name {
+			return PlanLevel(l), nil
+		}
+	}
+	return PlanAsk, fmt.Errorf("plan permission level %q: %w (want ask, allow or deny)", s, ErrUnknownValue)
+}
+
+// PlanPermissions are the per-category levels of the plan-mode carve-outs: actions that remain
+// possible under the read-only floor while a plan is drafted. Only consulted while
+// ExecContext.PlanFile is set. The zero value asks for everything.
+type PlanPermissions struct {
+	// MemoryWrites covers writing the agent's memory notes while planning.
+	MemoryWrites PlanLevel
+	// KnownSafeBuilds covers running builds and tests from the known-safe command list.
+	KnownSafeBuilds PlanLevel
+}

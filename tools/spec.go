@@ -1,0 +1,103 @@
+package tools
+
+import (
+	"encoding/json"
+	"errors"
+)
+
+// Spec is what a model is told about a tool: its name, what it does, and the JSON Schema of its
+// arguments object. The registry compiles Parameters once, at registration, so a malformed schema
+// is a load error rather than a surprise on the first call.
+type Spec struct {
+	// Name is the identifier the model calls the tool by. It must match ^[A-Za-z0-9_-]{1,64}$,
+	// the rule the OpenAI-compatible and Anthropic function-calling APIs both enforce, so that a
+	// registered tool can always be advertised to a live model.
+	Name string `json:"name"`
+	// Description is the text the model reads to decide when and how to call the tool.
+	Description string `json:"description"`
+	// Parameters is the JSON Schema (draft 2020-12 unless it names another "$schema") of the
+	// arguments object. It must be self-contained: external "$ref"s are refused so that compiling
+	// a tool's schema never reads a file or the network. Callers must not modify the bytes.
+	Parameters json.RawMessage `json:"parameters"`
+}
+
+// Result is what a tool call hands back to the agent. Content is the text the agent reads; IsError
+// tells the agent (and the trace) that the call failed, so the model can react to the failure
+// instead of mistaking an error message for output.
+type Result struct {
+	// Content is the text the agent reads back.
+	Content string
+	// IsError is true for an error result: the agent is told the call failed.
+	IsError bool
+}
+
+// TextResult is a successful result carrying text. It exists so tools read the same way at every
+// return site.
+func TextResult(content string) Result { return Result{Content: content} }
+
+// ErrorResult turns an execution or validation error into the error result the agent reads. The
+// dispatcher uses it for every error a Tool or Handle returns, so the text an agent sees for a
+// failure is exactly the error's message (documented per tool), never a Go-specific wrapper.
+func ErrorResult(err error) Result {
+	if err == nil {
+		return Result{IsError: true, Content: "the tool failed without a reason"}
+	}
+	return Result{IsError: true, Content: err.Error()}
+}
+
+// Tool is one callable capability. Implementations must be safe for concurrent use: one Tool value
+// is shared by every agent whose registry holds it, and calls run in parallel on worker lanes.
+type Tool interface {
+	// Spec describes the tool to the model. It is read once, at registration; a tool whose spec
+	// changes later must be registered again.
+	Spec() Spec
+	// Execute runs one call. args has already been validated against Spec().Parameters when the
+	// call goes through a Handle; a returned error is turned into an error Result by the
+	// dispatcher (see ErrorResult), so errors should read well to a model and wrap the sentinels of
+	// this package where one applies. Execute must not modify args.
+	Execute(ec *ExecContext, args json.RawMessage) (Result, error)
+}
+
+// Inline is an optional interface a Tool implements to say it is cheap enough — pure memory, no
+// I/O, no blocking — to run inside the world's dispatch system instead of on a worker lane. Inline
+// execution saves a lane round trip (and a tick of latency) for tools like the checklist.
+type Inline interface {
+	// Inline reports whether the tool may run inline. It is read once, at registration.
+	Inline() bool
+}
+
+// Sentinel errors callers test with errors.Is. Every error this package returns that falls in one
+// of these classes wraps the matching sentinel.
+var (
+	// ErrNotFound: no tool of that name is visible (in any scope or the base registry).
+	ErrNotFound = errors.New("tool not found")
+	// ErrInvalidArguments: the call's arguments are not valid JSON, do not satisfy the tool's
+	// schema, or are otherwise unusable (for example an offset past the end of a file).
+	ErrInvalidArguments = errors.New("invalid arguments")
+	// ErrDuplicate: a tool of that name is already registered in the base registry.
+	ErrDuplicate = errors.New("duplicate tool name")
+	// ErrOutsideWorkdir: a file path escapes the agent's workdir, lexically (.., absolute paths)
+	// or through a symbolic link.
+	ErrOutsideWorkdir = errors.New("path is outside the workdir")
+	// ErrNoScope: the scope id does not name a scope on the stack (never pushed, or already
+	// popped).
+	ErrNoScope = errors.New("no such scope")
+	// ErrInvalidSpec: a tool's spec cannot be registered (nil tool, bad name, or a parameters
+	// schema that does not compile).
+	ErrInvalidSpec = errors.New("invalid tool spec")
+	// ErrNoWorkdir: a file tool ran with an empty or relative ExecContext.Workdir.
+	ErrNoWorkdir = errors.New("no usable workdir")
+	// ErrNotRegularFile: a file tool was pointed at a directory, device, socket or pipe.
+	ErrNotRegularFile = errors.New("not a regular file")
+	// ErrNotDirectory: list_dir was pointed at something that is not a directory.
+	ErrNotDirectory = errors.New("not a directory")
+	// ErrFileTooLarge: edit_file was pointed at a file larger than MaxEditBytes.
+	ErrFileTooLarge = errors.New("file is too large")
+	// ErrNoMatch: edit_file's old_string does not occur in the file.
+	ErrNoMatch = errors.New("old_string not found")
+	// ErrAmbiguousMatch: edit_file's old_string occurs more than once and replace_all is unset.
+	ErrAmbiguousMatch = errors.New("old_string is not unique")
+	// ErrUnknownValue: an enum spelling (safety mode, plan level, approval answer) is not one of
+	// the valid ones.
+	ErrUnknownValue = errors.New("unknown value")
+)

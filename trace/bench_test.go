@@ -1,0 +1,58 @@
+package trace
+
+import (
+	"encoding/json"
+	"io"
+	"testing"
+)
+
+func newBenchWriter(b *testing.B) *Writer {
+	b.Helper()
+	w, err := NewWriter(io.Discard, testHeader)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return w
+}
+
+func BenchmarkToolCallEvent(b *testing.B) {
+	w := newBenchWriter(b)
+	a := AgentRef{ID: 12345, Name: "worker-12345"}
+	args := json.RawMessage(`{"path":"/work/worker-12345/notes.txt","limit":200}`)
+	b.ReportAllocs()
+	var tick uint64
+	for b.Loop() {
+		tick++
+		w.ToolCall(tick, a, "worker-12345-t3-c0", "read_file", args, "allow", "default", "read-only tool")
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkWriterStep is one agent step: a model turn, its tool call and the result.
+func BenchmarkWriterStep(b *testing.B) {
+	w := newBenchWriter(b)
+	a := AgentRef{ID: 12345, Name: "worker-12345"}
+	args := json.RawMessage(`{"command": "go test ./...", "timeout": 60}`)
+	b.ReportAllocs()
+	var tick uint64
+	for b.Loop() {
+		tick++
+		w.ModelTurn(tick, a, "build", 2, "running the tests", 1, "")
+		w.ToolCall(tick, a, "worker-12345-t3-c0", "shell", args, "ask", "stage", "shell defaults to ask")
+		w.ToolResult(tick+1, a, "worker-12345-t3-c0", "shell", true, "ok  \tgithub.com/x/y\t0.012s\n")
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func BenchmarkDisabledWriter(b *testing.B) {
+	var w *Writer
+	a := AgentRef{ID: 1, Name: "a"}
+	b.ReportAllocs()
+	for b.Loop() {
+		w.ToolCall(1, a, "c", "t", nil, "allow", "default", "")
+	}
+}

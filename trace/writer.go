@@ -1,0 +1,327 @@
+package trace
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/rs/zerolog"
+)
+
+// Format and Version identify the trace format in every header; Version changes
+// whenever the meaning or order of fields changes, so old golden traces are rejected
+// instead of misread.
+const (
+	Format  = "warren-trace"
+	Version = 1
+)
+
+// The header's clock values: which of the host's two clocks produced the run.
+const (
+	// ClockVirtual is deterministic virtual time, the default for scenarios.
+	ClockVirtual = "virtual"
+	// ClockWall is live wall-clock time; such traces are records, not golden files.
+	ClockWall = "wall"
+)
+
+// MaxContentBytes is the longest tool_result content written in full; longer content
+// is truncated so one chatty tool cannot bloat a trace of a million agents.
+const MaxContentBytes = 2048
+
+// Event kinds, the "kind" field of each event line.
+const (
+	KindSpawn      = "spawn"
+	KindStageEnter = "stage_enter"
+	KindModelTurn  = "model_turn"
+	KindToolCall   = "tool_call"
+	KindToolResult = "tool_result"
+	KindTransition = "transition"
+	KindTerminal   = "terminal"
+	KindReap       = "reap"
+)
+
+// Errors reported by the writer, testable with errors.Is.
+var (
+	// ErrBadHeader means a header is invalid (written or read).
+	ErrBadHeader = errors.New("invalid trace header")
+	// ErrClosed is returned by Flush and Close after Close.
+	ErrClosed = errors.New("trace writer closed")
+	// ErrSuppressed means zerolog's global level is Disabled, so events were dropped.
+	ErrSuppressed = errors.New("trace events suppressed: zerolog global level is Disabled")
+)
+
+// Header is the first line of a trace: what was run, so a trace is never compared with
+// the trace of a different scenario without saying so. Format and Version are the
+// package constants.
+type Header struct {
+	// Scenario is the scenario's name.
+	Scenario string
+	// ScenarioHash identifies the exact scenario source, as "sha256:<hex>" (see
+	// HashScenario).
+	ScenarioHash string
+	// Clock is ClockVirtual or ClockWall.
+	Clock string
+	// Seed is the run's seed.
+	Seed uint64
+}
+
+// HashScenario returns the header's ScenarioHash for a scenario's source bytes.
+func HashScenario(src []byte) string {
+	sum := sha256.Sum256(src)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// AgentRef identifies the agent an event is about: the id for joins, the name for
+// people reading the trace.
+type AgentRef struct {
+	// ID is the host-assigned agent id (the event's "agent" field).
+	ID uint64
+	// Name is the agent's name (the event's "name" field).
+	Name string
+}
+
+// Writer appends events to a trace. It buffers output; call Close (or Flush) when the
+// run ends. A Writer is owned by the goroutine running the world's systems and is not
+// safe for concurrent use (it takes no lock). A nil *Writer is a valid, disabled trace:
+// every method is a cheap no-op, so the host can call it unconditionally.
+//
+// A write error of the underlying writer is sticky: later events are dropped and Flush
+// and Close report the first error.
+type Writer struct {
+	out    *bufio.Writer
+	sink   errorSink
+	log    zerolog.Logger
+	seq    uint64
+	closed bool
+	// scratch holds compacted args and truncated content between encode calls.
+	scratch bytes.Buffer
+}
+
+// errorSink sits between zerolog and the buffer: it remembers the first failure and
+// never returns one, so zerolog has nothing to print to stderr.
+type errorSink struct {
+	out *bufio.Writer
+	err error
+}
+
+func (s *errorSink) Write(p []byte) (int, error) {
+	if s.err == nil {
+		_, s.err = s.out.Write(p)
+	}
+	return len(p), nil
+}
+
+// NewWriter writes the header for h to w and returns a Writer for the events. The
+// Writer never closes w: whoever opened it closes it after Close.
+func NewWriter(w io.Writer, h Header) (*Writer, error) {
+	if w == nil {
+		return nil, fmt.Errorf("%w: nil io.Writer", ErrBadHeader)
+	}
+	if h.Clock != ClockVirtual && h.Clock != ClockWall {
+		return nil, fmt.Errorf("%w: clock %q (valid: %q, %q)", ErrBadHeader, h.Clock, ClockVirtual, ClockWall)
+	}
+	tw := &Writer{out: bufio.NewWriterSize(w, 64<<10)}
+	tw.sink.out = tw.out
+	tw.log = zerolog.New(&tw.sink)
+	e := tw.log.Log()
+	if e == nil {
+		return nil, ErrSuppressed
+	}
+	e.Str("format", Format).
+		Int("version", Version).
+		Str("scenario", h.Scenario).
+		Str("scenario_hash", h.ScenarioHash).
+		Uint64("seed", h.Seed).
+		Str("clock", h.Clock).
+		Msg("")
+	return tw, nil
+}
+
+// Enabled reports whether events are recorded, so callers can skip building costly
+// event arguments for a disabled trace.
+func (w *Writer) Enabled() bool {
+	return w != nil && !w.closed
+}
+
+// Events returns the number of events written so far (the header excluded); it is
+// also the seq of the last event.
+func (w *Writer) Events() uint64 {
+	if w == nil {
+		return 0
+	}
+	return w.seq
+}
+
+// begin starts an event with the common fields; nil means the event must be skipped.
+func (w *Writer) begin(tick uint64, a AgentRef, kind string) *zerolog.Event {
+	if w == nil || w.closed || w.sink.err != nil {
+		return nil
+	}
+	e := w.log.Log()
+	if e == nil {
+		w.sink.err = ErrSuppressed
+		return nil
+	}
+	w.seq++
+	return e.Uint64("tick", tick).
+		Uint64("seq", w.seq).
+		Uint64("agent", a.ID).
+		Str("name", a.Name).
+		Str("kind", kind)
+}
+
+// Spawn records an agent's creation from a blueprint, with the model back end that
+// drives it.
+func (w *Writer) Spawn(tick uint64, a AgentRef, group string, index int, blueprint, model string) {
+	e := w.begin(tick, a, KindSpawn)
+	if e == nil {
+		return
+	}
+	e.Str("group", group).Int("index", index).Str("blueprint", blueprint).Str("model", model).Msg("")
+}
+
+// StageEnter records an agent entering a stage; visit counts visits from 1.
+func (w *Writer) StageEnter(tick uint64, a AgentRef, stage string, visit int) {
+	e := w.begin(tick, a, KindStageEnter)
+	if e == nil {
+		return
+	}
+	e.Str("stage", stage).Int("visit", visit).Msg("")
+}
+
+// ModelTurn records one model decision: its text and how many tool calls it made. err
+// is the model's failure message, written only when non-empty.
+func (w *Writer) ModelTurn(tick uint64, a AgentRef, stage string, iteration int, text string, calls int, err string) {
+	e := w.begin(tick, a, KindModelTurn)
+	if e == nil {
+		return
+	}
+	e.Str("stage", stage).Int("iteration", iteration).Str("text", text).Int("calls", calls)
+	if err != "" {
+		e.Str("error", err)
+	}
+	e.Msg("")
+}
+
+// ToolCall records a requested tool call and the permission gate's decision: the
+// verdict, the layer that decided it, and why.
+func (w *Writer) ToolCall(tick uint64, a AgentRef, callID, tool string, args json.RawMessage, verdict, layer, reason string) {
+	e := w.begin(tick, a, KindToolCall)
+	if e == nil {
+		return
+	}
+	e.Str("call_id", callID).Str("tool", tool)
+	w.appendArgs(e, args)
+	e.Str("verdict", verdict).Str("layer", layer).Str("reason", reason).Msg("")
+}
+
+var nullJSON = []byte("null")
+
+// appendArgs writes args compacted onto one line, or as a string when it is not valid
+// UTF-8 JSON, so every line stays valid JSON whatever a model sent.
+func (w *Writer) appendArgs(e *zerolog.Event, args json.RawMessage) {
+	if len(args) == 0 {
+		e.RawJSON("args", nullJSON)
+		return
+	}
+	w.scratch.Reset()
+	if !utf8.Valid(args) || json.Compact(&w.scratch, args) != nil {
+		e.Bytes("args", args)
+		return
+	}
+	e.RawJSON("args", w.scratch.Bytes())
+}
+
+// ToolResult records a tool call's outcome; content over MaxContentBytes is truncated.
+func (w *Writer) ToolResult(tick uint64, a AgentRef, callID, tool string, ok bool, content string) {
+	e := w.begin(tick, a, KindToolResult)
+	if e == nil {
+		return
+	}
+	e.Str("call_id", callID).Str("tool", tool).Bool("ok", ok)
+	if len(content) <= MaxContentBytes {
+		e.Str("content", content)
+	} else {
+		e.Bytes("content", w.truncate(content))
+	}
+	e.Msg("")
+}
+
+// truncate builds the truncated form of content in the scratch buffer.
+func (w *Writer) truncate(content string) []byte {
+	cut := MaxContentBytes
+	for cut > 0 && !utf8.RuneStart(content[cut]) {
+		cut--
+	}
+	w.scratch.Reset()
+	w.scratch.WriteString(content[:cut])
+	w.scratch.WriteString(" …[truncated ")
+	w.scratch.Write(strconv.AppendInt(w.scratch.AvailableBuffer(), int64(len(content)-cut), 10))
+	w.scratch.WriteString(" bytes]")
+	return w.scratch.Bytes()
+}
+
+// Transition records an agent moving between stages because of outcome on.
+func (w *Writer) Transition(tick uint64, a AgentRef, from, to, on string) {
+	e := w.begin(tick, a, KindTransition)
+	if e == nil {
+		return
+	}
+	e.Str("from", from).Str("to", to).Str("on", on).Msg("")
+}
+
+// Terminal records an agent reaching a final status, why, and in which stage.
+func (w *Writer) Terminal(tick uint64, a AgentRef, status, reason, stage string) {
+	e := w.begin(tick, a, KindTerminal)
+	if e == nil {
+		return
+	}
+	e.Str("status", status).Str("reason", reason).Str("stage", stage).Msg("")
+}
+
+// Reap records an agent's removal with its lifetime counters.
+func (w *Writer) Reap(tick uint64, a AgentRef, status string, modelTurns, toolCalls, toolErrors int) {
+	e := w.begin(tick, a, KindReap)
+	if e == nil {
+		return
+	}
+	e.Str("status", status).Int("model_turns", modelTurns).Int("tool_calls", toolCalls).Int("tool_errors", toolErrors).Msg("")
+}
+
+// Flush writes buffered events to the underlying writer and returns the first error
+// met so far (a write error, or ErrSuppressed).
+func (w *Writer) Flush() error {
+	if w == nil {
+		return nil
+	}
+	if w.closed {
+		return ErrClosed
+	}
+	if w.sink.err != nil {
+		return w.sink.err
+	}
+	if err := w.out.Flush(); err != nil {
+		w.sink.err = err
+		return err
+	}
+	return nil
+}
+
+// Close flushes and stops the Writer; later events are dropped and a second Close
+// returns ErrClosed. It does not close the io.Writer given to NewWriter: the caller
+// opened it and closes it.
+func (w *Writer) Close() error {
+	if w == nil {
+		return nil
+	}
+	err := w.Flush()
+	w.closed = true
+	return err
+}

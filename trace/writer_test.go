@@ -1,0 +1,262 @@
+package trace
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/rs/zerolog"
+)
+
+var testHeader = Header{Scenario: "smoke", ScenarioHash: "sha256:abc", Clock: ClockVirtual, Seed: 42}
+
+// writeSample writes one event of every kind.
+func writeSample(t testing.TB, w *Writer) {
+	t.Helper()
+	a := AgentRef{ID: 1, Name: "worker-0"}
+	w.Spawn(0, a, "workers", 0, "coder", "scripted:worker")
+	w.StageEnter(0, a, "plan", 1)
+	w.ModelTurn(1, a, "plan", 0, "reading", 1, "")
+	w.ToolCall(1, a, "worker-0-t0-c0", "read_file", json.RawMessage(`{"path": "a.txt"}`), "allow", "default", "read-only tool")
+	w.ToolResult(2, a, "worker-0-t0-c0", "read_file", true, "hello\n")
+	w.ModelTurn(3, a, "plan", 1, "", 0, "rate limited")
+	w.Transition(3, a, "plan", "review", "error")
+	w.Terminal(4, a, "failed", "model error", "review")
+	w.Reap(5, a, "failed", 2, 1, 0)
+}
+
+func TestWriterGolden(t *testing.T) {
+	var out bytes.Buffer
+	w, err := NewWriter(&out, testHeader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeSample(t, w)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Join([]string{
+		`{"format":"warren-trace","version":1,"scenario":"smoke","scenario_hash":"sha256:abc","seed":42,"clock":"virtual"}`,
+		`{"tick":0,"seq":1,"agent":1,"name":"worker-0","kind":"spawn","group":"workers","index":0,"blueprint":"coder","model":"scripted:worker"}`,
+		`{"tick":0,"seq":2,"agent":1,"name":"worker-0","kind":"stage_enter","stage":"plan","visit":1}`,
+		`{"tick":1,"seq":3,"agent":1,"name":"worker-0","kind":"model_turn","stage":"plan","iteration":0,"text":"reading","calls":1}`,
+		`{"tick":1,"seq":4,"agent":1,"name":"worker-0","kind":"tool_call","call_id":"worker-0-t0-c0","tool":"read_file","args":{"path":"a.txt"},"verdict":"allow","layer":"default","reason":"read-only tool"}`,
+		`{"tick":2,"seq":5,"agent":1,"name":"worker-0","kind":"tool_result","call_id":"worker-0-t0-c0","tool":"read_file","ok":true,"content":"hello\n"}`,
+		`{"tick":3,"seq":6,"agent":1,"name":"worker-0","kind":"model_turn","stage":"plan","iteration":1,"text":"","calls":0,"error":"rate limited"}`,
+		`{"tick":3,"seq":7,"agent":1,"name":"worker-0","kind":"transition","from":"plan","to":"review","on":"error"}`,
+		`{"tick":4,"seq":8,"agent":1,"name":"worker-0","kind":"terminal","status":"failed","reason":"model error","stage":"review"}`,
+		`{"tick":5,"seq":9,"agent":1,"name":"worker-0","kind":"reap","status":"failed","model_turns":2,"tool_calls":1,"tool_errors":0}`,
+	}, "\n") + "\n"
+	if out.String() != want {
+		t.Errorf("trace bytes differ\n got:\n%s\nwant:\n%s", out.String(), want)
+	}
+	if w.Events() != 9 {
+		t.Errorf("Events() = %d, want 9", w.Events())
+	}
+	// The shipped golden file must stay in step with the writer.
+	report, err := Compare("testdata/sample.jsonl", writeTemp(t, out.Bytes()))
+	if err != nil || report != "" {
+		t.Errorf("testdata/sample.jsonl differs from the writer's output: %v\n%s", err, report)
+	}
+}
+
+func TestNilWriterIsANoOp(t *testing.T) {
+	var w *Writer
+	if w.Enabled() {
+		t.Error("nil writer reports Enabled")
+	}
+	writeSample(t, w) // must not panic
+	if w.Events() != 0 || w.Flush() != nil || w.Close() != nil {
+		t.Error("nil writer methods must be no-ops returning zero values")
+	}
+}
+
+func TestNewWriterRejectsBadInput(t *testing.T) {
+	tests := []struct {
+		name string
+		out  *bytes.Buffer
+		h    Header
+	}{
+		{"empty clock", &bytes.Buffer{}, Header{Scenario: "s"}},
+		{"unknown clock", &bytes.Buffer{}, Header{Scenario: "s", Clock: "sundial"}},
+		{"nil writer", nil, testHeader},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var err error
+			if tt.out == nil {
+				_, err = NewWriter(nil, tt.h)
+			} else {
+				_, err = NewWriter(tt.out, tt.h)
+			}
+			if !errors.Is(err, ErrBadHeader) {
+				t.Errorf("NewWriter error = %v, want ErrBadHeader", err)
+			}
+		})
+	}
+}
+
+func TestToolCallArgs(t *testing.T) {
+	tests := []struct {
+		name string
+		args json.RawMessage
+		want string
+	}{
+		{"compact object", json.RawMessage(`{"a":1}`), `{"a":1}`},
+		{"multi-line object is compacted", json.RawMessage("{\n  \"a\": [1, 2],\n  \"b\": \"x y\"\n}\n"), `{"a":[1,2],"b":"x y"}`},
+		{"empty", nil, `null`},
+		{"truncated JSON", json.RawMessage(`{"a":`), `"{\"a\":"`},
+		{"two values", json.RawMessage(`{} {}`), `"{} {}"`},
+		{"not JSON with a newline", json.RawMessage("rm -rf /\nnow"), `"rm -rf /\nnow"`},
+		{"invalid UTF-8", json.RawMessage("{\"a\":\"\xff\"}"), `"{\"a\":\"\ufffd\"}"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			w, _ := NewWriter(&out, testHeader)
+			w.ToolCall(1, AgentRef{ID: 1, Name: "a"}, "c", "shell", tt.args, "ask", "stage", "r")
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			line := lastLine(t, out.Bytes())
+			var ev struct{ Args json.RawMessage }
+			if err := json.Unmarshal(line, &ev); err != nil {
+				t.Fatalf("line is not valid JSON: %v\n%s", err, line)
+			}
+			if string(ev.Args) != tt.want {
+				t.Errorf("args = %s, want %s", ev.Args, tt.want)
+			}
+		})
+	}
+}
+
+func TestToolResultTruncation(t *testing.T) {
+	tests := []struct {
+		name        string
+		content     string
+		wantContent string
+	}{
+		{"at the limit", strings.Repeat("a", MaxContentBytes), strings.Repeat("a", MaxContentBytes)},
+		{"one over", strings.Repeat("a", MaxContentBytes+1), strings.Repeat("a", MaxContentBytes) + " …[truncated 1 bytes]"},
+		{"far over", strings.Repeat("b", 10000), strings.Repeat("b", MaxContentBytes) + " …[truncated 7952 bytes]"},
+		{
+			// "é" is two bytes; the cut must not split it.
+			"multi-byte rune across the limit",
+			strings.Repeat("a", MaxContentBytes-1) + "é" + "zz",
+			strings.Repeat("a", MaxContentBytes-1) + " …[truncated 4 bytes]",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			w, _ := NewWriter(&out, testHeader)
+			w.ToolResult(1, AgentRef{ID: 1, Name: "a"}, "c", "shell", false, tt.content)
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			var ev struct {
+				Content string
+				OK      *bool
+			}
+			line := lastLine(t, out.Bytes())
+			if err := json.Unmarshal(line, &ev); err != nil {
+				t.Fatal(err)
+			}
+			if ev.Content != tt.wantContent {
+				t.Errorf("content = %q…, want %q… (len %d, want %d)", head(ev.Content), head(tt.wantContent), len(ev.Content), len(tt.wantContent))
+			}
+			if !utf8.ValidString(ev.Content) || ev.OK == nil || *ev.OK {
+				t.Errorf("content valid UTF-8 = %v, ok = %v", utf8.ValidString(ev.Content), ev.OK)
+			}
+		})
+	}
+}
+
+func head(s string) string { return s[max(len(s)-40, 0):] }
+
+func TestWriterAfterClose(t *testing.T) {
+	var out bytes.Buffer
+	w, _ := NewWriter(&out, testHeader)
+	w.StageEnter(0, AgentRef{ID: 1, Name: "a"}, "s", 1)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	size := out.Len()
+	w.StageEnter(1, AgentRef{ID: 1, Name: "a"}, "s", 2)
+	if w.Enabled() || out.Len() != size || w.Events() != 1 {
+		t.Errorf("event written after Close (enabled %v, events %d)", w.Enabled(), w.Events())
+	}
+	if err := w.Close(); !errors.Is(err, ErrClosed) {
+		t.Errorf("second Close = %v, want ErrClosed", err)
+	}
+	if err := w.Flush(); !errors.Is(err, ErrClosed) {
+		t.Errorf("Flush after Close = %v, want ErrClosed", err)
+	}
+}
+
+// failingWriter fails every write, like a full disk.
+type failingWriter struct{ calls int }
+
+var errDiskFull = errors.New("disk full")
+
+func (f *failingWriter) Write([]byte) (int, error) { f.calls++; return 0, errDiskFull }
+
+func TestWriterReportsWriteErrors(t *testing.T) {
+	fw := &failingWriter{}
+	w, err := NewWriter(fw, testHeader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); !errors.Is(err, errDiskFull) {
+		t.Fatalf("Flush = %v, want the write error", err)
+	}
+	w.StageEnter(0, AgentRef{ID: 1, Name: "a"}, "s", 1)
+	if err := w.Close(); !errors.Is(err, errDiskFull) {
+		t.Errorf("Close = %v, want the sticky write error", err)
+	}
+	if fw.calls != 1 {
+		t.Errorf("underlying writer called %d times after failing, want 1", fw.calls)
+	}
+}
+
+func TestWriterReportsSuppressedEvents(t *testing.T) {
+	var out bytes.Buffer
+	w, err := NewWriter(&out, testHeader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := zerolog.GlobalLevel()
+	zerolog.SetGlobalLevel(zerolog.Disabled)
+	w.StageEnter(0, AgentRef{ID: 1, Name: "a"}, "s", 1)
+	_, newErr := NewWriter(&bytes.Buffer{}, testHeader)
+	zerolog.SetGlobalLevel(old)
+	if !errors.Is(newErr, ErrSuppressed) {
+		t.Errorf("NewWriter while disabled = %v, want ErrSuppressed", newErr)
+	}
+	if err := w.Close(); !errors.Is(err, ErrSuppressed) {
+		t.Errorf("Close = %v, want ErrSuppressed", err)
+	}
+	if w.Events() != 0 {
+		t.Errorf("Events() = %d, want 0 (nothing was written)", w.Events())
+	}
+}
+
+func TestHashScenario(t *testing.T) {
+	got := HashScenario([]byte("abc"))
+	want := "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+	if got != want {
+		t.Errorf("HashScenario = %s, want %s", got, want)
+	}
+}
+
+func lastLine(t *testing.T, b []byte) []byte {
+	t.Helper()
+	lines := bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n"))
+	if len(lines) < 2 {
+		t.Fatalf("trace has no event line:\n%s", b)
+	}
+	return lines[len(lines)-1]
+}
