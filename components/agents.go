@@ -17,6 +17,8 @@ type AgentData struct {
 	ByTool ToolCounts
 	// Model is the agent's own state in its model back end.
 	Model models.State
+	// Workdir is the agent's absolute workdir, worked out from its profile on first use.
+	Workdir string
 	// Work holds the tool calls of the current turn.
 	Work ToolWork
 }

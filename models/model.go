@@ -121,7 +121,10 @@ type Reply struct {
 	// Text is the model's prose for this turn (may be empty).
 	Text string
 	// Calls is the tools the model wants run. Empty means the stage's work is done,
-	// and the host resolves the stage with outcome "done".
+	// and the host resolves the stage with outcome "done". The slice belongs to the host
+	// once Turn returns (it fills missing ids in place and keeps it in the conversation), so a
+	// back end returns a fresh slice each turn; the Args inside may be shared and are never
+	// modified.
 	Calls []ToolCall
 }
 

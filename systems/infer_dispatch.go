@@ -80,13 +80,10 @@ func (a *turnApplier) apply(tick uint64, e ecs.Entity, id *components.Identity, 
 		d.Reason = "model error: " + out.err.Error()
 		return toResolve
 	}
-	calls := out.reply.Calls
-	if len(calls) > 0 {
-		calls = slices.Clone(calls)
-		for i := range calls {
-			if calls[i].ID == "" {
-				calls[i].ID = callID(d.Name, turn, i)
-			}
+	calls := out.reply.Calls // the host's once Turn returns (see models.Reply)
+	for i := range calls {
+		if calls[i].ID == "" {
+			calls[i].ID = callID(d.Name, turn, i)
 		}
 	}
 	d.Conversation.Append(models.Message{Role: models.RoleAssistant, Content: out.reply.Text, Calls: calls})

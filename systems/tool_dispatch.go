@@ -26,8 +26,9 @@ const (
 // An agent whose calls all finished inline moves straight back to ReadyToInfer.
 type ToolDispatch struct {
 	toolTurn
-	view  *ecs.View2[components.Identity, components.Cursor]
-	await *mover
+	view    *ecs.View2[components.Identity, components.Cursor]
+	await   *mover
+	scratch tools.ExecContext
 }
 
 var _ ecs.System = (*ToolDispatch)(nil)
@@ -91,21 +92,41 @@ func (s *ToolDispatch) dispatch(tick uint64, e ecs.Entity, id *components.Identi
 		work.Results[i] = components.ToolResult{Content: refusal(call.Name, dec), IsError: true}
 		return
 	}
-	ec := tools.NewExecContext(s.host.Context, call.ID, uint64(cur.Turn), tools.AgentRef{ID: id.ID, Name: d.Name}, p.Workdir(d.Name, int(id.Index)))
-	ec.ModelID = p.ModelID
-	ec.MessageIndex = msgIndex
-	ec.Tasks = s.host.Tasks
-	ec.Config = s.host.Settings
+	if d.Workdir == "" {
+		d.Workdir = p.Workdir(d.Name, int(id.Index))
+	}
 	if h.Inline() {
-		work.Results[i] = runTool(h, ec, call.Args)
+		// Inline tools finish before this call returns and never keep their context, so one
+		// scratch context serves them all.
+		s.fillContext(&s.scratch, id, d, p, cur, call.ID, msgIndex)
+		work.Results[i] = runTool(h, &s.scratch, call.Args)
+		s.scratch = tools.ExecContext{}
 		return
 	}
+	ec := &tools.ExecContext{}
+	s.fillContext(ec, id, d, p, cur, call.ID, msgIndex)
 	work.Outstanding++
 	args := call.Args
 	s.host.ToolLane.Submit(tick, ecs.Job{
 		Agent: id.ID, Entity: e, Index: i, Latency: s.host.Latency.ForTool(call.Name),
 		Run: func() any { return runTool(h, ec, args) },
 	})
+}
+
+// fillContext sets up the ExecContext of one call.
+func (s *ToolDispatch) fillContext(ec *tools.ExecContext, id *components.Identity, d *components.AgentData, p *components.Profile, cur *components.Cursor, callID string, msgIndex int) {
+	*ec = tools.ExecContext{
+		Ctx:            s.host.Context,
+		CallID:         callID,
+		TurnID:         uint64(cur.Turn),
+		Agent:          tools.AgentRef{ID: id.ID, Name: d.Name},
+		Workdir:        d.Workdir,
+		Config:         s.host.Settings,
+		ModelID:        p.ModelID,
+		MessageIndex:   msgIndex,
+		ContextPercent: -1,
+		Tasks:          s.host.Tasks,
+	}
 }
 
 // check applies visibility, schema and the gate, in that order, and says which layer decided.
@@ -147,7 +168,7 @@ func runTool(h *tools.Handle, ec *tools.ExecContext, args json.RawMessage) (res 
 			res = components.ToolResult{Content: "tool panicked", IsError: true, Panic: fmt.Sprint(r)}
 		}
 	}()
-	out, err := h.Tool().Execute(ec, args)
+	out, err := h.Run(ec, args)
 	if err != nil {
 		return components.ToolResult{Content: err.Error(), IsError: true}
 	}

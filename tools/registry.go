@@ -38,7 +38,17 @@ type Handle struct {
 	spec   Spec
 	schema *jsonschema.Schema
 	inline bool
+
+	// passed memoizes argument documents known to validate. Validation is a pure function of
+	// the schema and the bytes, and agents spawned from one script send the same arguments
+	// again and again, so a hit skips decoding and validation entirely. Bounded: once full, new
+	// documents are validated every time.
+	mu     sync.Mutex
+	passed map[string]struct{}
 }
+
+// maxPassedMemo bounds the validation memo of one tool.
+const maxPassedMemo = 4096
 
 // NewHandle checks a tool's spec and compiles its parameters schema. Registries call it on
 // Register; it is exported so a caller can compile a tool ahead of time (for example before taking
@@ -117,6 +127,28 @@ func (h *Handle) Inline() bool { return h.inline }
 // failing field by JSON pointer and saying why, in words a model can act on.
 func (h *Handle) Validate(args json.RawMessage) error {
 	args = normalizeArguments(args)
+	h.mu.Lock()
+	_, known := h.passed[string(args)]
+	h.mu.Unlock()
+	if known {
+		return nil
+	}
+	if err := h.validate(args); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	if len(h.passed) < maxPassedMemo {
+		if h.passed == nil {
+			h.passed = make(map[string]struct{})
+		}
+		h.passed[string(args)] = struct{}{}
+	}
+	h.mu.Unlock()
+	return nil
+}
+
+// validate decodes args and checks them against the schema.
+func (h *Handle) validate(args json.RawMessage) error {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
 	if err != nil {
 		return &ArgumentError{Tool: h.spec.Name, Problems: []ArgumentProblem{{Message: "not valid JSON: " + err.Error()}}}
@@ -144,6 +176,13 @@ func (h *Handle) Execute(ec *ExecContext, args json.RawMessage) (Result, error) 
 	if err := h.Validate(args); err != nil {
 		return Result{}, err
 	}
+	return h.tool.Execute(ec, normalizeArguments(args))
+}
+
+// Run executes the tool on arguments the caller has already validated with Validate (the
+// dispatch path validates before the permission gate, then runs the call later, possibly on a
+// worker lane). Like Execute, it does not recover panics.
+func (h *Handle) Run(ec *ExecContext, args json.RawMessage) (Result, error) {
 	return h.tool.Execute(ec, normalizeArguments(args))
 }
 

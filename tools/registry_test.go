@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -406,4 +407,42 @@ func TestHandleExecuteDoesNotRecoverPanics(t *testing.T) {
 	}()
 	_, _ = h.Execute(nil, nil)
 	t.Fatal("Execute returned instead of panicking")
+}
+
+func TestValidateMemoizesOnlyPassingArguments(t *testing.T) {
+	h, err := NewHandle(ReadFile{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := json.RawMessage(`{"path":"a.txt"}`)
+	bad := json.RawMessage(`{"path":7}`)
+	for range 3 {
+		if err := h.Validate(good); err != nil {
+			t.Fatalf("Validate(good) = %v", err)
+		}
+		if err := h.Validate(bad); !errors.Is(err, ErrInvalidArguments) {
+			t.Fatalf("Validate(bad) = %v, want ErrInvalidArguments every time", err)
+		}
+	}
+	if len(h.passed) != 1 {
+		t.Fatalf("memo holds %d documents, want only the passing one", len(h.passed))
+	}
+	for i := range maxPassedMemo + 10 {
+		_ = h.Validate(json.RawMessage(`{"path":"f` + strconv.Itoa(i) + `"}`))
+	}
+	if len(h.passed) != maxPassedMemo {
+		t.Fatalf("memo grew to %d, bound is %d", len(h.passed), maxPassedMemo)
+	}
+}
+
+func TestHandleRunSkipsValidation(t *testing.T) {
+	tool := newFake("strict", "ran")
+	h, err := NewHandle(tool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := h.Run(nil, nil)
+	if err != nil || res.Content != "ran" || tool.calls.Load() != 1 {
+		t.Fatalf("Run = %+v, %v (calls %d)", res, err, tool.calls.Load())
+	}
 }
