@@ -73,8 +73,8 @@ type Lane struct {
 	capacity int
 	workers  int
 
-	inflight int    // slots held: started, result not yet collected
-	waiting  []Job  // submitted beyond capacity, FIFO
+	inflight int   // slots held: started, result not yet collected
+	waiting  []Job // submitted beyond capacity, FIFO
 	work     chan *task
 	running  sync.WaitGroup
 	exited   sync.WaitGroup

@@ -28,13 +28,13 @@ type Config struct {
 // World owns the entity store and the shared resources of one simulation. It belongs to one
 // goroutine: systems run serially on it, and only lanes run work elsewhere.
 type World struct {
-	arche    arche.World
-	clock    *Clock
-	ids      IDAllocator
-	seed     uint64
-	lanes    []*Lane
-	touched  int
-	halted   bool
+	arche   arche.World
+	clock   *Clock
+	ids     IDAllocator
+	seed    uint64
+	lanes   []*Lane
+	touched int
+	halted  bool
 }
 
 // NewWorld builds an empty world from cfg.

@@ -102,12 +102,12 @@ func Load(path string, knownTools []string) (*Scenario, error) {
 }
 
 type compiler struct {
-	doc      *tomlfile.Doc
-	file     *fileScenario
-	known    []string
-	sc       *Scenario
-	errs     tomlfile.Errors
-	models   map[string]models.Model
+	doc    *tomlfile.Doc
+	file   *fileScenario
+	known  []string
+	sc     *Scenario
+	errs   tomlfile.Errors
+	models map[string]models.Model
 }
 
 func (c *compiler) errorf(path, format string, args ...any) {
