@@ -48,12 +48,15 @@ type ClockConfig struct {
 }
 
 // Clock counts ticks and tells the time. In virtual mode Now is VirtualEpoch plus
-// tick × TickLength; in wall mode it is the machine's clock. Nothing that reaches a trace may
+// tick × TickLength, and a tick is one pass of the scheduler; in wall mode Now is the machine's
+// clock and the tick is the number of whole TickLengths since the run started (several passes may
+// share a tick, and a limit in ticks is a limit in wall time). Nothing that reaches a trace may
 // read the machine's clock, so systems ask this one.
 type Clock struct {
 	mode   ClockMode
 	length time.Duration
 	tick   uint64
+	start  time.Time // wall mode: when the run started
 }
 
 // NewClock returns a clock at tick 0.
@@ -77,6 +80,16 @@ func (c *Clock) Now() time.Time {
 	}
 	return VirtualEpoch.Add(time.Duration(c.tick) * c.length)
 }
+
+// startWall marks the start of a wall-time run; ticks then count elapsed TickLengths.
+func (c *Clock) startWall() {
+	if c.start.IsZero() {
+		c.start = time.Now()
+	}
+}
+
+// wallTick is the tick the machine's clock has reached since startWall.
+func (c *Clock) wallTick() uint64 { return uint64(time.Since(c.start) / c.length) }
 
 // advance moves to tick t (never backwards).
 func (c *Clock) advance(t uint64) {

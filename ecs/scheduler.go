@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"time"
 )
 
 // System is one step of the tick pipeline. Systems run serially on the world's goroutine in the
@@ -146,12 +147,15 @@ func (s *Scheduler) nextDue() (uint64, bool) {
 // Run ticks until a fixed point, the tick limit (maxTicks > 0), a halt or cancellation. A tick
 // that changes nothing while lanes still owe work is not a fixed point: in virtual time the clock
 // jumps to the next due tick (idle ticks cost nothing and change nothing), in wall time the
-// scheduler sleeps until a lane wakes it.
+// scheduler sleeps until a lane wakes it (or a tick length passes, so the limit is still seen).
 func (s *Scheduler) Run(ctx context.Context, maxTicks uint64) (Stop, error) {
 	if err := s.Initialize(); err != nil {
 		return 0, err
 	}
 	w := s.world
+	if w.clock.mode == Wall {
+		w.clock.startWall()
+	}
 	for {
 		if ctx.Err() != nil {
 			return Cancelled, nil
@@ -167,21 +171,25 @@ func (s *Scheduler) Run(ctx context.Context, maxTicks uint64) (Stop, error) {
 		if idle && !s.pending() {
 			return FixedPoint, nil
 		}
-		if maxTicks > 0 && w.clock.tick+1 >= maxTicks {
-			return MaxTicks, nil
-		}
-		next := w.clock.tick + 1
-		if idle {
-			if w.clock.mode == Virtual {
-				if due, ok := s.nextDue(); ok && due > next {
-					next = due
-				}
-			} else if !s.readyNow() {
+		if w.clock.mode == Wall {
+			if idle && !s.readyNow() {
 				select {
 				case <-s.wake:
 				case <-ctx.Done():
 					return Cancelled, nil
+				case <-time.After(w.clock.length):
 				}
+			}
+			w.clock.advance(w.clock.wallTick())
+			if maxTicks > 0 && w.clock.tick >= maxTicks {
+				return MaxTicks, nil
+			}
+			continue
+		}
+		next := w.clock.tick + 1
+		if idle {
+			if due, ok := s.nextDue(); ok && due > next {
+				next = due
 			}
 		}
 		if maxTicks > 0 && next >= maxTicks {

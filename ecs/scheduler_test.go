@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // recorder is a system that logs its lifecycle calls into a shared journal.
@@ -138,5 +139,55 @@ func TestSchedulerInitializeError(t *testing.T) {
 	s := NewScheduler(w, &failingInit{recorder{name: "f", journal: new([]string)}})
 	if _, err := s.Run(context.Background(), 0); err == nil || !strings.Contains(err.Error(), "initialize f: no filter") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestWallClockTicksCountElapsedTime(t *testing.T) {
+	w := NewWorld(Config{Clock: ClockConfig{Mode: Wall, TickLength: 5 * time.Millisecond}})
+	passes := 0
+	busy := &recorder{name: "busy", journal: new([]string), work: func(w *World) { passes++; w.Touch(1) }}
+	s := NewScheduler(w, busy)
+	start := time.Now()
+	stop, err := s.Run(context.Background(), 4)
+	s.Finalize()
+	if err != nil || stop != MaxTicks {
+		t.Fatalf("stop=%v err=%v", stop, err)
+	}
+	if elapsed := time.Since(start); elapsed < 20*time.Millisecond {
+		t.Fatalf("a 4-tick wall limit of 5ms ticks ended after %v", elapsed)
+	}
+	if passes <= 4 {
+		t.Fatalf("only %d passes: wall ticks should not advance once per pass", passes)
+	}
+}
+
+func TestWallClockSleepsUntilALaneWakesIt(t *testing.T) {
+	w := NewWorld(Config{Clock: ClockConfig{Mode: Wall, TickLength: time.Hour}})
+	s := NewScheduler(w)
+	lane := s.AddLane(LaneConfig{Name: "tool", Capacity: 1})
+	got := 0
+	sys := &recorder{name: "collect", journal: new([]string), work: func(w *World) {
+		if got == 0 && lane.Pending() == 0 {
+			lane.Submit(w.Tick(), Job{Agent: 1, Run: func() any { time.Sleep(20 * time.Millisecond); return 7 }})
+			w.Touch(1)
+		}
+		for _, d := range lane.Collect() {
+			got = d.Value.(int)
+			w.Touch(1)
+		}
+	}}
+	s.systems = []System{sys}
+	done := make(chan struct{})
+	var stop Stop
+	var err error
+	go func() { stop, err = s.Run(context.Background(), 0); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the scheduler never woke up")
+	}
+	s.Finalize()
+	if err != nil || stop != FixedPoint || got != 7 {
+		t.Fatalf("stop=%v err=%v got=%d", stop, err, got)
 	}
 }
