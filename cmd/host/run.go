@@ -17,7 +17,7 @@ import (
 )
 
 type runCmd struct {
-	File       string  `arg:"" type:"path" help:"Scenario file (TOML)."`
+	File       string  `arg:"" help:"Scenario file (TOML)."`
 	Trace      string  `help:"Write the JSON Lines trace to this file." placeholder:"FILE"`
 	Agents     int     `help:"Rescale the groups to N agents in total (proportionally), for quick scale runs." placeholder:"N"`
 	Seed       *uint64 `help:"Override the scenario's seed." placeholder:"N"`

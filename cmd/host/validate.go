@@ -7,7 +7,7 @@ import (
 )
 
 type validateCmd struct {
-	Files []string `arg:"" type:"path" help:"Scenario files to check."`
+	Files []string `arg:"" help:"Scenario files to check."`
 }
 
 func (v *validateCmd) Run(e *env) error {
