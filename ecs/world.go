@@ -21,7 +21,9 @@ type Config struct {
 	Seed uint64
 	// Clock chooses virtual or wall time and the length of a virtual tick.
 	Clock ClockConfig
-	// InitialCapacity pre-sizes arche's entity storage (0 lets arche choose).
+	// InitialCapacity pre-sizes arche's storage (0 lets arche choose, 128). arche gives every
+	// archetype this capacity, and every phase is an archetype, so a large value costs memory
+	// in each phase: leave it 0 unless every phase will hold that many entities.
 	InitialCapacity int
 }
 

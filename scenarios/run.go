@@ -156,7 +156,7 @@ func Run(ctx context.Context, sc *Scenario, opt Options) (*Summary, error) {
 	}
 	scoped := tools.NewScoped(reg)
 
-	w := ecs.NewWorld(ecs.Config{Seed: seed, Clock: sc.Clock, InitialCapacity: min(total, 1<<20)})
+	w := ecs.NewWorld(ecs.Config{Seed: seed, Clock: sc.Clock})
 	host := &systems.Host{
 		Context: ctx,
 		Trace:   tw,
