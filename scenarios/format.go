@@ -24,8 +24,8 @@ type fileLimits struct {
 type fileClock struct {
 	Mode          string           `toml:"mode"`
 	Tick          string           `toml:"tick"`
-	ModelLatency  int64            `toml:"model_latency"`
-	ToolLatency   int64            `toml:"tool_latency"`
+	ModelLatency  *int64           `toml:"model_latency"`
+	ToolLatency   *int64           `toml:"tool_latency"`
 	ToolLatencies map[string]int64 `toml:"tool_latencies"`
 }
 

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -82,11 +83,18 @@ func Load(path string, knownTools []string) (*Scenario, error) {
 	}
 	var errs tomlfile.Errors
 	if err != nil {
-		if decodeErrs, ok := err.(tomlfile.Errors); ok {
-			errs = append(errs, decodeErrs...)
-		} else {
+		decodeErrs, ok := err.(tomlfile.Errors)
+		if !ok {
 			return nil, err
 		}
+		for _, e := range decodeErrs {
+			if !errors.Is(e, tomlfile.ErrUnknownKey) {
+				// A value of the wrong type leaves the rest half-decoded: checking it would
+				// only add false problems. Report the decode errors alone.
+				return nil, decodeErrs
+			}
+		}
+		errs = append(errs, decodeErrs...)
 	}
 	c := compiler{doc: doc, file: &f, known: knownTools, sc: &Scenario{
 		Path: path, Dir: filepath.Dir(path), Name: f.Name, Description: f.Description,
@@ -156,17 +164,17 @@ func (c *compiler) clock() {
 	}
 	lat := systems.Latency{Model: 1, Tool: 1}
 	check := func(path string, v int64) uint64 {
-		if v < 0 || v > 1_000_000 {
+		if v < 1 || v > 1_000_000 {
 			c.errorf(path, "%d: a latency is a number of ticks from 1 to 1000000", v)
 			return 1
 		}
-		return uint64(max(v, 1))
+		return uint64(v)
 	}
-	if fc.ModelLatency != 0 {
-		lat.Model = check("clock.model_latency", fc.ModelLatency)
+	if fc.ModelLatency != nil {
+		lat.Model = check("clock.model_latency", *fc.ModelLatency)
 	}
-	if fc.ToolLatency != 0 {
-		lat.Tool = check("clock.tool_latency", fc.ToolLatency)
+	if fc.ToolLatency != nil {
+		lat.Tool = check("clock.tool_latency", *fc.ToolLatency)
 	}
 	if len(fc.ToolLatencies) > 0 {
 		lat.PerTool = map[string]uint64{}
@@ -216,7 +224,7 @@ func (c *compiler) blueprints(hash interface{ Write([]byte) (int, error) }) {
 		}
 		bp, err := cache.Load(path)
 		if err != nil {
-			c.errs = append(c.errs, c.doc.Errorf(tomlfile.JoinKey("blueprints", key), "blueprint %q could not be loaded:\n%v", rel, err))
+			c.errs = append(c.errs, c.doc.Errorf(tomlfile.JoinKey("blueprints", key), "blueprint %q could not be loaded:\n%w", rel, err))
 			continue
 		}
 		c.sc.Blueprints[key] = bp
@@ -246,11 +254,12 @@ func (c *compiler) compileModels() {
 		if fm.WhenExhausted != "" {
 			w, err := models.ParseWhenExhausted(fm.WhenExhausted)
 			if err != nil {
-				c.errorf(tomlfile.JoinKey(path, "when_exhausted"), "%v", err)
+				c.errorf(tomlfile.JoinKey(path, "when_exhausted"), "%w", err)
 				continue
 			}
 			when = w
 		}
+		before := len(c.errs)
 		turns := make([]models.ScriptedTurn, len(fm.Turns))
 		for i, ft := range fm.Turns {
 			turnPath := tomlfile.JoinIndex(tomlfile.JoinKey(path, "turns"), i)
@@ -267,9 +276,12 @@ func (c *compiler) compileModels() {
 			}
 			turns[i] = models.ScriptedTurn{Stage: ft.Stage, Text: ft.Text, Calls: calls, Error: ft.Error}
 		}
+		if len(c.errs) > before {
+			continue // the turns' own problems are reported; the model is not built
+		}
 		m, err := models.NewScripted("scripted:"+key, turns, when)
 		if err != nil {
-			c.errorf(path, "%v", err)
+			c.errorf(path, "%w", err)
 			continue
 		}
 		c.models[key] = m
@@ -296,18 +308,18 @@ func (c *compiler) groups() {
 		seen[fg.Name] = true
 		if bp, ok := c.sc.Blueprints[fg.Blueprint]; ok {
 			g.Blueprint = bp
-		} else if _, failed := c.file.Blueprints[fg.Blueprint]; !failed {
+		} else if _, failed := c.file.Blueprints[fg.Blueprint]; !failed && len(c.file.Blueprints) > 0 {
 			c.errorf(tomlfile.JoinKey(path, "blueprint"), "unknown blueprint %q; defined in [blueprints]: %s", fg.Blueprint, strings.Join(sortedKeys(c.file.Blueprints), ", "))
 		}
 		if m, ok := c.models[fg.Model]; ok {
 			g.Model = m
-		} else if _, failed := c.file.Models[fg.Model]; !failed {
+		} else if _, failed := c.file.Models[fg.Model]; !failed && len(c.file.Models) > 0 {
 			c.errorf(tomlfile.JoinKey(path, "model"), "unknown model %q; defined in [models]: %s", fg.Model, strings.Join(sortedKeys(c.file.Models), ", "))
 		}
 		if fg.Count < 1 || fg.Count > 10_000_000 {
 			c.errorf(tomlfile.JoinKey(path, "count"), "%d: a group has 1 to 10000000 agents", fg.Count)
 		}
-		g.agentName = c.template(tomlfile.JoinKey(path, "agent_name"), fg.AgentName)
+		g.agentName = c.agentName(tomlfile.JoinKey(path, "agent_name"), fg.AgentName)
 		g.workdir = c.template(tomlfile.JoinKey(path, "workdir"), fg.Workdir)
 		g.task = c.template(tomlfile.JoinKey(path, "task"), fg.Task)
 		c.sc.Groups = append(c.sc.Groups, g)
@@ -331,6 +343,36 @@ func (c *compiler) template(path, text string) *template.Template {
 	return t
 }
 
+// agentNamePattern is what an agent name may look like: it becomes a folder name and part of
+// call ids, so no separators, no "..", nothing empty.
+var agentNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// agentName parses a group's agent_name template. It may use {{.Index}} and {{.Group}} (the name
+// does not exist yet while it is being made) and must give names of agentNamePattern.
+func (c *compiler) agentName(path, text string) *template.Template {
+	if text == "" {
+		return nil
+	}
+	if strings.Contains(text, ".Name") {
+		c.errorf(path, "an agent_name template cannot use {{.Name}} (it is the name being made); use {{.Index}} and {{.Group}}")
+		return nil
+	}
+	t := c.template(path, text)
+	if t == nil {
+		return nil
+	}
+	if sample := expand(t, templateData{Index: 0, Group: "g"}); !validAgentName(sample) {
+		c.errorf(path, "gives the agent name %q; a name is letters, digits, '.', '_' and '-', starting with a letter or digit, and never \"..\"", sample)
+		return nil
+	}
+	return t
+}
+
+// validAgentName reports whether name is usable as an agent name.
+func validAgentName(name string) bool {
+	return agentNamePattern.MatchString(name) && !strings.Contains(name, "..")
+}
+
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
@@ -345,6 +387,9 @@ func (c *compiler) expectations() {
 		line, _, _ := c.doc.Pos(path)
 		e := Expectation{Where: fmt.Sprintf("%s:%d", c.sc.Path, line), Label: path, Group: fe.Group, Agent: fe.Agent,
 			Stage: fe.Stage, Reason: fe.Reason, ModelTurns: fe.ModelTurns}
+		if fe.ModelTurns != nil && *fe.ModelTurns < 0 {
+			c.errorf(tomlfile.JoinKey(path, "model_turns"), "%d: a turn count is zero or more", *fe.ModelTurns)
+		}
 		switch {
 		case fe.Group == "" && fe.Agent == "":
 			c.errorf(path, "name the group or the agent this expectation is about (group = \"...\" or agent = \"...\")")
@@ -371,6 +416,9 @@ func (c *compiler) expectations() {
 	}
 	if fr := c.file.ExpectRun; fr != nil {
 		re := &RunExpectation{Where: c.where("expect_run"), ToolCalls: fr.ToolCalls}
+		if fr.ToolCalls != nil && *fr.ToolCalls < 0 {
+			c.errorf("expect_run.tool_calls", "%d: a call count is zero or more", *fr.ToolCalls)
+		}
 		for _, name := range sortedKeys(fr.Status) {
 			path := tomlfile.JoinKey("expect_run.status", name)
 			kind, ok := components.ParseStatus(name)

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -91,7 +92,8 @@ func (sc *Scenario) GroupCounts(agents int) []int {
 	if agents <= 0 || agents == total {
 		return counts
 	}
-	// Largest-remainder apportionment: deterministic, sums to agents (when agents >= groups).
+	// Largest-remainder apportionment, every group keeping at least one agent: deterministic,
+	// and the counts sum to agents whenever agents >= len(groups).
 	assigned := 0
 	rem := make([]int, len(counts))
 	for i, c := range counts {
@@ -115,6 +117,22 @@ func (sc *Scenario) GroupCounts(agents int) []int {
 		counts[best]++
 		rem[best] = -1
 		assigned++
+	}
+	// Raising small groups to one may overshoot: take the surplus back from the groups furthest
+	// above their exact share (count×total − original×agents is that excess, scaled by total).
+	for assigned > agents {
+		best := -1
+		excess := func(i int) int { return counts[i]*total - sc.Groups[i].Count*agents }
+		for i := range counts {
+			if counts[i] > 1 && (best < 0 || excess(i) > excess(best)) {
+				best = i
+			}
+		}
+		if best < 0 {
+			break
+		}
+		counts[best]--
+		assigned--
 	}
 	return counts
 }
@@ -181,10 +199,16 @@ func Run(ctx context.Context, sc *Scenario, opt Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	namers := make([]func(int) string, len(sc.Groups))
+	for i := range sc.Groups {
+		namers[i] = sc.Groups[i].namer(counts[i])
+	}
+	if err := checkNames(sc, counts, namers); err != nil {
+		return nil, err
+	}
 	for i := range sc.Groups {
 		g := &sc.Groups[i]
-		p := profile(g, scoped, root)
-		spawner.SpawnGroup(w, p, counts[i], g.namer(counts[i]))
+		spawner.SpawnGroup(w, profile(g, scoped, root), counts[i], namers[i])
 	}
 	opt.Log.Info().Str("scenario", sc.Name).Int("agents", total).Uint64("seed", seed).Str("workdir", root).Msg("run started")
 
@@ -284,6 +308,37 @@ func (g *Group) namer(count int) func(int) string {
 		return prefix + s
 	}
 }
+
+// checkNames makes sure every agent of the run gets a usable, unique name. Default names
+// ("<group>-<digits>") are unique by construction, so only groups with an agent_name template are
+// checked, against every name of the run.
+func checkNames(sc *Scenario, counts []int, namers []func(int) string) error {
+	custom := false
+	for i := range sc.Groups {
+		custom = custom || sc.Groups[i].agentName != nil
+	}
+	if !custom {
+		return nil
+	}
+	seen := map[string]string{}
+	for i := range sc.Groups {
+		g := &sc.Groups[i]
+		for index := range counts[i] {
+			name := namers[i](index)
+			if g.agentName != nil && !validAgentName(name) {
+				return fmt.Errorf("%w: group %q: agent_name gives %q for index %d; a name is letters, digits, '.', '_' and '-', starting with a letter or digit, and never \"..\"", ErrAgentNames, g.Name, name, index)
+			}
+			if other, dup := seen[name]; dup {
+				return fmt.Errorf("%w: %q is the name of an agent of group %q and of group %q; make agent_name give unique names (use {{.Index}})", ErrAgentNames, name, other, g.Name)
+			}
+			seen[name] = g.Name
+		}
+	}
+	return nil
+}
+
+// ErrAgentNames means the run's agent names are unusable or not unique.
+var ErrAgentNames = errors.New("bad agent names")
 
 func expand(t *template.Template, data templateData) string {
 	var b strings.Builder

@@ -1,0 +1,400 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/warrenhq/warren/trace"
+)
+
+// examples is where the shipped example scenarios are, from this package's folder.
+var examples = filepath.Join("..", "..", "scenarios", "examples")
+
+// goldenTraces is where the scenarios package keeps the examples' golden traces.
+var goldenTraces = filepath.Join("..", "..", "scenarios", "testdata", "golden")
+
+// result is what one invocation of the command did.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// host runs the command in-process with args, as main would, capturing its output.
+func host(t *testing.T, args ...string) result {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(&env{stdout: &stdout, stderr: &stderr, ctx: context.Background()}, args)
+	return result{code, stdout.String(), stderr.String()}
+}
+
+// wantCode fails the test unless r exited with code, showing the output when it did not.
+func wantCode(t *testing.T, r result, code int) {
+	t.Helper()
+	if r.code != code {
+		t.Fatalf("exit code %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, code, r.stdout, r.stderr)
+	}
+}
+
+// example returns the path of a shipped example from this package's folder; the commands report
+// scenario paths as they were typed.
+func example(name string) string { return filepath.Join(examples, name) }
+
+// throughputLine matches the one summary line that depends on wall time.
+var throughputLine = regexp.MustCompile(`(?m)^throughput   \d+ agent-steps/s over \S+\n`)
+
+func TestRunExamples(t *testing.T) {
+	tests := []struct {
+		file string
+		args []string
+		want string
+	}{
+		{"on_error.toml", nil, `scenario     on-error (seed 7, virtual clock)
+agents       5: done 4, failed 1
+ticks        8 (fixed_point)
+model turns  18
+tool calls   6 (0 errors)
+expectations all 5 held
+`},
+		{"bad_calls.toml", nil, `scenario     bad-calls (seed 11, virtual clock)
+agents       1: done 1
+ticks        5 (fixed_point)
+model turns  3
+tool calls   4 (4 errors)
+expectations all 2 held
+`},
+		{"max_iterations.toml", nil, `scenario     max-iterations (seed 3, virtual clock)
+agents       3: failed 3
+ticks        7 (fixed_point)
+model turns  12
+tool calls   12 (0 errors)
+expectations all 2 held
+`},
+		{"quickstart.toml", []string{"--agents", "50"}, `scenario     quickstart (seed 42, virtual clock)
+agents       50: done 50
+ticks        9 (fixed_point)
+model turns  250
+tool calls   250 (0 errors)
+expectations all 3 held
+`},
+		{"on_error.toml", []string{"--seed", "99"}, `scenario     on-error (seed 99, virtual clock)
+agents       5: done 4, failed 1
+ticks        8 (fixed_point)
+model turns  18
+tool calls   6 (0 errors)
+expectations all 5 held
+`},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(append([]string{tt.file}, tt.args...), " "), func(t *testing.T) {
+			r := host(t, append([]string{"run", example(tt.file)}, tt.args...)...)
+			wantCode(t, r, exitOK)
+			if !throughputLine.MatchString(r.stdout) {
+				t.Errorf("no throughput line in:\n%s", r.stdout)
+			}
+			if got := throughputLine.ReplaceAllString(r.stdout, ""); got != tt.want {
+				t.Errorf("summary:\n%s\nwant:\n%s", got, tt.want)
+			}
+			if r.stderr != "" {
+				t.Errorf("stderr at the default log level: %q", r.stderr)
+			}
+		})
+	}
+}
+
+func TestRunFailingExpectations(t *testing.T) {
+	r := host(t, "run", example("expect_fail.toml"))
+	wantCode(t, r, exitExpect)
+	file := example("expect_fail.toml")
+	want := `expectations 3 failed:
+  ` + file + `:20: expect[0] (group quick): 2 of 2 agents differ
+    quick-0: status is done, want failed; final stage is "poll", want "summarise"
+    quick-1: status is done, want failed; final stage is "poll", want "summarise"
+  ` + file + `:25: expect[1] (agent quick-1): 1 of 1 agents differ
+    quick-1: todo_list called 0 times, want 2
+  ` + file + `:29: expect_run.status.done: 2 agents done, want 0
+`
+	if !strings.HasSuffix(r.stdout, want) {
+		t.Errorf("stdout:\n%s\nwant it to end with:\n%s", r.stdout, want)
+	}
+	if !strings.HasPrefix(r.stdout, "scenario     expect-fail (seed 5, virtual clock)\nagents       2: done 2\n") {
+		t.Errorf("the summary does not come first:\n%s", r.stdout)
+	}
+}
+
+// writeFile writes content to name under dir and returns its path.
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// invalidScenario has two problems, on lines 1 and 3.
+const invalidScenario = `name = "Not Valid"
+
+seed = -1
+`
+
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	invalid := writeFile(t, dir, "invalid.toml", invalidScenario)
+	missing := filepath.Join(dir, "missing.toml")
+	tests := []struct {
+		name string
+		args []string
+		// stderr must contain each of these.
+		stderr []string
+	}{
+		{"missing file", []string{"run", missing}, []string{"host: " + missing + " is not a valid scenario:", missing + ": file does not exist"}},
+		{"invalid scenario", []string{"run", invalid}, []string{
+			"host: " + invalid + " is not a valid scenario:",
+			invalid + `:1:1: name: "Not Valid": use lower-case letters`,
+			invalid + ":3:1: seed: -1: the seed must be zero or positive",
+		}},
+		{"unknown flag", []string{"run", "--frobnicate", example("on_error.toml")}, []string{"host: unknown flag --frobnicate", "Run 'host --help' for usage."}},
+		{"negative agents", []string{"run", "--agents=-1", example("on_error.toml")}, []string{"host: --agents -1: give a positive number of agents"}},
+		{"negative agents as a separate argument", []string{"run", "--agents", "-1", example("on_error.toml")}, []string{"host: --agents:"}},
+		{"bad log level", []string{"run", "--log-level", "loud", example("on_error.toml")}, []string{"--log-level", "loud"}},
+		{"seed not a number", []string{"run", "--seed", "seven", example("on_error.toml")}, []string{"--seed"}},
+		{"no command", nil, []string{"expected one of"}},
+		{"unknown command", []string{"launch"}, []string{"launch"}},
+		{"run without a file", []string{"run"}, []string{"<file>"}},
+		{"trace file in a missing folder", []string{"run", "--trace", filepath.Join(dir, "no", "such", "t.jsonl"), example("on_error.toml")}, []string{"host: --trace:"}},
+		{"trace diff of a missing file", []string{"trace", "diff", missing, missing}, []string{"missing.toml"}},
+		{"trace diff of a file that is not a trace", []string{"trace", "diff", invalid, invalid}, []string{"host: ", "invalid.toml"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := host(t, tt.args...)
+			wantCode(t, r, exitBadInput)
+			for _, want := range tt.stderr {
+				if !strings.Contains(r.stderr, want) {
+					t.Errorf("stderr does not contain %q:\n%s", want, r.stderr)
+				}
+			}
+			if strings.Contains(r.stdout, "scenario     ") {
+				t.Errorf("a summary was printed for bad input:\n%s", r.stdout)
+			}
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"run", "--help"}, {"trace", "diff", "--help"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			r := host(t, args...)
+			wantCode(t, r, exitOK)
+			if !strings.Contains(r.stdout, "Usage: host") {
+				t.Errorf("no usage on stdout:\n%s", r.stdout)
+			}
+		})
+	}
+	r := host(t, "run", "--help")
+	for _, flag := range []string{"--trace", "--agents", "--seed", "--workdir", "--log-level", "--no-progress"} {
+		if !strings.Contains(r.stdout, flag) {
+			t.Errorf("run --help does not document %s:\n%s", flag, r.stdout)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	dir := t.TempDir()
+	invalid := writeFile(t, dir, "invalid.toml", invalidScenario)
+	onError, maxIter := example("on_error.toml"), example("max_iterations.toml")
+
+	t.Run("good files", func(t *testing.T) {
+		r := host(t, "validate", onError, maxIter)
+		wantCode(t, r, exitOK)
+		want := onError + ": ok (scenario on-error, 3 groups, 5 agents, 1 blueprints)\n" +
+			maxIter + ": ok (scenario max-iterations, 1 groups, 3 agents, 1 blueprints)\n"
+		if r.stdout != want || r.stderr != "" {
+			t.Errorf("stdout:\n%s\nstderr:\n%s\nwant stdout:\n%s", r.stdout, r.stderr, want)
+		}
+	})
+	t.Run("every example", func(t *testing.T) {
+		files, err := filepath.Glob(filepath.Join(examples, "*.toml"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("no examples: %v", err)
+		}
+		r := host(t, append([]string{"validate"}, files...)...)
+		wantCode(t, r, exitOK)
+		if n := strings.Count(r.stdout, ": ok (scenario "); n != len(files) {
+			t.Errorf("%d ok lines for %d files:\n%s", n, len(files), r.stdout)
+		}
+	})
+	t.Run("a bad file among good ones", func(t *testing.T) {
+		r := host(t, "validate", onError, invalid, maxIter)
+		wantCode(t, r, exitBadInput)
+		if strings.Count(r.stdout, ": ok (") != 2 {
+			t.Errorf("the good files were not all checked:\n%s", r.stdout)
+		}
+		for _, want := range []string{invalid + ": invalid:\n", invalid + ":1:1: name:", invalid + ":3:1: seed:"} {
+			if !strings.Contains(r.stderr, want) {
+				t.Errorf("stderr does not contain %q:\n%s", want, r.stderr)
+			}
+		}
+	})
+	t.Run("no files", func(t *testing.T) {
+		wantCode(t, host(t, "validate"), exitBadInput)
+	})
+}
+
+func TestRunWritesTrace(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.jsonl")
+	r := host(t, "run", example("on_error.toml"), "--trace", out)
+	wantCode(t, r, exitOK)
+	if !strings.Contains(r.stdout, "trace        "+out+" (64 events)\n") {
+		t.Errorf("the summary does not name the trace and its events:\n%s", r.stdout)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	header, events, err := trace.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if header.Scenario != "on-error" || header.Seed != 7 || header.Clock != trace.ClockVirtual || !strings.HasPrefix(header.ScenarioHash, "sha256:") {
+		t.Errorf("header %+v, want scenario on-error, seed 7, virtual clock, a sha256 hash", header)
+	}
+	if len(events) != 64 {
+		t.Errorf("%d events, want 64", len(events))
+	}
+
+	t.Run("diff with the golden trace", func(t *testing.T) {
+		r := host(t, "trace", "diff", filepath.Join(goldenTraces, "on_error.jsonl"), out)
+		wantCode(t, r, exitOK)
+		if r.stdout != "traces are identical\n" {
+			t.Errorf("stdout %q, want \"traces are identical\"", r.stdout)
+		}
+	})
+}
+
+func TestTraceDiff(t *testing.T) {
+	dir := t.TempDir()
+	seed7 := filepath.Join(dir, "seed7.jsonl")
+	seed8 := filepath.Join(dir, "seed8.jsonl")
+	wantCode(t, host(t, "run", example("on_error.toml"), "--trace", seed7), exitOK)
+	wantCode(t, host(t, "run", example("on_error.toml"), "--trace", seed8, "--seed", "8"), exitOK)
+
+	t.Run("identical", func(t *testing.T) {
+		r := host(t, "trace", "diff", seed7, seed7)
+		wantCode(t, r, exitOK)
+		if r.stdout != "traces are identical\n" {
+			t.Errorf("stdout %q", r.stdout)
+		}
+	})
+	t.Run("different header", func(t *testing.T) {
+		r := host(t, "trace", "diff", seed7, seed8)
+		wantCode(t, r, exitExpect)
+		want := "--- want " + seed7 + "\n+++ got  " + seed8 + "\nheader differs (line 1):\n- seed: 7\n+ seed: 8\n"
+		if r.stdout != want {
+			t.Errorf("stdout:\n%s\nwant:\n%s", r.stdout, want)
+		}
+	})
+	t.Run("different events", func(t *testing.T) {
+		r := host(t, "trace", "diff", filepath.Join(goldenTraces, "on_error.jsonl"), filepath.Join(goldenTraces, "max_iterations.jsonl"))
+		wantCode(t, r, exitExpect)
+		for _, want := range []string{
+			"first difference at line 2; want has 64 events, got has 54\n",
+			"want: seq 1, tick 0, agent stumbles-0 (id 1), kind spawn\n",
+			"got:  seq 1, tick 0, agent pollers-0 (id 1), kind spawn\n",
+			"- name: \"stumbles-0\"\n+ name: \"pollers-0\"\n",
+		} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("stdout does not contain %q:\n%s", want, r.stdout)
+			}
+		}
+	})
+	t.Run("one trace ends early", func(t *testing.T) {
+		data, err := os.ReadFile(seed7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.SplitAfter(string(data), "\n")
+		short := writeFile(t, dir, "short.jsonl", strings.Join(lines[:10], ""))
+		r := host(t, "trace", "diff", seed7, short)
+		wantCode(t, r, exitExpect)
+		if !strings.Contains(r.stdout, "got ends early after line 10: want has 64 events, got has 9\n") {
+			t.Errorf("stdout does not say where the short trace ends:\n%s", r.stdout)
+		}
+	})
+}
+
+func TestRunWorkdirAndLogs(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "work")
+	r := host(t, "run", example("on_error.toml"), "--workdir", root, "--log-level", "info")
+	wantCode(t, r, exitOK)
+	data, err := os.ReadFile(filepath.Join(root, "steady", "steady-0", "result.txt"))
+	if err != nil || string(data) != "steady-0" {
+		t.Errorf("result.txt = %q, %v; want the file the steady-0 agent wrote kept", data, err)
+	}
+	for _, want := range []string{"run started", "scenario=on-error", "run finished", "stop=fixed_point"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("info logs on stderr do not contain %q:\n%s", want, r.stderr)
+		}
+	}
+	if strings.Contains(r.stdout, "run started") {
+		t.Errorf("logs went to stdout:\n%s", r.stdout)
+	}
+}
+
+// TestBinary builds the real binary and runs it the way a user does, from the repository root.
+func TestBinary(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go tool is needed to build the binary: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "host")
+	build := exec.Command(goTool, "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	repo, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runBinary := func(args ...string) (int, string, string) {
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = repo
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var exit *exec.ExitError
+		switch {
+		case err == nil:
+			return 0, stdout.String(), stderr.String()
+		case errors.As(err, &exit):
+			return exit.ExitCode(), stdout.String(), stderr.String()
+		}
+		t.Fatalf("running %s: %v", bin, err)
+		return -1, "", ""
+	}
+
+	code, stdout, stderr := runBinary("run", "scenarios/examples/on_error.toml")
+	if code != exitOK || !strings.Contains(stdout, "expectations all 5 held") {
+		t.Errorf("host run on_error.toml: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	code, stdout, _ = runBinary("run", "scenarios/examples/expect_fail.toml")
+	if code != exitExpect || !strings.Contains(stdout, "expectations 3 failed:") {
+		t.Errorf("host run expect_fail.toml: exit %d, want %d\nstdout:\n%s", code, exitExpect, stdout)
+	}
+	code, _, stderr = runBinary("run", "scenarios/examples/absent.toml")
+	if code != exitBadInput || !strings.Contains(stderr, "does not exist") {
+		t.Errorf("host run absent.toml: exit %d, want %d\nstderr:\n%s", code, exitBadInput, stderr)
+	}
+}

@@ -1,0 +1,120 @@
+package scenarios
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/warrenhq/warren/trace"
+)
+
+// goldenAgents is the Agents option each example runs with for its golden trace and its
+// expectation check. Zero keeps the file's own counts. quickstart.toml spawns 10,000 agents,
+// whose trace would be megabytes; its golden is taken at 20 agents (the group rescaled), which
+// still exercises every stage, tool and transition of the scenario.
+var goldenAgents = map[string]int{"quickstart.toml": 20}
+
+// expectedFailures lists the examples that fail on purpose, with their exact failure lists. Every
+// other example's expectations must all hold.
+var expectedFailures = map[string][]string{
+	"expect_fail.toml": {
+		filepath.Join("examples", "expect_fail.toml") + `:20: expect[0] (group quick): 2 of 2 agents differ
+    quick-0: status is done, want failed; final stage is "poll", want "summarise"
+    quick-1: status is done, want failed; final stage is "poll", want "summarise"`,
+		filepath.Join("examples", "expect_fail.toml") + `:25: expect[1] (agent quick-1): 1 of 1 agents differ
+    quick-1: todo_list called 0 times, want 2`,
+		filepath.Join("examples", "expect_fail.toml") + `:29: expect_run.status.done: 2 agents done, want 0`,
+	},
+}
+
+// runTraced loads and runs a scenario with opt, returning its summary and the trace bytes.
+func runTraced(t testing.TB, file string, opt Options) (*Summary, []byte) {
+	t.Helper()
+	sc, err := Load(file, KnownTools())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	opt.Trace = &buf
+	sum, err := Run(context.Background(), sc, opt)
+	if err != nil {
+		t.Fatalf("Run(%s): %v", file, err)
+	}
+	return sum, buf.Bytes()
+}
+
+// TestGoldenTraces runs every shipped example and compares its trace byte for byte with
+// testdata/golden/<example>.jsonl (go test -update rewrites them; the header holds the hash of the
+// example and its blueprints, so any edit to them, even of a comment, needs -update), then checks
+// the example's
+// expectations: all hold, except in the examples that fail on purpose, whose exact failures are
+// asserted.
+func TestGoldenTraces(t *testing.T) {
+	for _, file := range exampleFiles(t) {
+		base := filepath.Base(file)
+		t.Run(strings.TrimSuffix(base, ".toml"), func(t *testing.T) {
+			sum, got := runTraced(t, file, Options{Agents: goldenAgents[base]})
+			golden := filepath.Join("testdata", "golden", strings.TrimSuffix(base, ".toml")+".jsonl")
+			if *update {
+				if err := os.WriteFile(golden, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				want, err := os.ReadFile(golden)
+				if err != nil {
+					t.Fatalf("reading golden trace (run go test -update to create it): %v", err)
+				}
+				if !bytes.Equal(got, want) {
+					report, err := trace.Diff(bytes.NewReader(want), bytes.NewReader(got))
+					if err != nil {
+						t.Fatalf("trace differs from %s and cannot be diffed: %v", golden, err)
+					}
+					t.Errorf("trace differs from %s (go test -update rewrites it):\n%s", golden, report)
+				}
+			}
+
+			header, events, err := trace.ReadAll(bytes.NewReader(got))
+			if err != nil {
+				t.Fatalf("trace does not read back: %v", err)
+			}
+			if header.Scenario != sum.Scenario || header.Seed != sum.Seed || header.Clock != trace.ClockVirtual {
+				t.Errorf("header = %+v, want scenario %q, seed %d, virtual clock", header, sum.Scenario, sum.Seed)
+			}
+			if uint64(len(events)) != sum.TraceEvents {
+				t.Errorf("trace has %d events, summary says %d", len(events), sum.TraceEvents)
+			}
+
+			if want, failing := expectedFailures[base]; failing {
+				if !slices.Equal(sum.Failures, want) {
+					t.Errorf("failures:\n%s\nwant:\n%s", strings.Join(sum.Failures, "\n"), strings.Join(want, "\n"))
+				}
+			} else if len(sum.Failures) > 0 {
+				t.Errorf("expectations failed:\n%s", strings.Join(sum.Failures, "\n"))
+			}
+		})
+	}
+}
+
+// TestGoldenCoverage keeps the golden folder in step with the examples: a golden trace without
+// its example is stale.
+func TestGoldenCoverage(t *testing.T) {
+	goldens, err := filepath.Glob(filepath.Join("testdata", "golden", "*.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range goldens {
+		example := filepath.Join("examples", strings.TrimSuffix(filepath.Base(g), ".jsonl")+".toml")
+		if _, err := os.Stat(example); err != nil {
+			t.Errorf("golden trace %s has no example %s", g, example)
+		}
+	}
+	for name := range expectedFailures {
+		if _, err := os.Stat(filepath.Join("examples", name)); err != nil {
+			t.Errorf("expectedFailures names %s, which is not an example", name)
+		}
+	}
+}
