@@ -2,6 +2,7 @@ package components
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/warrenhq/warren/models"
@@ -42,30 +43,55 @@ func TestComponentsArePointerFree(t *testing.T) {
 	}
 }
 
-func TestConversationDropsOldestKeepingTask(t *testing.T) {
-	c := Conversation{Max: 4}
-	c.Append(models.Message{Role: models.RoleUser, Content: "task"})
-	c.Append(models.Message{Role: models.RoleAssistant, Content: "a1", Calls: []models.ToolCall{{ID: "1"}}})
-	c.Append(models.Message{Role: models.RoleTool, Content: "r1", CallID: "1"})
-	c.Append(models.Message{Role: models.RoleAssistant, Content: "a2"})
-	c.Append(models.Message{Role: models.RoleAssistant, Content: "a3"})
-	var got []string
-	for _, m := range c.Messages {
-		got = append(got, m.Content)
+func TestConversationDropsWholeTurnsKeepingTask(t *testing.T) {
+	msg := func(role models.Role, content string) models.Message {
+		return models.Message{Role: role, Content: content}
 	}
-	// a1 is dropped, and its orphaned tool result r1 with it.
-	want := []string{"task", "a2", "a3"}
-	if len(got) != len(want) {
-		t.Fatalf("messages %v, want %v", got, want)
+	cases := []struct {
+		name    string
+		max     int32
+		appends []models.Message
+		want    []string
+		dropped int32
+	}{
+		{"under the bound nothing drops", 4,
+			[]models.Message{msg(models.RoleUser, "task"), msg(models.RoleAssistant, "a1")},
+			[]string{"task", "a1"}, 0},
+		{"a call and its result drop together", 4,
+			[]models.Message{msg(models.RoleUser, "task"), msg(models.RoleAssistant, "a1"), msg(models.RoleTool, "r1"),
+				msg(models.RoleAssistant, "a2"), msg(models.RoleAssistant, "a3")},
+			[]string{"task", "a2", "a3"}, 2},
+		{"without a task the first turn is not pinned", 3,
+			[]models.Message{msg(models.RoleAssistant, "a1"), msg(models.RoleTool, "r1"),
+				msg(models.RoleAssistant, "a2"), msg(models.RoleTool, "r2")},
+			[]string{"a2", "r2"}, 2},
+		{"the turn being built is never split", 3,
+			[]models.Message{msg(models.RoleUser, "task"), msg(models.RoleAssistant, "a1"),
+				msg(models.RoleTool, "r1a"), msg(models.RoleTool, "r1b"), msg(models.RoleTool, "r1c")},
+			[]string{"task", "a1", "r1a", "r1b", "r1c"}, 0},
+		{"an oversized turn is trimmed by the next append", 3,
+			[]models.Message{msg(models.RoleUser, "task"), msg(models.RoleAssistant, "a1"),
+				msg(models.RoleTool, "r1a"), msg(models.RoleTool, "r1b"), msg(models.RoleAssistant, "a2")},
+			[]string{"task", "a2"}, 3},
 	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("messages %v, want %v", got, want)
-		}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Conversation{Max: tc.max}
+			for _, m := range tc.appends {
+				c.Append(m)
+			}
+			var got []string
+			for _, m := range c.Messages {
+				got = append(got, m.Content)
+			}
+			if strings.Join(got, ",") != strings.Join(tc.want, ",") || c.Dropped != tc.dropped {
+				t.Fatalf("messages %v dropped %d, want %v dropped %d", got, c.Dropped, tc.want, tc.dropped)
+			}
+		})
 	}
-	if c.Dropped != 2 {
-		t.Errorf("dropped %d, want 2", c.Dropped)
-	}
+	c := Conversation{}
+	c.Append(msg(models.RoleAssistant, "a3"))
+	c.Append(msg(models.RoleTool, "r3"))
 	if c.LastAssistantText() != "a3" {
 		t.Errorf("last assistant text %q", c.LastAssistantText())
 	}

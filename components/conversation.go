@@ -3,31 +3,42 @@ package components
 import "github.com/warrenhq/warren/models"
 
 // Conversation is an agent's message history, bounded so that a long-running agent cannot grow
-// without limit. When full, the oldest messages after the first (the task) are dropped, and a
-// tool message left without the assistant turn that asked for it is dropped with it.
+// without limit. Messages are dropped oldest first, a whole turn at a time: an assistant message
+// goes together with the tool results that answer it, so the history never holds a call without
+// its result or a result without its call. The first message stays when it is the agent's task
+// (a user message). The turn being built is never split: while its results are still arriving
+// the history may exceed Max by that turn, and it is trimmed on the next append.
 type Conversation struct {
 	Messages []models.Message
-	// Max bounds len(Messages) (the blueprint's max_messages).
+	// Max bounds len(Messages) (the blueprint's max_messages); 0 means unbounded.
 	Max int32
 	// Dropped counts messages dropped to stay within Max.
 	Dropped int32
 }
 
-// Append adds m, dropping the oldest messages first if the conversation is full.
+// Append adds m, then drops the oldest whole turns while the conversation is over Max.
 func (c *Conversation) Append(m models.Message) {
-	if c.Max > 1 && int32(len(c.Messages)) >= c.Max {
-		drop := 1
-		for 1+drop < len(c.Messages) && c.Messages[1+drop].Role == models.RoleTool {
-			drop++
-		}
-		n := copy(c.Messages[1:], c.Messages[1+drop:])
-		for i := 1 + n; i < len(c.Messages); i++ {
-			c.Messages[i] = models.Message{}
-		}
-		c.Messages = c.Messages[:1+n]
-		c.Dropped += int32(drop)
-	}
 	c.Messages = append(c.Messages, m)
+	if c.Max <= 0 {
+		return
+	}
+	for int32(len(c.Messages)) > c.Max {
+		start := 0
+		if c.Messages[0].Role == models.RoleUser {
+			start = 1 // the task stays
+		}
+		end := start + 1
+		for end < len(c.Messages) && c.Messages[end].Role == models.RoleTool {
+			end++
+		}
+		if end >= len(c.Messages) {
+			return // the oldest droppable turn is the one being built
+		}
+		n := copy(c.Messages[start:], c.Messages[end:])
+		clear(c.Messages[start+n:])
+		c.Messages = c.Messages[:start+n]
+		c.Dropped += int32(end - start)
+	}
 }
 
 // LastAssistantText returns the text of the most recent assistant message (the agent's output).

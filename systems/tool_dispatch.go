@@ -118,7 +118,7 @@ func (s *ToolDispatch) fillContext(ec *tools.ExecContext, id *components.Identit
 	*ec = tools.ExecContext{
 		Ctx:            s.host.Context,
 		CallID:         callID,
-		TurnID:         uint64(cur.Turn),
+		TurnID:         uint64(cur.Turn - 1), // the turn that asked for the call (it has been counted)
 		Agent:          tools.AgentRef{ID: id.ID, Name: d.Name},
 		Workdir:        d.Workdir,
 		Config:         s.host.Settings,
