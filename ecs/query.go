@@ -65,6 +65,9 @@ func (v *View1[A]) Query() Query1[A] { return v.f.Query(&v.w.arche) }
 // moved. Use it when a whole phase moves on at once.
 func (v *View1[A]) SwapAll(ex *Exchange) int { return ex.ExchangeBatch(v.f.Filter(&v.w.arche)) }
 
+// Release unregisters the view's cached filter; use it for a view made for a one-off query.
+func (v *View1[A]) Release() { v.f.Unregister(&v.w.arche) }
+
 // RemoveAll removes every entity of the view in one batch operation and returns how many.
 func (v *View1[A]) RemoveAll() int {
 	return v.w.arche.Batch().RemoveEntities(v.f.Filter(&v.w.arche))

@@ -36,8 +36,10 @@ func (s *Reap) Initialize(w *ecs.World) (err error) {
 // Update implements ecs.System.
 func (s *Reap) Update(w *ecs.World) {
 	tick := w.Tick()
+	reaped := 0
 	q := s.view.Query()
 	for q.Next() {
+		reaped++
 		id := q.Get()
 		e := q.Entity()
 		d := s.host.Agents.Get(id.Slot)
@@ -49,7 +51,9 @@ func (s *Reap) Update(w *ecs.World) {
 		}
 		s.host.Agents.Free(id.Slot)
 	}
-	w.Touch(s.view.RemoveAll())
+	if reaped > 0 {
+		w.Touch(s.view.RemoveAll())
+	}
 }
 
 // Finalize implements ecs.System.
@@ -80,6 +84,7 @@ func Unfinished(w *ecs.World, reason string) []components.FinalRecord {
 	}
 	maps := newAgentMaps(w)
 	view := ecs.NewView1[components.Identity](w, nil, nil)
+	defer view.Release()
 	var out []components.FinalRecord
 	q := view.Query()
 	for q.Next() {
