@@ -353,48 +353,82 @@ func TestRunWorkdirAndLogs(t *testing.T) {
 	}
 }
 
-// TestBinary builds the real binary and runs it the way a user does, from the repository root.
-func TestBinary(t *testing.T) {
+// buildBinary builds the real host binary into a temporary folder and returns it with the
+// repository root, where a user runs it from.
+func buildBinary(t *testing.T) (bin, repo string) {
+	t.Helper()
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		t.Fatalf("the go tool is needed to build the binary: %v", err)
 	}
-	bin := filepath.Join(t.TempDir(), "host")
+	bin = filepath.Join(t.TempDir(), "host")
 	build := exec.Command(goTool, "build", "-o", bin, ".")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	repo, err := filepath.Abs(filepath.Join("..", ".."))
+	repo, err = filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
-	runBinary := func(args ...string) (int, string, string) {
-		cmd := exec.Command(bin, args...)
-		cmd.Dir = repo
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		var exit *exec.ExitError
-		switch {
-		case err == nil:
-			return 0, stdout.String(), stderr.String()
-		case errors.As(err, &exit):
-			return exit.ExitCode(), stdout.String(), stderr.String()
-		}
-		t.Fatalf("running %s: %v", bin, err)
-		return -1, "", ""
-	}
+	return bin, repo
+}
 
-	code, stdout, stderr := runBinary("run", "scenarios/examples/on_error.toml")
+// runIn runs bin in dir with extra environment, returning its exit code and output.
+func runIn(t *testing.T, bin, dir string, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, stdout.String(), stderr.String()
+	case errors.As(err, &exit):
+		return exit.ExitCode(), stdout.String(), stderr.String()
+	}
+	t.Fatalf("running %s: %v", bin, err)
+	return -1, "", ""
+}
+
+// TestBinary builds the real binary and runs it the way a user does, from the repository root:
+// exit codes, and a trace that is byte-identical whatever GOMAXPROCS the process runs with.
+func TestBinary(t *testing.T) {
+	bin, repo := buildBinary(t)
+	runBinary := func(env []string, args ...string) (int, string, string) { return runIn(t, bin, repo, env, args...) }
+
+	code, stdout, stderr := runBinary(nil, "run", "scenarios/examples/on_error.toml")
 	if code != exitOK || !strings.Contains(stdout, "expectations all 5 held") {
 		t.Errorf("host run on_error.toml: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	code, stdout, _ = runBinary("run", "scenarios/examples/expect_fail.toml")
+	code, stdout, _ = runBinary(nil, "run", "scenarios/examples/expect_fail.toml")
 	if code != exitExpect || !strings.Contains(stdout, "expectations 3 failed:") {
 		t.Errorf("host run expect_fail.toml: exit %d, want %d\nstdout:\n%s", code, exitExpect, stdout)
 	}
-	code, _, stderr = runBinary("run", "scenarios/examples/absent.toml")
+	code, _, stderr = runBinary(nil, "run", "scenarios/examples/absent.toml")
 	if code != exitBadInput || !strings.Contains(stderr, "does not exist") {
 		t.Errorf("host run absent.toml: exit %d, want %d\nstderr:\n%s", code, exitBadInput, stderr)
+	}
+
+	traces := t.TempDir()
+	for _, procs := range []string{"1", "2", "8"} {
+		out := filepath.Join(traces, "gomaxprocs-"+procs+".jsonl")
+		code, stdout, stderr := runBinary([]string{"GOMAXPROCS=" + procs},
+			"run", "scenarios/examples/quickstart.toml", "--agents", "300", "--trace", out)
+		if code != exitOK {
+			t.Fatalf("GOMAXPROCS=%s: exit %d\n%s\n%s", procs, code, stdout, stderr)
+		}
+	}
+	want, err := os.ReadFile(filepath.Join(traces, "gomaxprocs-1.jsonl"))
+	if err != nil || len(want) == 0 {
+		t.Fatalf("no trace at GOMAXPROCS=1: %v", err)
+	}
+	for _, procs := range []string{"2", "8"} {
+		got, err := os.ReadFile(filepath.Join(traces, "gomaxprocs-"+procs+".jsonl"))
+		if err != nil || !bytes.Equal(want, got) {
+			t.Errorf("the quickstart trace at GOMAXPROCS=%s differs from the one at GOMAXPROCS=1 (%v)", procs, err)
+		}
 	}
 }
