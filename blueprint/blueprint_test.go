@@ -4,8 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"flag"
 	"fmt"
+	"github.com/warrenhq/warren/internal/golden"
 	"io/fs"
 	"maps"
 	"os"
@@ -18,27 +18,8 @@ import (
 	"github.com/warrenhq/warren/policy"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files under testdata")
-
 // testTools are the tool names the tests' host knows.
 var testTools = []string{"write_file", "read_file", "shell", "edit_file", "ask_user", "spawn_agent"}
-
-func checkGolden(t *testing.T, golden, got string) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("reading golden file (run with -update to create it): %v", err)
-	}
-	if got != string(want) {
-		t.Errorf("mismatch with %s\n--- got\n%s--- want\n%s", golden, got, want)
-	}
-}
 
 func corpus(t testing.TB, dir string) []string {
 	t.Helper()
@@ -71,7 +52,7 @@ func TestBadCorpus(t *testing.T) {
 					t.Errorf("%q names file %q, want %q", e, e.File, file)
 				}
 			}
-			checkGolden(t, strings.TrimSuffix(file, ".toml")+".err", err.Error()+"\n")
+			golden.Check(t, strings.TrimSuffix(file, ".toml")+".err", err.Error()+"\n")
 		})
 	}
 }
@@ -115,7 +96,7 @@ func TestGoodCorpus(t *testing.T) {
 				t.Errorf("Path = %q, want %q", bp.Path, file)
 			}
 			checkInvariants(t, bp)
-			checkGolden(t, strings.TrimSuffix(file, ".toml")+".golden", describe(bp))
+			golden.Check(t, strings.TrimSuffix(file, ".toml")+".golden", describe(bp))
 		})
 	}
 }

@@ -85,7 +85,8 @@ func (w *World) RemoveEntity(e Entity) { w.arche.RemoveEntity(e) }
 
 // Has reports whether e carries component type A.
 func Has[A any](w *World, e Entity) bool {
-	return w.arche.Has(e, arche.ComponentID[A](&w.arche))
+	m := generic.NewMap[A](&w.arche)
+	return m.Has(e)
 }
 
 // Entities reports how many entities are alive.

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"bytes"
 	"context"
+	"github.com/warrenhq/warren/internal/golden"
 	"os"
 	"path/filepath"
 	"slices"
@@ -50,30 +51,29 @@ func runTraced(t testing.TB, file string, opt Options) (*Summary, []byte) {
 // TestGoldenTraces runs every shipped example and compares its trace byte for byte with
 // testdata/golden/<example>.jsonl (go test -update rewrites them; the header holds the hash of the
 // example and its blueprints, so any edit to them, even of a comment, needs -update), then checks
-// the example's
-// expectations: all hold, except in the examples that fail on purpose, whose exact failures are
+// the example's expectations: all hold, except in the examples that fail on purpose, whose exact failures are
 // asserted.
 func TestGoldenTraces(t *testing.T) {
 	for _, file := range exampleFiles(t) {
 		base := filepath.Base(file)
 		t.Run(strings.TrimSuffix(base, ".toml"), func(t *testing.T) {
 			sum, got := runTraced(t, file, Options{Agents: goldenAgents[base]})
-			golden := filepath.Join("testdata", "golden", strings.TrimSuffix(base, ".toml")+".jsonl")
-			if *update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
+			goldenPath := filepath.Join("testdata", "golden", strings.TrimSuffix(base, ".toml")+".jsonl")
+			if golden.Updating() {
+				if err := os.WriteFile(goldenPath, got, 0o644); err != nil {
 					t.Fatal(err)
 				}
 			} else {
-				want, err := os.ReadFile(golden)
+				want, err := os.ReadFile(goldenPath)
 				if err != nil {
 					t.Fatalf("reading golden trace (run go test -update to create it): %v", err)
 				}
 				if !bytes.Equal(got, want) {
 					report, err := trace.Diff(bytes.NewReader(want), bytes.NewReader(got))
 					if err != nil {
-						t.Fatalf("trace differs from %s and cannot be diffed: %v", golden, err)
+						t.Fatalf("trace differs from %s and cannot be diffed: %v", goldenPath, err)
 					}
-					t.Errorf("trace differs from %s (go test -update rewrites it):\n%s", golden, report)
+					t.Errorf("trace differs from %s (go test -update rewrites it):\n%s", goldenPath, report)
 				}
 			}
 

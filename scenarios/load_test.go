@@ -2,7 +2,7 @@ package scenarios
 
 import (
 	"errors"
-	"flag"
+	"github.com/warrenhq/warren/internal/golden"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -18,8 +18,6 @@ import (
 	"github.com/warrenhq/warren/systems"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata (bad/*.err, golden/*.jsonl)")
-
 // stablePaths rewrites absolute paths under the package directory (blueprints loaded through a
 // Cache are named absolutely) to paths relative to it, so golden error texts do not depend on
 // where the repository is checked out.
@@ -30,24 +28,6 @@ func stablePaths(t *testing.T, text string) string {
 		t.Fatal(err)
 	}
 	return strings.ReplaceAll(text, wd+string(filepath.Separator), "")
-}
-
-// checkGoldenText compares got with the golden file, or rewrites the file under -update.
-func checkGoldenText(t *testing.T, golden, got string) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("reading golden file (run go test -update to create it): %v", err)
-	}
-	if got != string(want) {
-		t.Errorf("error text differs from %s\n--- got\n%s--- want\n%s", golden, got, want)
-	}
 }
 
 // TestLoadBadCorpus loads every scenario under testdata/bad, each of which is wrong in a known
@@ -77,7 +57,7 @@ func TestLoadBadCorpus(t *testing.T) {
 					t.Errorf("problem %q names file %q, want %q", e.Error(), e.File, file)
 				}
 			}
-			checkGoldenText(t, strings.TrimSuffix(file, ".toml")+".err", stablePaths(t, err.Error())+"\n")
+			golden.Check(t, strings.TrimSuffix(file, ".toml")+".err", stablePaths(t, err.Error())+"\n")
 		})
 	}
 }

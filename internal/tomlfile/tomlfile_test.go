@@ -2,8 +2,8 @@ package tomlfile
 
 import (
 	"errors"
-	"flag"
 	"fmt"
+	"github.com/warrenhq/warren/internal/golden"
 	"io/fs"
 	"maps"
 	"os"
@@ -12,8 +12,6 @@ import (
 	"strings"
 	"testing"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata")
 
 // testScenario mirrors the shape of a Warren scenario file, so the corpus
 // exercises arrays of tables, maps, nested structs and sized integers.
@@ -36,24 +34,6 @@ type testGroup struct {
 
 type testLimits struct {
 	MaxAgents uint8 `toml:"max_agents"`
-}
-
-// checkGolden compares got with the golden file, or rewrites it with -update.
-func checkGolden(t *testing.T, golden, got string) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("reading golden file (run with -update to create it): %v", err)
-	}
-	if got != string(want) {
-		t.Errorf("mismatch with %s\n--- got\n%s--- want\n%s", golden, got, want)
-	}
 }
 
 func corpus(t *testing.T, dir string) []string {
@@ -85,7 +65,7 @@ func TestDecodeCorpus(t *testing.T) {
 					}
 				}
 			}
-			checkGolden(t, strings.TrimSuffix(file, ".toml")+".err", got)
+			golden.Check(t, strings.TrimSuffix(file, ".toml")+".err", got)
 		})
 	}
 }
@@ -112,7 +92,7 @@ func TestIndexCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkGolden(t, strings.TrimSuffix(file, ".toml")+".pos", dumpIndex(doc))
+			golden.Check(t, strings.TrimSuffix(file, ".toml")+".pos", dumpIndex(doc))
 		})
 	}
 }
