@@ -21,19 +21,10 @@ import (
 // testTools are the tool names the tests' host knows.
 var testTools = []string{"write_file", "read_file", "shell", "edit_file", "ask_user", "spawn_agent"}
 
-func corpus(t testing.TB, dir string) []string {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join("testdata", dir, "*.toml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no corpus under testdata/%s: %v", dir, err)
-	}
-	return files
-}
-
 // TestBadCorpus loads every blueprint under testdata/bad and compares the
 // complete error report with the paired .err golden file.
 func TestBadCorpus(t *testing.T) {
-	for _, file := range corpus(t, "bad") {
+	for _, file := range golden.Corpus(t, "bad", "*.toml") {
 		name := strings.TrimSuffix(filepath.Base(file), ".toml")
 		t.Run(name, func(t *testing.T) {
 			bp, err := Load(file, testTools)
@@ -85,7 +76,7 @@ func describePermissions(m map[string]policy.Verdict) string {
 // TestGoodCorpus loads every blueprint under testdata/good and compares the
 // compiled result with the paired .golden file.
 func TestGoodCorpus(t *testing.T) {
-	for _, file := range corpus(t, "good") {
+	for _, file := range golden.Corpus(t, "good", "*.toml") {
 		name := strings.TrimSuffix(filepath.Base(file), ".toml")
 		t.Run(name, func(t *testing.T) {
 			bp, err := Load(file, testTools)
@@ -341,7 +332,7 @@ func TestStrings(t *testing.T) {
 //	go test -run '^$' -fuzz FuzzParse -fuzztime 30s ./blueprint
 func FuzzParse(f *testing.F) {
 	for _, dir := range []string{"good", "bad"} {
-		for _, file := range corpus(f, dir) {
+		for _, file := range golden.Corpus(f, dir, "*.toml") {
 			data, err := os.ReadFile(file)
 			if err != nil {
 				f.Fatal(err)

@@ -6,6 +6,7 @@ package golden
 import (
 	"flag"
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -31,4 +32,15 @@ func Check(t testing.TB, path, got string) {
 	if got != string(want) {
 		t.Errorf("output differs from %s\n--- got\n%s--- want\n%s", path, got, want)
 	}
+}
+
+// Corpus lists the files matching pattern (such as "*.toml") under testdata/dir, failing t when
+// there are none, so a corpus that went missing cannot pass silently.
+func Corpus(t testing.TB, dir, pattern string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", dir, pattern))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no corpus under testdata/%s: %v", dir, err)
+	}
+	return files
 }

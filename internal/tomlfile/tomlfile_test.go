@@ -36,19 +36,10 @@ type testLimits struct {
 	MaxAgents uint8 `toml:"max_agents"`
 }
 
-func corpus(t *testing.T, dir string) []string {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join("testdata", dir, "*.toml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no corpus under testdata/%s: %v", dir, err)
-	}
-	return files
-}
-
 // TestDecodeCorpus decodes every file under testdata/decode into a
 // testScenario and compares the full error text with the .err golden file.
 func TestDecodeCorpus(t *testing.T) {
-	for _, file := range corpus(t, "decode") {
+	for _, file := range golden.Corpus(t, "decode", "*.toml") {
 		name := strings.TrimSuffix(filepath.Base(file), ".toml")
 		t.Run(name, func(t *testing.T) {
 			var got string
@@ -84,7 +75,7 @@ func dumpIndex(d *Doc) string {
 // untyped map, which accepts any key) and compares the path index with the
 // .pos golden file.
 func TestIndexCorpus(t *testing.T) {
-	for _, file := range corpus(t, "index") {
+	for _, file := range golden.Corpus(t, "index", "*.toml") {
 		name := strings.TrimSuffix(filepath.Base(file), ".toml")
 		t.Run(name, func(t *testing.T) {
 			var v map[string]any
