@@ -1,0 +1,60 @@
+package policy
+
+import "strings"
+
+// Keys name what a call touches, so that permissions, grants and safe commands can speak about
+// less than a whole tool. A call of any tool but shell has one key, the tool's name. A shell
+// line has one key per thing it does:
+//
+//	shell:<program>        a simple command ("shell:ls")
+//	shell:<program> <sub>  a command of a multi-command program ("shell:git push")
+//	shell:><path>          an output redirect to path ("shell:>notes.txt"; ">>" too)
+//	shell:<NAME>=          an environment assignment ("shell:LD_PRELOAD=")
+//
+// Permission entries, grants and launch flags may name a key or a tool.
+
+// ShellTool is the name of the shell tool, whose calls have shell keys.
+const ShellTool = "shell"
+
+// shellPrefix starts every shell key.
+const shellPrefix = "shell:"
+
+// ProgramKey is the key of a simple command; sub is "" unless the program is one whose first
+// argument selects a command (git, docker, ...).
+func ProgramKey(program, sub string) string {
+	if sub == "" {
+		return shellPrefix + program
+	}
+	return shellPrefix + program + " " + sub
+}
+
+// RedirectKey is the key of an output redirect to target.
+func RedirectKey(target string) string { return shellPrefix + ">" + target }
+
+// EnvKey is the key of an environment assignment to name.
+func EnvKey(name string) string { return shellPrefix + name + "=" }
+
+// IsShellKey reports whether k is a shell key (rather than a tool name).
+func IsShellKey(k string) bool { return strings.HasPrefix(k, shellPrefix) }
+
+// IsRedirectKey reports whether k is an output redirect key. A redirect writes a file: it is
+// never safe, and it makes a shell call subject to write_file's permission too.
+func IsRedirectKey(k string) bool { return strings.HasPrefix(k, shellPrefix+">") }
+
+// IsEnvKey reports whether k is an environment assignment key.
+func IsEnvKey(k string) bool {
+	return IsShellKey(k) && !IsRedirectKey(k) && strings.HasSuffix(k, "=") && !strings.Contains(k, " ")
+}
+
+// KeyProgram returns the program of a command key ("git" for "shell:git push"), or "" for a
+// redirect, an environment assignment or a key that is not a shell key.
+func KeyProgram(k string) string {
+	if !IsShellKey(k) || IsRedirectKey(k) || IsEnvKey(k) {
+		return ""
+	}
+	rest := k[len(shellPrefix):]
+	if i := strings.IndexByte(rest, ' '); i >= 0 {
+		return rest[:i]
+	}
+	return rest
+}

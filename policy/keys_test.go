@@ -1,0 +1,29 @@
+package policy
+
+import "testing"
+
+func TestKeyForms(t *testing.T) {
+	cases := []struct {
+		name, key            string
+		shell, redirect, env bool
+		program              string
+	}{
+		{"plain command", ProgramKey("ls", ""), true, false, false, "ls"},
+		{"subcommand", ProgramKey("git", "push"), true, false, false, "git"},
+		{"redirect", RedirectKey("out.txt"), true, true, false, ""},
+		{"redirect to a path with spaces", RedirectKey("my file="), true, true, false, ""},
+		{"env assignment", EnvKey("LD_PRELOAD"), true, false, true, ""},
+		{"tool name", "write_file", false, false, false, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if IsShellKey(tc.key) != tc.shell || IsRedirectKey(tc.key) != tc.redirect || IsEnvKey(tc.key) != tc.env || KeyProgram(tc.key) != tc.program {
+				t.Fatalf("%q: shell=%v redirect=%v env=%v program=%q", tc.key,
+					IsShellKey(tc.key), IsRedirectKey(tc.key), IsEnvKey(tc.key), KeyProgram(tc.key))
+			}
+		})
+	}
+	if ProgramKey("git", "push") != "shell:git push" || RedirectKey("a") != "shell:>a" || EnvKey("X") != "shell:X=" {
+		t.Fatal("key spellings changed; they are part of the config format")
+	}
+}
