@@ -124,6 +124,9 @@ type Stage struct {
 	// AvailableTools are the tools the stage advertises, sorted so that
 	// prompts built from them are stable.
 	AvailableTools []string
+	// RequiredTools are the human-in-the-loop tools the stage keeps through
+	// an unattended run (a subset of AvailableTools, sorted).
+	RequiredTools []string
 	// MaxIterations is the model turns allowed per visit of the stage.
 	MaxIterations int
 	// Transitions are tried in file order; the first match wins.
@@ -170,6 +173,10 @@ type Blueprint struct {
 	Stages []Stage
 	// ToolPermissions are the agent-level permission values (nil if none).
 	ToolPermissions map[string]policy.Verdict
+	// SafeCommands are the blueprint's additions to the safe command list,
+	// used only when the host opts in ([security]
+	// allow_blueprint_safe_commands).
+	SafeCommands []string
 	// Hash is the hex SHA-256 of the file's bytes, recorded in traces so a
 	// replay can tell that a blueprint changed.
 	Hash string

@@ -40,6 +40,12 @@ var (
 	// ErrUnknownCondition: a transition's on is not done, error,
 	// max_iterations or always.
 	ErrUnknownCondition = errors.New("unknown transition condition")
+	// ErrNotAvailable: a stage's required_tools names a tool its
+	// available_tools does not offer; a stage can only keep what it has.
+	ErrNotAvailable = errors.New("required tool not available")
+	// ErrBadKey: a permission key that names a shell key ("shell:...")
+	// but says nothing after the prefix.
+	ErrBadKey = errors.New("invalid permission key")
 )
 
 // nameRule says what a valid blueprint name is, in messages.
@@ -53,6 +59,7 @@ type fileBlueprint struct {
 	Description     string            `toml:"description"`
 	Entry           string            `toml:"entry"`
 	MaxMessages     *int              `toml:"max_messages"`
+	SafeCommands    []string          `toml:"safe_commands"`
 	ToolPermissions map[string]string `toml:"tool_permissions"`
 	Stages          []fileStage       `toml:"stages"`
 }
@@ -61,6 +68,7 @@ type fileBlueprint struct {
 type fileStage struct {
 	Name            string            `toml:"name"`
 	AvailableTools  []string          `toml:"available_tools"`
+	RequiredTools   []string          `toml:"required_tools"`
 	MaxIterations   *int              `toml:"max_iterations"`
 	ToolPermissions map[string]string `toml:"tool_permissions"`
 	Transitions     []fileTransition  `toml:"transitions"`
@@ -192,6 +200,7 @@ func (c *compiler) compile(raw *fileBlueprint) *Blueprint {
 		Description:     raw.Description,
 		MaxMessages:     DefaultMaxMessages,
 		ToolPermissions: c.permissions("tool_permissions", raw.ToolPermissions),
+		SafeCommands:    c.safeCommands(raw.SafeCommands),
 	}
 	switch {
 	case raw.Name == "" && !c.present("name"):
@@ -275,6 +284,7 @@ func (c *compiler) stage(i int, raw *fileStage, st *Stage) {
 		st.MaxIterations = *raw.MaxIterations
 	}
 	c.availableTools(path+".available_tools", raw.AvailableTools, st)
+	c.requiredTools(path+".required_tools", raw.RequiredTools, st)
 	st.ToolPermissions = c.permissions(path+".tool_permissions", raw.ToolPermissions)
 	if len(raw.Transitions) > 0 {
 		st.Transitions = make([]Transition, 0, len(raw.Transitions))
@@ -306,6 +316,38 @@ func (c *compiler) availableTools(path string, tools []string, st *Stage) {
 	slices.Sort(st.AvailableTools)
 }
 
+// requiredTools checks that every required tool is one the stage offers.
+func (c *compiler) requiredTools(path string, tools []string, st *Stage) {
+	for j, tool := range tools {
+		if !st.Advertises(tool) {
+			c.errorf(tomlfile.JoinIndex(path, j), "%w: %q is not in this stage's available_tools (%s)", ErrNotAvailable, tool, listOrNone(st.AvailableTools))
+			continue
+		}
+		if !slices.Contains(st.RequiredTools, tool) {
+			st.RequiredTools = append(st.RequiredTools, tool)
+		}
+	}
+	slices.Sort(st.RequiredTools)
+}
+
+// safeCommands keeps the blueprint's safe command entries; they only count
+// when the host opts in, and the host checks their form when it builds its
+// safe keys.
+func (c *compiler) safeCommands(entries []string) []string {
+	for i, e := range entries {
+		if strings.TrimSpace(e) == "" {
+			c.errorf(tomlfile.JoinIndex("safe_commands", i), "empty entry; a safe command is a program, optionally with its subcommand (\"git status\")")
+		}
+	}
+	return slices.Clone(entries)
+}
+
+// validKey reports whether key may carry a permission: a tool the host
+// knows, or a shell key ("shell:rm", "shell:git push", "shell:>out.txt").
+func (c *compiler) validKey(key string) bool {
+	return c.tools.has(key) || (policy.IsShellKey(key) && len(key) > len("shell:"))
+}
+
 // permissions validates a tool_permissions table; keys are checked in sorted
 // order so reports do not depend on map iteration.
 func (c *compiler) permissions(path string, raw map[string]string) map[string]policy.Verdict {
@@ -319,8 +361,12 @@ func (c *compiler) permissions(path string, raw map[string]string) map[string]po
 		if err != nil {
 			c.errorf(key, "%w", err)
 		}
-		if !c.tools.has(tool) {
-			c.errorf(key, "%w %q; valid tools: %s", ErrUnknownTool, tool, c.tools.valid)
+		if !c.validKey(tool) {
+			if policy.IsShellKey(tool) {
+				c.errorf(key, "%w %q; a shell key names a program (\"shell:rm\"), a subcommand (\"shell:git push\"), a redirect (\"shell:>out.txt\") or an assignment (\"shell:PATH=\")", ErrBadKey, tool)
+			} else {
+				c.errorf(key, "%w %q; valid tools: %s (or a shell key such as \"shell:rm\")", ErrUnknownTool, tool, c.tools.valid)
+			}
 			continue
 		}
 		if err == nil {
