@@ -54,14 +54,28 @@ func (s Stop) String() string {
 // (agent work recovers its own panics). The run stops with it instead of crashing the process.
 var ErrSystemPanic = errors.New("system panicked")
 
+// Waiter is work outside the systems that a world waits for: lanes, and anything else that
+// holds agents parked until a known tick (open prompts). The scheduler never stops at a fixed
+// point while a waiter is pending, and in virtual time jumps to the earliest due tick.
+type Waiter interface {
+	// Pending reports whether the waiter still owes the world something.
+	Pending() bool
+	// NextDue is the earliest virtual tick at which it has something to hand over.
+	NextDue() (uint64, bool)
+}
+
 // Scheduler runs an ordered list of systems over a world.
 type Scheduler struct {
 	world       *World
 	systems     []System
+	waiters     []Waiter
 	initialized bool
 	finalized   bool
 	wake        chan struct{}
 }
+
+// AddWaiter registers work the scheduler must wait for besides the lanes.
+func (s *Scheduler) AddWaiter(w Waiter) { s.waiters = append(s.waiters, w) }
 
 // NewScheduler prepares a scheduler; call Initialize before the first tick.
 func NewScheduler(w *World, systems ...System) *Scheduler {
@@ -122,10 +136,15 @@ func (s *Scheduler) update(sys System) (err error) {
 	return nil
 }
 
-// pending reports whether any lane still owes work.
+// pending reports whether any lane or waiter still owes work.
 func (s *Scheduler) pending() bool {
 	for _, l := range s.world.lanes {
 		if l.Pending() > 0 {
+			return true
+		}
+	}
+	for _, w := range s.waiters {
+		if w.Pending() {
 			return true
 		}
 	}
@@ -138,6 +157,11 @@ func (s *Scheduler) nextDue() (uint64, bool) {
 	found := false
 	for _, l := range s.world.lanes {
 		if t, ok := l.NextDue(); ok && (!found || t < best) {
+			best, found = t, true
+		}
+	}
+	for _, w := range s.waiters {
+		if t, ok := w.NextDue(); ok && (!found || t < best) {
 			best, found = t, true
 		}
 	}

@@ -191,3 +191,34 @@ func TestWallClockSleepsUntilALaneWakesIt(t *testing.T) {
 		t.Fatalf("stop=%v err=%v got=%d", stop, err, got)
 	}
 }
+
+// dueAt is a waiter that owes the world one thing at a fixed tick.
+type dueAt struct{ tick uint64 }
+
+func (d *dueAt) Pending() bool { return d.tick > 0 }
+func (d *dueAt) NextDue() (uint64, bool) {
+	return d.tick, d.tick > 0
+}
+
+func TestSchedulerWaitsForWaitersAndJumpsToTheirDueTick(t *testing.T) {
+	w := NewWorld(Config{})
+	waiter := &dueAt{tick: 40}
+	var ranAt []uint64
+	sys := &recorder{name: "hub", journal: new([]string), work: func(w *World) {
+		ranAt = append(ranAt, w.Tick())
+		if waiter.tick != 0 && w.Tick() >= waiter.tick {
+			waiter.tick = 0
+			w.Touch(1)
+		}
+	}}
+	s := NewScheduler(w, sys)
+	s.AddWaiter(waiter)
+	stop, err := s.Run(context.Background(), 0)
+	s.Finalize()
+	if err != nil || stop != FixedPoint {
+		t.Fatalf("stop=%v err=%v", stop, err)
+	}
+	if !slices.Equal(ranAt, []uint64{0, 40, 41}) {
+		t.Fatalf("ran at %v, want [0 40 41]: the waiter was not waited for, or idle ticks were not skipped", ranAt)
+	}
+}
