@@ -209,7 +209,7 @@ func TestReadAllRejectsBadTraces(t *testing.T) {
 		{"empty.jsonl", ErrBadHeader, "empty input"},
 		{"header_not_json.jsonl", ErrBadHeader, "line 1 is not JSON"},
 		{"header_wrong_format.jsonl", ErrBadHeader, `format "other-trace", want "warren-trace"`},
-		{"header_future_version.jsonl", ErrBadHeader, "version 2, this build reads version 1"},
+		{"header_future_version.jsonl", ErrBadHeader, "version 3, this build reads version 2"},
 		{"header_unknown_field.jsonl", ErrBadHeader, `unknown field "colour"`},
 		{"header_negative_seed.jsonl", ErrBadHeader, "line 1"},
 		{"event_truncated.jsonl", ErrMalformed, "line 3 is not a JSON object"},

@@ -6,7 +6,7 @@
 //
 // Line 1 is a header:
 //
-//	{"format":"warren-trace","version":1,"scenario":"<name>","scenario_hash":"sha256:<hex>","seed":<n>,"clock":"virtual"}
+//	{"format":"warren-trace","version":2,"scenario":"<name>","scenario_hash":"sha256:<hex>","seed":<n>,"clock":"virtual"}
 //
 // Every other line is one event. Each event starts with the same five fields, in this
 // order: "tick" (the scheduler tick), "seq" (1, 2, 3, ... assigned by the writer),

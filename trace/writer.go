@@ -20,7 +20,7 @@ import (
 // instead of misread.
 const (
 	Format  = "warren-trace"
-	Version = 1
+	Version = 2
 )
 
 // The header's clock values: which of the host's two clocks produced the run.
@@ -45,6 +45,8 @@ const (
 	KindTransition = "transition"
 	KindTerminal   = "terminal"
 	KindReap       = "reap"
+	KindPrompt     = "prompt"
+	KindAnswer     = "answer"
 )
 
 // Errors reported by the writer, testable with errors.Is.
@@ -210,16 +212,38 @@ func (w *Writer) ModelTurn(tick uint64, a AgentRef, stage string, iteration int,
 	e.Msg("")
 }
 
-// ToolCall records a requested tool call and the permission gate's decision: the
-// verdict, the layer that decided it, and why.
-func (w *Writer) ToolCall(tick uint64, a AgentRef, callID, tool string, args json.RawMessage, verdict, layer, reason string) {
+// ToolCall records a requested tool call and the permission gate's decision: the keys the
+// call was judged by, the verdict, the layer that decided it, and why.
+func (w *Writer) ToolCall(tick uint64, a AgentRef, callID, tool string, args json.RawMessage, keys []string, verdict, layer, reason string) {
 	e := w.begin(tick, a, KindToolCall)
 	if e == nil {
 		return
 	}
 	e.Str("call_id", callID).Str("tool", tool)
 	w.appendArgs(e, args)
-	e.Str("verdict", verdict).Str("layer", layer).Str("reason", reason).Msg("")
+	e.Strs("keys", keys).Str("verdict", verdict).Str("layer", layer).Str("reason", reason).Msg("")
+}
+
+// Prompt records a call or question put to the interaction hub: the agent waits, parked,
+// until the answer (or the timeout) arrives. kind is "approval" or "question"; for a question
+// text is what is asked.
+func (w *Writer) Prompt(tick uint64, a AgentRef, callID, tool, kind string, keys []string, text string, deadline uint64) {
+	e := w.begin(tick, a, KindPrompt)
+	if e == nil {
+		return
+	}
+	e.Str("call_id", callID).Str("tool", tool).Str("prompt", kind).Strs("keys", keys).Str("text", text).Uint64("deadline", deadline).Msg("")
+}
+
+// Answer records how a prompt was answered: the answer ("once", "stage", "run", "deny", or a
+// question's reply), who gave it ("script", "timeout", "unanswered", "unattended") and the
+// verdict that follows.
+func (w *Writer) Answer(tick uint64, a AgentRef, callID, tool, answer, by, verdict string) {
+	e := w.begin(tick, a, KindAnswer)
+	if e == nil {
+		return
+	}
+	e.Str("call_id", callID).Str("tool", tool).Str("answer", answer).Str("by", by).Str("verdict", verdict).Msg("")
 }
 
 var nullJSON = []byte("null")

@@ -20,7 +20,7 @@ func writeSample(t testing.TB, w *Writer) {
 	w.Spawn(0, a, "workers", 0, "coder", "scripted:worker")
 	w.StageEnter(0, a, "plan", 1)
 	w.ModelTurn(1, a, "plan", 0, "reading", 1, "")
-	w.ToolCall(1, a, "worker-0-t0-c0", "read_file", json.RawMessage(`{"path": "a.txt"}`), "allow", "default", "read-only tool")
+	w.ToolCall(1, a, "worker-0-t0-c0", "read_file", json.RawMessage(`{"path": "a.txt"}`), []string{"read_file"}, "allow", "default", "read-only tool")
 	w.ToolResult(2, a, "worker-0-t0-c0", "read_file", true, "hello\n")
 	w.ModelTurn(3, a, "plan", 1, "", 0, "rate limited")
 	w.Transition(3, a, "plan", "review", "error")
@@ -39,11 +39,11 @@ func TestWriterGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := strings.Join([]string{
-		`{"format":"warren-trace","version":1,"scenario":"smoke","scenario_hash":"sha256:abc","seed":42,"clock":"virtual"}`,
+		`{"format":"warren-trace","version":2,"scenario":"smoke","scenario_hash":"sha256:abc","seed":42,"clock":"virtual"}`,
 		`{"tick":0,"seq":1,"agent":1,"name":"worker-0","kind":"spawn","group":"workers","index":0,"blueprint":"coder","model":"scripted:worker"}`,
 		`{"tick":0,"seq":2,"agent":1,"name":"worker-0","kind":"stage_enter","stage":"plan","visit":1}`,
 		`{"tick":1,"seq":3,"agent":1,"name":"worker-0","kind":"model_turn","stage":"plan","iteration":0,"text":"reading","calls":1}`,
-		`{"tick":1,"seq":4,"agent":1,"name":"worker-0","kind":"tool_call","call_id":"worker-0-t0-c0","tool":"read_file","args":{"path":"a.txt"},"verdict":"allow","layer":"default","reason":"read-only tool"}`,
+		`{"tick":1,"seq":4,"agent":1,"name":"worker-0","kind":"tool_call","call_id":"worker-0-t0-c0","tool":"read_file","args":{"path":"a.txt"},"keys":["read_file"],"verdict":"allow","layer":"default","reason":"read-only tool"}`,
 		`{"tick":2,"seq":5,"agent":1,"name":"worker-0","kind":"tool_result","call_id":"worker-0-t0-c0","tool":"read_file","ok":true,"content":"hello\n"}`,
 		`{"tick":3,"seq":6,"agent":1,"name":"worker-0","kind":"model_turn","stage":"plan","iteration":1,"text":"","calls":0,"error":"rate limited"}`,
 		`{"tick":3,"seq":7,"agent":1,"name":"worker-0","kind":"transition","from":"plan","to":"review","on":"error"}`,
@@ -117,7 +117,7 @@ func TestToolCallArgs(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
 			w, _ := NewWriter(&out, testHeader)
-			w.ToolCall(1, AgentRef{ID: 1, Name: "a"}, "c", "shell", tt.args, "ask", "stage", "r")
+			w.ToolCall(1, AgentRef{ID: 1, Name: "a"}, "c", "shell", tt.args, []string{"shell"}, "ask", "stage", "r")
 			if err := w.Close(); err != nil {
 				t.Fatal(err)
 			}
@@ -259,4 +259,28 @@ func lastLine(t *testing.T, b []byte) []byte {
 		t.Fatalf("trace has no event line:\n%s", b)
 	}
 	return lines[len(lines)-1]
+}
+
+func TestPromptAndAnswerEvents(t *testing.T) {
+	var out bytes.Buffer
+	w, err := NewWriter(&out, testHeader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := AgentRef{ID: 3, Name: "writer-2"}
+	w.Prompt(2, a, "writer-2-t0-c1", "write_file", "approval", []string{"write_file"}, "", 102)
+	w.Answer(3, a, "writer-2-t0-c1", "write_file", "stage", "script", "allow")
+	w.Prompt(4, a, "writer-2-t1-c0", "ask_user_text", "question", nil, "Which color?", 104)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")[1:]
+	want := []string{
+		`{"tick":2,"seq":1,"agent":3,"name":"writer-2","kind":"prompt","call_id":"writer-2-t0-c1","tool":"write_file","prompt":"approval","keys":["write_file"],"text":"","deadline":102}`,
+		`{"tick":3,"seq":2,"agent":3,"name":"writer-2","kind":"answer","call_id":"writer-2-t0-c1","tool":"write_file","answer":"stage","by":"script","verdict":"allow"}`,
+		`{"tick":4,"seq":3,"agent":3,"name":"writer-2","kind":"prompt","call_id":"writer-2-t1-c0","tool":"ask_user_text","prompt":"question","keys":[],"text":"Which color?","deadline":104}`,
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("events\n got:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
 }
