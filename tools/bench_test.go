@@ -72,3 +72,34 @@ func BenchmarkTodoAdd(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkWriteBudgetCharge charges one shared run budget from every P, as the lane workers of
+// one agent do: the cost every write_file and edit_file call pays before touching the disk.
+func BenchmarkWriteBudgetCharge(b *testing.B) {
+	budget := NewWriteBudget(1<<20, 1<<62)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := budget.Charge(512); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkAskChoiceRoundTrip builds a choice question from its arguments and answers it: the
+// host's per-question work on the hub path.
+func BenchmarkAskChoiceRoundTrip(b *testing.B) {
+	tool := AskUserChoice{}
+	args := json.RawMessage(`{"question":"Which branch should I merge into?","choices":["main","develop","release/1.4"]}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		q, err := tool.Question(args)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := tool.Answer(q, "develop"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

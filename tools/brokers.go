@@ -53,9 +53,11 @@ type Notifier interface {
 
 // ClassifyRequest is what the auto-mode classifier judges: one tool call and the user's intent.
 type ClassifyRequest struct {
-	Agent  AgentRef
-	Tool   string
-	Args   json.RawMessage
+	Agent AgentRef
+	Tool  string
+	Args  json.RawMessage
+	// Keys are the permission keys of the call (the tool's name, or a shell line's keys), sorted.
+	Keys   []string
 	Intent string
 }
 
@@ -147,13 +149,73 @@ type ApprovalBroker interface {
 	RequestApproval(ctx context.Context, req ApprovalRequest) (ApprovalAnswer, error)
 }
 
-// Question is what an ask-the-user tool puts to a human.
+// QuestionKind says what kind of answer a Question wants, so the hub can offer the right prompt
+// (a text box, a list, yes/no) and a scripted answer can be checked against it. The zero value is
+// QuestionText, the kind that accepts any non-blank answer.
+type QuestionKind uint8
+
+const (
+	// QuestionText wants free text (ask_user_text).
+	QuestionText QuestionKind = iota
+	// QuestionChoice wants exactly one of Question.Choices (ask_user_choice).
+	QuestionChoice
+	// QuestionConfirm wants yes or no (ask_user_confirm).
+	QuestionConfirm
+)
+
+var questionKindNames = [...]string{QuestionText: "text", QuestionChoice: "choice", QuestionConfirm: "confirm"}
+
+// String returns "text", "choice" or "confirm", the spelling of the trace and of scenarios.
+func (k QuestionKind) String() string {
+	if int(k) < len(questionKindNames) {
+		return questionKindNames[k]
+	}
+	return fmt.Sprintf("QuestionKind(%d)", uint8(k))
+}
+
+// ParseQuestionKind parses "text", "choice" or "confirm"; anything else wraps ErrUnknownValue.
+func ParseQuestionKind(s string) (QuestionKind, error) {
+	for k, name := range questionKindNames {
+		if s == name {
+			return QuestionKind(k), nil
+		}
+	}
+	return QuestionText, fmt.Errorf("question kind %q: %w (want text, choice or confirm)", s, ErrUnknownValue)
+}
+
+// MarshalText implements encoding.TextMarshaler, so kinds round-trip through the trace and TOML.
+func (k QuestionKind) MarshalText() ([]byte, error) {
+	if int(k) >= len(questionKindNames) {
+		return nil, fmt.Errorf("question kind %d: %w", uint8(k), ErrUnknownValue)
+	}
+	return []byte(k.String()), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler with ParseQuestionKind's strictness.
+func (k *QuestionKind) UnmarshalText(text []byte) error {
+	parsed, err := ParseQuestionKind(string(text))
+	if err != nil {
+		return err
+	}
+	*k = parsed
+	return nil
+}
+
+// Question is what an ask-the-user tool puts to a human. An Interactive tool builds it from the
+// call's arguments (Kind, Text, Choices); whoever asks stamps Agent and CallID, which the
+// arguments cannot know.
 type Question struct {
-	Agent  AgentRef
+	// Agent is the asking agent.
+	Agent AgentRef
+	// CallID is the tool call that asks.
 	CallID string
-	Text   string
-	// Options are suggested answers, in the order the agent gave them; empty for free text.
-	Options []string
+	// Kind is the kind of answer wanted.
+	Kind QuestionKind
+	// Text is the question as the agent wrote it.
+	Text string
+	// Choices are the allowed answers of a QuestionChoice, in the order the agent gave them;
+	// nil for the other kinds.
+	Choices []string
 }
 
 // QuestionBroker is the inline question back-channel. Implemented by the interaction hub.

@@ -373,12 +373,21 @@ func (WriteFile) Execute(ec *ExecContext, args json.RawMessage) (Result, error) 
 	} else if err != nil {
 		return Result{}, fsError("write", a.Path, err)
 	}
+	// Charge before touching the disk, so a refused write leaves the file (and its missing parent
+	// directories) as they were; refund if the write then fails, so the total stays what was
+	// actually written.
+	size := int64(len(a.Content))
+	if err := ec.Writes.Charge(size); err != nil {
+		return Result{}, err
+	}
 	if dir := filepath.Dir(rel); !existed && dir != "." {
 		if err := root.MkdirAll(dir, 0o755); err != nil {
+			ec.Writes.refund(size)
 			return Result{}, fsError("create the parent directories of", a.Path, err)
 		}
 	}
 	if err := root.WriteFile(rel, []byte(a.Content), 0o644); err != nil {
+		ec.Writes.refund(size)
 		return Result{}, fsError("write", a.Path, err)
 	}
 	state := "new file"
@@ -458,7 +467,13 @@ func (EditFile) Execute(ec *ExecContext, args json.RawMessage) (Result, error) {
 			a.Path, ErrAmbiguousMatch, count)
 	}
 	updated := strings.Replace(text, a.OldString, a.NewString, count)
+	// The whole file is rewritten, so its whole new content is what the write budget is charged.
+	size := int64(len(updated))
+	if err := ec.Writes.Charge(size); err != nil {
+		return Result{}, err
+	}
 	if err := root.WriteFile(rel, []byte(updated), info.Mode().Perm()); err != nil {
+		ec.Writes.refund(size)
 		return Result{}, fsError("edit", a.Path, err)
 	}
 	noun := "occurrences"

@@ -152,7 +152,8 @@ func TestBuiltins(t *testing.T) {
 	if err := RegisterBuiltins(r); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{NameEditFile, NameListDir, NameReadFile, NameTodoAdd, NameTodoDone, NameTodoList, NameWriteFile}
+	want := []string{NameAskUserChoice, NameAskUserConfirm, NameAskUserText, NameEditFile, NameListDir, NameReadFile,
+		NameTodoAdd, NameTodoDone, NameTodoList, NameWriteFile}
 	if !slices.Equal(r.Names(), want) {
 		t.Fatalf("Names = %v, want %v", r.Names(), want)
 	}

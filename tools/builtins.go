@@ -18,13 +18,22 @@ const (
 	NameTodoAdd   = "todo_add"
 	NameTodoDone  = "todo_done"
 	NameTodoList  = "todo_list"
+
+	NameAskUserText    = "ask_user_text"
+	NameAskUserChoice  = "ask_user_choice"
+	NameAskUserConfirm = "ask_user_confirm"
 )
 
 // Builtins returns one of each built-in tool, in name order. The tools are stateless values: the
-// file tools take their workdir and the checklist tools their broker from the ExecContext, so one
-// set serves every agent of a world.
+// file tools take their workdir, the checklist tools their broker and the interaction tools their
+// question broker from the ExecContext, so one set serves every agent of a world.
 func Builtins() []Tool {
-	return []Tool{EditFile{}, ListDir{}, ReadFile{}, TodoAdd{}, TodoDone{}, TodoList{}, WriteFile{}}
+	return []Tool{
+		AskUserChoice{}, AskUserConfirm{}, AskUserText{},
+		EditFile{}, ListDir{}, ReadFile{},
+		TodoAdd{}, TodoDone{}, TodoList{},
+		WriteFile{},
+	}
 }
 
 // RegisterBuiltins registers every built-in tool in r. It fails (registering nothing further) if a

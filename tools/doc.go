@@ -1,8 +1,8 @@
 // Package tools defines what a Warren agent can call: the Tool interface, the ExecContext a call
 // runs with, the base Registry and the ScopedToolRegistry (a LIFO stack of scopes over the base,
-// higher scopes shadowing lower ones by name), the TaskBroker behind the checklist tools, and the
-// seven built-in tools. It imports no other Warren package and nothing of the ECS, so every tool
-// is testable without a world.
+// higher scopes shadowing lower ones by name), the TaskBroker behind the checklist tools, the
+// WriteBudget behind the file-writing tools, and the ten built-in tools. It imports no other
+// Warren package and nothing of the ECS, so every tool is testable without a world.
 //
 // # Calls
 //
@@ -71,4 +71,44 @@
 // Without a TaskBroker every checklist tool returns NoChecklistText (not an error). A full
 // checklist (MaxTasksPerAgent tasks) is the error `the checklist already holds 256 tasks:
 // checklist is full`.
+//
+// # Write budget
+//
+// ExecContext.Writes is the agent run's WriteBudget: a per-call and a per-run ceiling in bytes (0
+// = none) and the running total, shared by every call of the run. write_file charges
+// len(content) and edit_file the size of the whole new file, both before touching the disk, so a
+// refused write leaves the file (and any missing parent directories) as they were; a write that
+// fails after being charged is refunded, so Spent is what was actually written. Refusals wrap
+// ErrWriteBudget and read
+//
+//	write refused: N bytes exceed the per-call write budget of C bytes
+//	write refused: N bytes would exceed the per-run write budget of R bytes (L bytes left)
+//
+// A nil budget (headless) charges nothing and never refuses.
+//
+// # Interaction tools
+//
+// ask_user_text {question}, ask_user_choice {question, choices} (2-20 distinct non-blank strings,
+// in display order) and ask_user_confirm {question} ask a person. They implement Interactive: with
+// an interaction hub attached, the host parks the agent and calls Question and Answer instead of
+// Execute. Results:
+//
+//	ask_user_text:    The user answered: <answer, verbatim>
+//	ask_user_choice:  The user chose: <choice>
+//	ask_user_confirm: The user answered yes.   /   The user answered no.
+//
+// Answers: ask_user_text takes any non-blank text; ask_user_choice exactly one of the choices
+// (case-sensitive, no trimming); ask_user_confirm yes, y, true, no, n or false in any case, with
+// surrounding whitespace ignored. Anything else is an error wrapping ErrInvalidAnswer:
+// `invalid answer: the answer is blank`; `invalid answer: "x" is not one of the choices ("a",
+// "b"); the answer must match a choice exactly, case included`; `invalid answer: "x" is not yes
+// or no (accepted, in any case: yes, y, true, no, n, false)`.
+//
+// Execute is the headless path: it asks ExecContext.Questions when set (an error from it reads
+// `the question was not answered: <reason>`) and otherwise returns UnattendedAnswer:
+//
+//	No one is available to answer right now. Proceed with your best judgment and say which assumptions you made.
+//
+// A blank question (or choice) is the error `invalid arguments: question is blank` (`choice N is
+// blank`).
 package tools

@@ -83,8 +83,46 @@ func ExampleScopedToolRegistry() {
 	_, err := reg.Execute(ec, "shout", nil)
 	fmt.Println(err)
 	// Output:
-	// Ahoy, Ada! depth 1 tools 8
+	// Ahoy, Ada! depth 1 tools 11
 	// Hello, Ada! depth 0
 	// Added task 1: say hello
 	// tool not found: "shout"
+}
+
+func ExampleWriteBudget() {
+	// One budget per agent run, shared by every call through ExecContext.Writes.
+	budget := tools.NewWriteBudget(4096, 10000)
+	fmt.Println(budget.Charge(5000))
+	fmt.Println(budget.Charge(4000), budget.Charge(4000))
+	err := budget.Charge(3000)
+	fmt.Println(errors.Is(err, tools.ErrWriteBudget), err)
+	fmt.Println(budget.Spent())
+	// Output:
+	// write refused: 5000 bytes exceed the per-call write budget of 4096 bytes
+	// <nil> <nil>
+	// true write refused: 3000 bytes would exceed the per-run write budget of 10000 bytes (2000 bytes left)
+	// 8000
+}
+
+func ExampleInteractive() {
+	args := json.RawMessage(`{"question":"Which colour?","choices":["red","blue"]}`)
+	var tool tools.Tool = tools.AskUserChoice{}
+
+	// With a hub attached the host parks the agent and uses Question and Answer.
+	ask := tool.(tools.Interactive)
+	q, _ := ask.Question(args)
+	fmt.Println(q.Kind, q.Text, q.Choices)
+	_, err := ask.Answer(q, "Blue")
+	fmt.Println(errors.Is(err, tools.ErrInvalidAnswer), err)
+	res, _ := ask.Answer(q, "blue")
+	fmt.Println(res.Content)
+
+	// Headless, with no question broker, Execute gives the unattended answer.
+	res, _ = tool.Execute(nil, args)
+	fmt.Println(res.Content)
+	// Output:
+	// choice Which colour? [red blue]
+	// true invalid answer: "Blue" is not one of the choices ("red", "blue"); the answer must match a choice exactly, case included
+	// The user chose: blue
+	// No one is available to answer right now. Proceed with your best judgment and say which assumptions you made.
 }

@@ -92,6 +92,12 @@ type ExecContext struct {
 	// Questions is the inline question back-channel for the ask-the-user tools. nil is headless:
 	// those tools proceed with best judgment instead of blocking.
 	Questions QuestionBroker
+	// Writes is the write budget of the agent run this call belongs to: the write ceilings in
+	// effect and what the run has spent of them. write_file and edit_file charge it before they
+	// write. It is shared (a pointer) rather than copied because the running total has to survive
+	// across every batch the run makes: a per-run budget that reset per batch would bound nothing.
+	// nil is headless: no budget configured, nothing is charged and no write is refused.
+	Writes *WriteBudget
 	// Tasks is the checklist broker, the single writer of all checklist state. Present on every
 	// live path; nil only in bare contexts, where the checklist tools return a graceful no-op
 	// result.

@@ -39,7 +39,7 @@ func TestNewExecContextSetsSentinels(t *testing.T) {
 		t.Fatalf("fields not set: %+v", ec)
 	}
 	if ec.SafetyMode != SafetyDefault || ec.InPlanMode() || ec.Tasks != nil || ec.Approvals != nil ||
-		ec.Questions != nil || ec.Classifier != nil || ec.Notify != nil || ec.Progress != nil {
+		ec.Questions != nil || ec.Classifier != nil || ec.Notify != nil || ec.Progress != nil || ec.Writes != nil {
 		t.Fatal("optional fields are not in their headless state")
 	}
 }

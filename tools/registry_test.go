@@ -241,7 +241,7 @@ func TestValidateEmptyArgumentsMeanEmptyObject(t *testing.T) {
 
 // TestInvalidArgumentCorpus feeds every file under testdata/invalid_arguments/<tool>/ to that
 // tool through a Handle: each must be refused with ErrInvalidArguments before the tool touches
-// the workdir or the checklist.
+// the workdir or the checklist, or asks a question.
 func TestInvalidArgumentCorpus(t *testing.T) {
 	byName := map[string]Tool{}
 	for _, tool := range Builtins() {
@@ -268,6 +268,8 @@ func TestInvalidArgumentCorpus(t *testing.T) {
 				}
 				ec, workdir := newWorkdirEC(t)
 				ec.Tasks = NewTaskBroker()
+				questions := &scriptedQuestions{answer: "yes"}
+				ec.Questions = questions
 				_, err = run(t, tool, ec, string(args))
 				wantError(t, err, ErrInvalidArguments, fmt.Sprintf("invalid arguments for tool %q", dir.Name()))
 				if _, statErr := os.Stat(workdir); !os.IsNotExist(statErr) {
@@ -275,6 +277,9 @@ func TestInvalidArgumentCorpus(t *testing.T) {
 				}
 				if ec.Tasks.Agents() != 0 {
 					t.Fatal("the tool ran (it touched the checklist) despite invalid arguments")
+				}
+				if len(questions.asked) != 0 {
+					t.Fatal("the tool ran (it asked a question) despite invalid arguments")
 				}
 			})
 		}

@@ -66,6 +66,24 @@ type Inline interface {
 	Inline() bool
 }
 
+// Interactive is implemented by tools that ask a person. The host does not call Execute on the
+// dispatch path when a hub is attached: it builds the Question, parks the agent until an answer
+// (or a timeout, or the unattended answer) arrives, and turns the answer into the result. Parking
+// the agent instead of a lane worker is what lets a world of waiting agents cost no threads.
+// Execute remains the headless path (no hub): it asks ExecContext.Questions when set and otherwise
+// returns UnattendedAnswer.
+type Interactive interface {
+	Tool
+	// Question builds the question from the call's arguments, which a Handle has validated;
+	// Agent and CallID are left for the asker to stamp. Arguments that are unusable anyway (a
+	// blank question, repeated choices) are an error wrapping ErrInvalidArguments.
+	Question(args json.RawMessage) (Question, error)
+	// Answer checks a person's answer to q and formats the result the agent reads (see the package
+	// documentation). An answer the question does not accept is an error wrapping
+	// ErrInvalidAnswer, so the hub can ask again instead of handing the agent garbage.
+	Answer(q Question, answer string) (Result, error)
+}
+
 // Sentinel errors callers test with errors.Is. Every error this package returns that falls in one
 // of these classes wraps the matching sentinel.
 var (
@@ -97,6 +115,9 @@ var (
 	ErrNoMatch = errors.New("old_string not found")
 	// ErrAmbiguousMatch: edit_file's old_string occurs more than once and replace_all is unset.
 	ErrAmbiguousMatch = errors.New("old_string is not unique")
+	// ErrInvalidAnswer: a person's answer does not fit the question (a blank text answer, a choice
+	// that is not one of the choices, a confirmation that is not yes or no).
+	ErrInvalidAnswer = errors.New("invalid answer")
 	// ErrUnknownValue: an enum spelling (safety mode, plan level, approval answer) is not one of
 	// the valid ones.
 	ErrUnknownValue = errors.New("unknown value")
