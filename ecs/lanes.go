@@ -2,7 +2,6 @@ package ecs
 
 import (
 	"cmp"
-	"container/heap"
 	"fmt"
 	"runtime"
 	"slices"
@@ -80,8 +79,8 @@ type Lane struct {
 	exited   sync.WaitGroup
 	wake     chan struct{}
 	closed   bool
-	due      map[uint64][]*task // virtual: finished tasks by due tick
-	dueTicks tickHeap
+	due      DueQueue[*task] // virtual: finished tasks until their due tick
+	dueBuf   []*task
 	ready    []Done // handed over by Advance, taken by Collect
 
 	mu       sync.Mutex
@@ -104,7 +103,6 @@ func NewLane(cfg LaneConfig, mode ClockMode, wake chan struct{}) *Lane {
 		workers:  cfg.Workers,
 		work:     make(chan *task, min(cfg.Capacity, 1<<16)),
 		wake:     wake,
-		due:      map[uint64][]*task{},
 	}
 	l.exited.Add(cfg.Workers)
 	for range cfg.Workers {
@@ -177,10 +175,7 @@ func (l *Lane) Barrier() {
 	l.finished = nil
 	l.mu.Unlock()
 	for _, t := range fin {
-		if _, ok := l.due[t.ready]; !ok {
-			heap.Push(&l.dueTicks, t.ready)
-		}
-		l.due[t.ready] = append(l.due[t.ready], t)
+		l.due.Push(t.ready, t)
 	}
 }
 
@@ -197,13 +192,11 @@ func (l *Lane) Advance(now uint64) {
 		}
 	} else {
 		first := len(l.ready)
-		for l.dueTicks.Len() > 0 && l.dueTicks[0] <= now {
-			tick := heap.Pop(&l.dueTicks).(uint64)
-			for _, t := range l.due[tick] {
-				l.handOver(t, now)
-			}
-			delete(l.due, tick)
+		l.dueBuf = l.due.PopDue(now, l.dueBuf[:0])
+		for _, t := range l.dueBuf {
+			l.handOver(t, now)
 		}
+		clear(l.dueBuf)
 		slices.SortFunc(l.ready[first:], func(a, b Done) int {
 			if c := cmp.Compare(a.Agent, b.Agent); c != 0 {
 				return c
@@ -240,12 +233,7 @@ func (l *Lane) Collect() []Done {
 func (l *Lane) Pending() int { return l.inflight + len(l.waiting) + len(l.ready) }
 
 // NextDue returns the earliest virtual tick at which a result becomes available.
-func (l *Lane) NextDue() (uint64, bool) {
-	if l.dueTicks.Len() == 0 {
-		return 0, false
-	}
-	return l.dueTicks[0], true
-}
+func (l *Lane) NextDue() (uint64, bool) { return l.due.Next() }
 
 // Close stops the workers after the jobs already started finish. Jobs still waiting for a slot
 // are dropped.
@@ -257,18 +245,4 @@ func (l *Lane) Close() {
 	l.waiting = nil
 	close(l.work)
 	l.exited.Wait()
-}
-
-// tickHeap is a min-heap of due ticks.
-type tickHeap []uint64
-
-func (h tickHeap) Len() int           { return len(h) }
-func (h tickHeap) Less(i, j int) bool { return h[i] < h[j] }
-func (h tickHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *tickHeap) Push(x any)        { *h = append(*h, x.(uint64)) }
-func (h *tickHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
 }

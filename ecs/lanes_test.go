@@ -148,3 +148,30 @@ func TestWallLaneWakesAndHandsOverOnArrival(t *testing.T) {
 		t.Fatalf("got %+v", got)
 	}
 }
+
+func TestDueQueuePopsInTickThenPushOrder(t *testing.T) {
+	var q DueQueue[string]
+	q.Push(5, "e1")
+	q.Push(2, "b1")
+	q.Push(5, "e2")
+	q.Push(3, "c1")
+	if next, ok := q.Next(); !ok || next != 2 || q.Len() != 4 {
+		t.Fatalf("next %d %v len %d", next, ok, q.Len())
+	}
+	if got := q.PopDue(1, nil); len(got) != 0 {
+		t.Fatalf("popped %v before anything was due", got)
+	}
+	got := q.PopDue(5, nil)
+	want := []string{"b1", "c1", "e1", "e2"}
+	if len(got) != len(want) {
+		t.Fatalf("popped %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("popped %v, want %v", got, want)
+		}
+	}
+	if _, ok := q.Next(); ok || q.Len() != 0 {
+		t.Fatal("queue not empty after popping everything")
+	}
+}

@@ -1,0 +1,61 @@
+package ecs
+
+import "container/heap"
+
+// DueQueue holds items until the tick they are due. Lanes keep finished jobs in one until their
+// virtual completion tick; the interaction hub keeps open prompts in one until their answer or
+// deadline. Popping costs O(due items), never O(items held), so thousands of parked items cost
+// nothing per tick. Items due at the same tick come out in the order they were pushed.
+type DueQueue[T any] struct {
+	buckets map[uint64][]T
+	ticks   tickHeap
+	n       int
+}
+
+// Push holds item until tick.
+func (q *DueQueue[T]) Push(tick uint64, item T) {
+	if q.buckets == nil {
+		q.buckets = map[uint64][]T{}
+	}
+	if _, ok := q.buckets[tick]; !ok {
+		heap.Push(&q.ticks, tick)
+	}
+	q.buckets[tick] = append(q.buckets[tick], item)
+	q.n++
+}
+
+// PopDue appends to out every item due at or before now, earliest tick first, and returns it.
+func (q *DueQueue[T]) PopDue(now uint64, out []T) []T {
+	for q.ticks.Len() > 0 && q.ticks[0] <= now {
+		tick := heap.Pop(&q.ticks).(uint64)
+		out = append(out, q.buckets[tick]...)
+		q.n -= len(q.buckets[tick])
+		delete(q.buckets, tick)
+	}
+	return out
+}
+
+// Next returns the earliest tick at which an item is due.
+func (q *DueQueue[T]) Next() (uint64, bool) {
+	if q.ticks.Len() == 0 {
+		return 0, false
+	}
+	return q.ticks[0], true
+}
+
+// Len reports how many items are held.
+func (q *DueQueue[T]) Len() int { return q.n }
+
+// tickHeap is a min-heap of due ticks.
+type tickHeap []uint64
+
+func (h tickHeap) Len() int           { return len(h) }
+func (h tickHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h tickHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *tickHeap) Push(x any)        { *h = append(*h, x.(uint64)) }
+func (h *tickHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
