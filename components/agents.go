@@ -21,6 +21,8 @@ type AgentData struct {
 	Workdir string
 	// Work holds the tool calls of the current turn.
 	Work ToolWork
+	// Tools is the agent's own tool state: synced stage, grants, write budget, prompts.
+	Tools AgentToolState
 }
 
 // ToolResult is one finished call of the current turn.
@@ -33,16 +35,21 @@ type ToolResult struct {
 
 // ToolWork holds the tool calls of the agent's current turn and their results as they arrive.
 type ToolWork struct {
-	Calls       []models.ToolCall
-	Results     []ToolResult
+	Calls   []models.ToolCall
+	Results []ToolResult
+	// Keys holds each call's permission keys, as the gate judged them.
+	Keys [][]string
+	// Outstanding counts calls not finished yet: on the tool lane, or waiting on a prompt.
 	Outstanding int32
 }
 
 // Reset clears the turn's calls and results, keeping the results array for reuse.
 func (w *ToolWork) Reset() {
 	clear(w.Results)
+	clear(w.Keys)
 	w.Calls = nil
 	w.Results = w.Results[:0]
+	w.Keys = w.Keys[:0]
 	w.Outstanding = 0
 }
 

@@ -27,6 +27,21 @@ type Profile struct {
 	Task func(name string, index int) string
 	// Workdir gives an agent's absolute workdir from its name and index.
 	Workdir func(name string, index int) string
+	// Policy is the group's shared tool policy (permission layers, safe keys, modes).
+	Policy *ToolPolicy
+	// StageRegistries holds, per stage index, the registry calls in that stage resolve through:
+	// the group's base tools with the stage's own tool scope pushed on top. sync_stage points
+	// an agent at its stage's registry.
+	StageRegistries []*tools.ScopedToolRegistry
+}
+
+// Registry is the registry calls in stage resolve through: the stage's own registry when the
+// profile has one, else the group's.
+func (p *Profile) Registry(stage int32) *tools.ScopedToolRegistry {
+	if int(stage) < len(p.StageRegistries) && p.StageRegistries[stage] != nil {
+		return p.StageRegistries[stage]
+	}
+	return p.Tools
 }
 
 // Profiles is the world's table of profiles; an agent refers to its profile by index.

@@ -68,14 +68,10 @@ type Waiter interface {
 type Scheduler struct {
 	world       *World
 	systems     []System
-	waiters     []Waiter
 	initialized bool
 	finalized   bool
 	wake        chan struct{}
 }
-
-// AddWaiter registers work the scheduler must wait for besides the lanes.
-func (s *Scheduler) AddWaiter(w Waiter) { s.waiters = append(s.waiters, w) }
 
 // NewScheduler prepares a scheduler; call Initialize before the first tick.
 func NewScheduler(w *World, systems ...System) *Scheduler {
@@ -143,7 +139,7 @@ func (s *Scheduler) pending() bool {
 			return true
 		}
 	}
-	for _, w := range s.waiters {
+	for _, w := range s.world.waiters {
 		if w.Pending() {
 			return true
 		}
@@ -160,7 +156,7 @@ func (s *Scheduler) nextDue() (uint64, bool) {
 			best, found = t, true
 		}
 	}
-	for _, w := range s.waiters {
+	for _, w := range s.world.waiters {
 		if t, ok := w.NextDue(); ok && (!found || t < best) {
 			best, found = t, true
 		}

@@ -212,7 +212,7 @@ func TestSchedulerWaitsForWaitersAndJumpsToTheirDueTick(t *testing.T) {
 		}
 	}}
 	s := NewScheduler(w, sys)
-	s.AddWaiter(waiter)
+	w.AddWaiter(waiter)
 	stop, err := s.Run(context.Background(), 0)
 	s.Finalize()
 	if err != nil || stop != FixedPoint {

@@ -35,6 +35,7 @@ type World struct {
 	ids     IDAllocator
 	seed    uint64
 	lanes   []*Lane
+	waiters []Waiter
 	touched int
 	halted  bool
 }
@@ -69,6 +70,10 @@ func (w *World) Touch(n int) { w.touched += n }
 // Halt asks the scheduler to stop after the current tick (for example when a scenario's stop
 // condition is met).
 func (w *World) Halt() { w.halted = true }
+
+// AddWaiter registers work the scheduler must wait for besides the lanes (for example the
+// interaction hub's open prompts). The system that consumes it registers it in Initialize.
+func (w *World) AddWaiter(x Waiter) { w.waiters = append(w.waiters, x) }
 
 // Lanes returns the world's lanes in creation order.
 func (w *World) Lanes() []*Lane { return w.lanes }

@@ -4,9 +4,10 @@
 // the call is allowed, must be asked about, or is denied.
 //
 // The package is deliberately free of arche and of any world state, so every
-// rule can be tested as a plain function. For now it holds only [Verdict], the
-// value every layer speaks in; the resolver itself arrives with the tool-gate
-// work.
+// rule can be tested as a plain function: [Resolver] applies the layers and
+// launch overrides, [Resolver.Cover] turns asks into allows with safe keys and
+// [Grants], [ShellKeys] turns a command line into the keys every layer speaks
+// about, and [Resolver.Explain] shows each layer's contribution.
 package policy
 
 import (

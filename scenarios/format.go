@@ -1,5 +1,7 @@
 package scenarios
 
+import "github.com/warrenhq/warren/hostconfig"
+
 // The TOML shape of a scenario file. These types mirror the file one to one; Load validates them
 // and compiles them into a Scenario. docs/scenarios.md documents every key.
 
@@ -15,6 +17,40 @@ type fileScenario struct {
 	Groups      []fileGroup          `toml:"groups"`
 	Expect      []fileExpect         `toml:"expect"`
 	ExpectRun   *fileExpectRun       `toml:"expect_run"`
+	// Host embeds a host config (the permission ceiling and security switches).
+	Host *hostconfig.File `toml:"host"`
+	// Launch holds the launch overrides a run of this scenario starts with.
+	Launch fileLaunch `toml:"launch"`
+	// Interactions script the answers to prompts and questions.
+	Interactions []fileInteraction `toml:"interactions"`
+	// Classifier scripts the auto-mode classifier.
+	Classifier []fileClassifierRule `toml:"classifier"`
+}
+
+type fileLaunch struct {
+	Yolo       bool     `toml:"yolo"`
+	Allow      []string `toml:"allow"`
+	Ask        []string `toml:"ask"`
+	Deny       []string `toml:"deny"`
+	Unattended bool     `toml:"unattended"`
+}
+
+type fileInteraction struct {
+	Agent   string `toml:"agent"`
+	Tool    string `toml:"tool"`
+	Key     string `toml:"key"`
+	Approve string `toml:"approve"`
+	Reply   string `toml:"reply"`
+	Delay   *int64 `toml:"delay"`
+	Times   int64  `toml:"times"`
+}
+
+type fileClassifierRule struct {
+	Agent    string `toml:"agent"`
+	Tool     string `toml:"tool"`
+	Key      string `toml:"key"`
+	Decision string `toml:"decision"`
+	Reason   string `toml:"reason"`
 }
 
 type fileLimits struct {
@@ -61,6 +97,10 @@ type fileGroup struct {
 	AgentName string `toml:"agent_name"`
 	Workdir   string `toml:"workdir"`
 	Task      string `toml:"task"`
+	// SafetyMode is default, read-only or auto; PlanFile, when set, puts the group in plan
+	// mode: read-only except that one file.
+	SafetyMode string `toml:"safety_mode"`
+	PlanFile   string `toml:"plan_file"`
 }
 
 type fileExpect struct {

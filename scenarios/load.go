@@ -15,9 +15,12 @@ import (
 	"github.com/warrenhq/warren/blueprint"
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/internal/tomlfile"
 	"github.com/warrenhq/warren/models"
+	"github.com/warrenhq/warren/policy"
 	"github.com/warrenhq/warren/systems"
+	"github.com/warrenhq/warren/tools"
 )
 
 // Scenario is a loaded, validated and compiled scenario file: blueprints loaded (each once),
@@ -37,6 +40,15 @@ type Scenario struct {
 	Groups     []Group
 	Expect     []Expectation
 	ExpectRun  *RunExpectation
+	// Host is the scenario's host config ([host]), or the defaults; `host run --config`
+	// replaces it.
+	Host *hostconfig.Config
+	// Launch holds the [launch] overrides; `host run` flags add to them.
+	Launch     policy.Launch
+	Unattended bool
+	// Interactions answer prompts; Classifier rules are the scripted auto-mode classifier.
+	Interactions []Interaction
+	Classifier   []ClassifierRule
 	// Hash identifies the scenario's content: the scenario file and every blueprint it uses.
 	Hash string
 }
@@ -54,9 +66,12 @@ type Group struct {
 	ModelKey     string
 	Model        models.Model
 	Count        int
-	agentName    *template.Template
-	workdir      *template.Template
-	task         *template.Template
+	// SafetyMode and PlanFile put the group in read-only, plan or auto mode.
+	SafetyMode tools.SafetyMode
+	PlanFile   string
+	agentName  *template.Template
+	workdir    *template.Template
+	task       *template.Template
 }
 
 // templateData is what group templates (agent_name, workdir, task) may use.
@@ -145,6 +160,9 @@ func (c *compiler) compile(data []byte) {
 	c.compileModels()
 	c.groups()
 	c.expectations()
+	c.host()
+	c.launch()
+	c.compileInteractions()
 	c.sc.Hash = "sha256:" + hex.EncodeToString(hash.Sum(nil))
 }
 
@@ -320,6 +338,19 @@ func (c *compiler) groups() {
 			c.errorf(tomlfile.JoinKey(path, "count"), "%d: a group has 1 to 10000000 agents", fg.Count)
 		}
 		g.agentName = c.agentName(tomlfile.JoinKey(path, "agent_name"), fg.AgentName)
+		if fg.SafetyMode != "" {
+			mode, err := tools.ParseSafetyMode(fg.SafetyMode)
+			if err != nil {
+				c.errorf(tomlfile.JoinKey(path, "safety_mode"), "%q: valid modes: default, read-only, auto", fg.SafetyMode)
+			}
+			g.SafetyMode = mode
+		}
+		if fg.PlanFile != "" {
+			if !filepath.IsLocal(fg.PlanFile) {
+				c.errorf(tomlfile.JoinKey(path, "plan_file"), "%q: the plan file is a path inside the agent's workdir", fg.PlanFile)
+			}
+			g.PlanFile = filepath.Clean(fg.PlanFile)
+		}
 		g.workdir = c.template(tomlfile.JoinKey(path, "workdir"), fg.Workdir)
 		g.task = c.template(tomlfile.JoinKey(path, "task"), fg.Task)
 		c.sc.Groups = append(c.sc.Groups, g)
@@ -444,6 +475,28 @@ func (c *compiler) expectations() {
 			re.Status = append(re.Status, want)
 		}
 		c.sc.ExpectRun = re
+	}
+}
+
+// host compiles the [host] table, or takes the defaults.
+func (c *compiler) host() {
+	if c.file.Host == nil {
+		c.sc.Host = hostconfig.Default()
+		return
+	}
+	cfg, errs := hostconfig.Compile(c.doc, "host", c.file.Host, c.known)
+	c.errs = append(c.errs, errs...)
+	cfg.Path = c.sc.Path + " [host]"
+	c.sc.Host = cfg
+}
+
+// launch compiles the [launch] overrides.
+func (c *compiler) launch() {
+	fl := c.file.Launch
+	c.sc.Launch = policy.Launch{Yolo: fl.Yolo, Allow: fl.Allow, Ask: fl.Ask, Deny: fl.Deny}
+	c.sc.Unattended = fl.Unattended
+	if err := c.sc.Launch.Validate(); err != nil {
+		c.errorf("launch", "%v", err)
 	}
 }
 

@@ -104,13 +104,14 @@ func TestLoadMissingFile(t *testing.T) {
 }
 
 // writeScenario writes a scenario and a one-stage blueprint into dir and returns the
-// scenario's path.
+// scenario's path. The blueprint allows write_file (loosenable without host opt-in), so the
+// scenarios here need no prompt answers.
 func writeScenario(t *testing.T, dir, scenario string) string {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Join(dir, "blueprints"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	bp := "name = \"worker\"\n\n[[stages]]\nname = \"work\"\navailable_tools = [\"write_file\", \"read_file\"]\nmax_iterations = 3\n"
+	bp := "name = \"worker\"\n\n[tool_permissions]\nwrite_file = \"allow\"\n\n[[stages]]\nname = \"work\"\navailable_tools = [\"write_file\", \"read_file\"]\nmax_iterations = 3\n"
 	if err := os.WriteFile(filepath.Join(dir, "blueprints", "worker.toml"), []byte(bp), 0o644); err != nil {
 		t.Fatal(err)
 	}

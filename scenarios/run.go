@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/template"
@@ -16,7 +17,9 @@ import (
 
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/models"
+	"github.com/warrenhq/warren/policy"
 	"github.com/warrenhq/warren/systems"
 	"github.com/warrenhq/warren/tools"
 	"github.com/warrenhq/warren/trace"
@@ -47,6 +50,12 @@ type Options struct {
 	Log zerolog.Logger
 	// Progress, when set, is called after every tick with the agents finished so far.
 	Progress func(finished, total int)
+	// Host, when set, replaces the scenario's host config (host run --config).
+	Host *hostconfig.Config
+	// Launch adds launch overrides to the scenario's [launch] (host run --yolo, --allow, --ask,
+	// --deny); Unattended makes the run unattended.
+	Launch     policy.Launch
+	Unattended bool
 }
 
 // Summary is what a run did.
@@ -173,24 +182,37 @@ func Run(ctx context.Context, sc *Scenario, opt Options) (*Summary, error) {
 		return nil, err
 	}
 	scoped := tools.NewScoped(reg)
+	host := sc.Host
+	if opt.Host != nil {
+		host = opt.Host
+	}
+	launch := mergeLaunch(sc.Launch, opt.Launch)
+	if err := launch.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrLaunch, err)
+	}
+	unattended := sc.Unattended || opt.Unattended || host.Unattended
+	var auto tools.AutoClassifier
+	if len(sc.Classifier) > 0 {
+		auto = &classifier{rules: sc.Classifier}
+	}
 
 	w := ecs.NewWorld(ecs.Config{Seed: seed, Clock: sc.Clock})
-	host := &systems.Host{
+	hostRes := &systems.Host{
 		Context: ctx,
 		Trace:   tw,
-		Gate:    systems.OpenGate{},
 		Tasks:   tools.NewTaskBroker(),
 		Records: &components.Records{},
 		Latency: sc.Latency,
+		Hub:     systems.NewHub(newScript(sc.Interactions)),
 	}
 	pipeline := systems.Pipeline()
 	if opt.Progress != nil {
-		pipeline = append(pipeline, &progress{records: host.Records, total: total, report: opt.Progress})
+		pipeline = append(pipeline, &progress{records: hostRes.Records, total: total, report: opt.Progress})
 	}
 	sched := ecs.NewScheduler(w, pipeline...)
-	host.ModelLane = sched.AddLane(ecs.LaneConfig{Name: "model", Capacity: sc.Lanes.ModelCapacity})
-	host.ToolLane = sched.AddLane(ecs.LaneConfig{Name: "tool", Capacity: sc.Lanes.ToolCapacity, Workers: sc.Lanes.ToolWorkers})
-	ecs.AddResource(w, host)
+	hostRes.ModelLane = sched.AddLane(ecs.LaneConfig{Name: "model", Capacity: sc.Lanes.ModelCapacity})
+	hostRes.ToolLane = sched.AddLane(ecs.LaneConfig{Name: "tool", Capacity: sc.Lanes.ToolCapacity, Workers: sc.Lanes.ToolWorkers})
+	ecs.AddResource(w, hostRes)
 	defer sched.Finalize()
 	if err := sched.Initialize(); err != nil {
 		return nil, err
@@ -208,7 +230,15 @@ func Run(ctx context.Context, sc *Scenario, opt Options) (*Summary, error) {
 	}
 	for i := range sc.Groups {
 		g := &sc.Groups[i]
-		spawner.SpawnGroup(w, profile(g, scoped, root), counts[i], namers[i])
+		pol, err := toolPolicy(g, host, launch, unattended, auto)
+		if err != nil {
+			return nil, err
+		}
+		p, err := profile(g, scoped, root, pol)
+		if err != nil {
+			return nil, err
+		}
+		spawner.SpawnGroup(w, p, counts[i], namers[i])
 	}
 	opt.Log.Info().Str("scenario", sc.Name).Int("agents", total).Uint64("seed", seed).Str("workdir", root).Msg("run started")
 
@@ -218,7 +248,7 @@ func Run(ctx context.Context, sc *Scenario, opt Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	records := append([]components.FinalRecord(nil), host.Records.All()...)
+	records := append([]components.FinalRecord(nil), hostRes.Records.All()...)
 	records = append(records, systems.Unfinished(w, "the run ended ("+stop.String()+") before this agent finished")...)
 	if err := tw.Close(); err != nil {
 		return nil, fmt.Errorf("trace: %w", err)
@@ -232,7 +262,7 @@ func Run(ctx context.Context, sc *Scenario, opt Options) (*Summary, error) {
 		sum.ToolCalls += uint64(r.Counters.ToolCalls)
 		sum.ToolErrors += uint64(r.Counters.ToolErrors)
 	}
-	sum.Failures = Check(sc, records)
+	sum.Failures = append(Check(sc, records), hostRes.Hub.Unanswered()...)
 	opt.Log.Info().Str("stop", stop.String()).Uint64("ticks", sum.Ticks).Dur("elapsed", elapsed).Msg("run finished")
 	return sum, nil
 }
@@ -256,21 +286,44 @@ func workRoot(dir string) (string, func(), error) {
 	return tmp, func() { _ = os.RemoveAll(tmp) }, nil
 }
 
-// profile builds the shared Profile of a group's agents.
-func profile(g *Group, scoped *tools.ScopedToolRegistry, root string) *components.Profile {
+// profile builds the shared Profile of a group's agents: what each stage advertises and the
+// registry its calls resolve through. In an unattended run a stage that does not require an
+// interaction tool neither advertises it nor lets it block: its registry pushes a scope in which
+// a stand-in answers with the unattended answer at once.
+func profile(g *Group, scoped *tools.ScopedToolRegistry, root string, pol *components.ToolPolicy) (*components.Profile, error) {
 	bp := g.Blueprint
 	stageTools := make([][]models.ToolInfo, len(bp.Stages))
+	registries := make([]*tools.ScopedToolRegistry, len(bp.Stages))
 	for i := range bp.Stages {
-		for _, name := range bp.Stages[i].AvailableTools {
-			if t, ok := scoped.Get(name); ok {
-				spec := t.Spec()
-				stageTools[i] = append(stageTools[i], models.ToolInfo{Name: spec.Name, Description: spec.Description, Parameters: spec.Parameters})
+		st := &bp.Stages[i]
+		registries[i] = scoped
+		var standIns *tools.ScopedToolRegistry
+		var scope tools.ScopeID
+		for _, name := range st.AvailableTools {
+			t, ok := scoped.Get(name)
+			if !ok {
+				continue
 			}
+			if pol.Unattended && tools.IsInteraction(name) && !slices.Contains(st.RequiredTools, name) {
+				if standIns == nil {
+					standIns = tools.NewScoped(scoped.Base())
+					scope = standIns.PushScope()
+				}
+				if _, err := standIns.RegisterInScope(scope, tools.UnattendedStandIn(t)); err != nil {
+					return nil, err
+				}
+				continue // not advertised
+			}
+			spec := t.Spec()
+			stageTools[i] = append(stageTools[i], models.ToolInfo{Name: spec.Name, Description: spec.Description, Parameters: spec.Parameters})
+		}
+		if standIns != nil {
+			registries[i] = standIns
 		}
 	}
 	p := &components.Profile{
 		Group: g.Name, Blueprint: bp, Model: g.Model, ModelID: g.Model.ID(),
-		Tools: scoped, StageTools: stageTools,
+		Tools: scoped, StageTools: stageTools, StageRegistries: registries, Policy: pol,
 	}
 	groupDir := filepath.Join(root, g.Name)
 	if g.workdir == nil {
@@ -289,7 +342,51 @@ func profile(g *Group, scoped *tools.ScopedToolRegistry, root string) *component
 			return expand(g.task, templateData{Name: name, Index: index, Group: g.Name})
 		}
 	}
-	return p
+	return p, nil
+}
+
+// ErrLaunch marks launch overrides that contradict each other.
+var ErrLaunch = errors.New("conflicting launch overrides")
+
+// mergeLaunch adds the command line's launch overrides to the scenario's.
+func mergeLaunch(a, b policy.Launch) policy.Launch {
+	return policy.Launch{
+		Yolo:  a.Yolo || b.Yolo,
+		Allow: append(slices.Clone(a.Allow), b.Allow...),
+		Ask:   append(slices.Clone(a.Ask), b.Ask...),
+		Deny:  append(slices.Clone(a.Deny), b.Deny...),
+	}
+}
+
+// toolPolicy builds the shared tool policy of a group: its blueprint's layers under the host's
+// ceiling and the launch overrides, the safe keys, and the group's safety mode.
+func toolPolicy(g *Group, host *hostconfig.Config, launch policy.Launch, unattended bool, auto tools.AutoClassifier) (*components.ToolPolicy, error) {
+	bp := g.Blueprint
+	layer := policy.BlueprintLayer{Name: bp.Name, Agent: bp.ToolPermissions, Stages: make([]map[string]policy.Verdict, len(bp.Stages))}
+	for i := range bp.Stages {
+		layer.Stages[i] = bp.Stages[i].ToolPermissions
+	}
+	resolver, err := policy.NewResolver(host.HostLayer(), layer, launch)
+	if err != nil {
+		return nil, fmt.Errorf("group %q: %w", g.Name, err)
+	}
+	lists := [][]string{host.SafeCommands}
+	if host.AllowBlueprintSafeCommands {
+		lists = append(lists, bp.SafeCommands)
+	}
+	safe, err := policy.NewSafeKeys(lists...)
+	if err != nil {
+		return nil, fmt.Errorf("group %q: safe commands: %w", g.Name, err)
+	}
+	pol := &components.ToolPolicy{
+		Resolver: resolver, Safe: safe, Unattended: unattended, TimeoutTicks: host.TimeoutTicks,
+		WritePerCall: host.WritePerCall, WritePerRun: host.WritePerRun,
+		SafetyMode: g.SafetyMode, PlanFile: g.PlanFile,
+	}
+	if g.SafetyMode == tools.SafetyAuto {
+		pol.Classifier = auto
+	}
+	return pol, nil
 }
 
 // namer returns how agents of g are named when the group has count agents: its agent_name

@@ -5,7 +5,8 @@
 //	sync_stage       Entering          -> ReadyToInfer       stage entry: visits, iteration reset
 //	infer_dispatch   ReadyToInfer      -> ReadyForTools | ResolveTransition | AwaitingInference
 //	infer_collect    AwaitingInference -> ReadyForTools | ResolveTransition
-//	tool_dispatch    ReadyForTools     -> ReadyToInfer | AwaitingTools
+//	tool_dispatch    ReadyForTools     -> ReadyToInfer | AwaitingTools (lane calls, open prompts)
+//	interact         due prompts       -> (AwaitingTools) | ReadyToInfer
 //	tool_collect     AwaitingTools     -> ReadyToInfer
 //	transition       ResolveTransition -> Entering | Terminal
 //	reap             Terminal          -> (removed; final record kept)

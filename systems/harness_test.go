@@ -343,7 +343,7 @@ func newHarness(tb testing.TB, opt options) *harness {
 	h.w = ecs.NewWorld(ecs.Config{Seed: opt.seed, InitialCapacity: opt.initialCapacity})
 	gate := opt.gate
 	if gate == nil {
-		gate = systems.OpenGate{}
+		gate = verdictGate(policy.Allow, "test", "the harness allows every call unless a test sets a gate")
 	}
 	h.host = &systems.Host{
 		Context: context.Background(),

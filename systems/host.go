@@ -20,8 +20,12 @@ type Host struct {
 	Context context.Context
 	// Trace receives the run's events; nil disables tracing.
 	Trace *trace.Writer
-	// Gate decides every tool call that passed visibility and schema checks.
+	// Gate decides every tool call that passed visibility and schema checks (PolicyGate when
+	// nil).
 	Gate Gate
+	// Hub holds open prompts until their answer or deadline (one with no answerer when nil:
+	// every prompt is denied as unanswered).
+	Hub *Hub
 	// Tasks is the checklist broker behind the todo tools.
 	Tasks *tools.TaskBroker
 	// Settings is the read-only host settings view handed to tools.
@@ -55,35 +59,32 @@ func (l Latency) ForTool(tool string) uint64 {
 
 // GateRequest is a tool call as the permission gate sees it, after visibility and schema checks.
 type GateRequest struct {
-	Agent *components.Identity
-	Name  string
-	Stage *blueprint.Stage
-	Tool  string
-	Args  json.RawMessage
+	Ctx     context.Context
+	Agent   *components.Identity
+	Data    *components.AgentData
+	Profile *components.Profile
+	Stage   *blueprint.Stage
+	Tool    string
+	Args    json.RawMessage
+	// Keys are the call's permission keys (the tool's name, or a shell line's keys); Parsed is
+	// false when a shell line could not be analysed (and Keys is empty).
+	Keys   []string
+	Parsed bool
 }
 
-// Decision is a gate's verdict with the layer that made it and why, recorded in the trace.
+// Decision is a gate's verdict with the layer that made it and why, and the keys it judged,
+// recorded in the trace.
 type Decision struct {
 	Verdict policy.Verdict
 	Layer   string
 	Reason  string
+	Keys    []string
 }
 
-// Gate decides whether a tool call may run. It is the seam the layered permission resolver plugs
-// into; it must be total (always return a verdict) and cheap.
+// Gate decides whether a tool call may run. PolicyGate is the gate every run uses; the interface
+// is the seam for tests and embedders. It must be total (always return a verdict) and cheap.
 type Gate interface {
 	Decide(req *GateRequest) Decision
-}
-
-// OpenGate allows every call. It stands in until the layered resolver is wired in, and says so
-// in every decision it records.
-type OpenGate struct{}
-
-var _ Gate = OpenGate{}
-
-// Decide allows the call.
-func (OpenGate) Decide(*GateRequest) Decision {
-	return Decision{Verdict: policy.Allow, Layer: "unenforced", Reason: "tool_permissions are validated but not enforced by this host"}
 }
 
 // hostOf fetches the Host resource, or reports that the runner forgot it.
@@ -100,6 +101,12 @@ func hostOf(w *ecs.World) (*Host, error) {
 	}
 	if h.Records == nil {
 		h.Records = &components.Records{}
+	}
+	if h.Gate == nil {
+		h.Gate = PolicyGate{}
+	}
+	if h.Hub == nil {
+		h.Hub = NewHub(nil)
 	}
 	return h, nil
 }

@@ -3,14 +3,16 @@ package systems
 import "github.com/warrenhq/warren/ecs"
 
 // Pipeline returns the systems of one tick in the order they run. Collect systems follow their
-// dispatch systems so inline work finishes within the tick that started it; transition and reap
-// come last so an agent that ends this tick is gone before the next.
+// dispatch systems so inline work finishes within the tick that started it; interact settles
+// the prompts due this tick before tool_collect files lane results; transition and reap come
+// last so an agent that ends this tick is gone before the next.
 func Pipeline() []ecs.System {
 	return []ecs.System{
 		&SyncStage{},
 		&InferDispatch{},
 		&InferCollect{},
 		&ToolDispatch{},
+		&Interact{},
 		&ToolCollect{},
 		&Transition{},
 		&Reap{},

@@ -48,6 +48,7 @@ func (s *Spawner) SpawnGroup(w *ecs.World, p *components.Profile, count int, nam
 		d.Name = name(index)
 		d.Visits = visits[index*stages : (index+1)*stages : (index+1)*stages]
 		d.Conversation.Max = int32(bp.MaxMessages)
+		d.Tools.Stage = -1 // no stage's policy applies until sync_stage enters one
 		if p.Task != nil {
 			if task := p.Task(d.Name, index); task != "" {
 				d.Conversation.Append(models.Message{Role: models.RoleUser, Content: task})

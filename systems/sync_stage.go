@@ -5,10 +5,16 @@ import (
 	"github.com/warrenhq/warren/ecs"
 )
 
-// SyncStage brings an agent into the stage its cursor names: it counts the visit, restarts the
-// stage's iteration count, records stage_enter, and moves the agent to ReadyToInfer. Every stage
-// entry passes through it (the first, every transition, and a restored run), so stage-scoped
-// state (stage grants, the sandbox boundary) is re-pointed here and nowhere else.
+// SyncStage brings an agent into the stage its cursor names. It counts the visit, restarts the
+// stage's iteration count and records stage_enter; it applies the stage's policy: the agent's
+// tool state now names this stage (so its tool_permissions and required_tools are the ones the
+// gate uses), stage grants are dropped when the stage index differs from the one they were
+// given under (re-entering the same stage keeps them), and calls resolve through the stage's
+// registry (the group's tools with the stage's scope on top). Then the agent is ReadyToInfer.
+//
+// Every stage entry passes through here: the first, every transition, and any agent that is
+// restored or rebuilt, which re-enters its stage, so no agent ever runs under a stale stage's
+// policy.
 type SyncStage struct {
 	host  *Host
 	view  *ecs.View2[components.Cursor, components.Identity]
@@ -41,6 +47,10 @@ func (s *SyncStage) Update(w *ecs.World) {
 		cur.Iteration = 0
 		cur.Outcome = 0
 		d.Reason = ""
+		if d.Tools.Grants != nil {
+			d.Tools.Grants.EnterStage(int(cur.Stage))
+		}
+		d.Tools.Stage = cur.Stage
 		stage := &s.host.Profiles.Get(id.Profile).Blueprint.Stages[cur.Stage]
 		s.host.Trace.StageEnter(tick, ref(id, d), stage.Name, int(d.Visits[cur.Stage]))
 	}

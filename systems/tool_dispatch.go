@@ -13,22 +13,19 @@ import (
 	"github.com/warrenhq/warren/tools"
 )
 
-// Layers named in tool_call events for decisions made before the permission gate.
-const (
-	layerVisibility = "visibility"
-	layerSchema     = "schema"
-)
-
-// ToolDispatch runs the tool calls of every agent in ReadyForTools through the checks of the
-// gate, in order: visibility (the stage advertises the tool and the registry resolves it), the
-// argument schema, then the permission Gate. A call that fails a check gets an error result the
-// model reads back; a call that passes runs inline if the tool is Inline, else on the tool lane.
-// An agent whose calls all finished inline moves straight back to ReadyToInfer.
+// ToolDispatch runs the tool calls of every agent in ReadyForTools through the gate, in order:
+// visibility (the stage advertises the tool and the agent's registry resolves it), the argument
+// schema, then the Gate (read-only floor, permission layers, safe keys and grants, the auto
+// classifier). A refused call gets an error result the model reads back. An ask the gate leaves
+// standing opens a prompt on the hub (or, unattended, is denied); an ask_user_* question opens a
+// question prompt. An allowed call runs inline if its tool is Inline, else on the tool lane. An
+// agent whose calls all finished inline moves straight back to ReadyToInfer; one waiting on a
+// lane or a prompt parks in AwaitingTools.
 type ToolDispatch struct {
 	toolTurn
-	view    *ecs.View2[components.Identity, components.Cursor]
-	await   *mover
-	scratch tools.ExecContext
+	view     *ecs.View2[components.Identity, components.Cursor]
+	await    *mover
+	toolKeys map[string][]string
 }
 
 var _ ecs.System = (*ToolDispatch)(nil)
@@ -41,14 +38,12 @@ func (s *ToolDispatch) Initialize(w *ecs.World) (err error) {
 	if s.host, err = hostOf(w); err != nil {
 		return err
 	}
-	if s.host.Gate == nil {
-		s.host.Gate = OpenGate{}
-	}
 	s.maps = newAgentMaps(w)
 	s.view = ecs.NewView2[components.Identity, components.Cursor](w, []ecs.Comp{ecs.T[components.ReadyForTools]()}, nil)
 	s.await = newMover[components.ReadyForTools, components.AwaitingTools](w)
 	s.ready = newMover[components.ReadyForTools, components.ReadyToInfer](w)
 	s.terminal = newMover[components.ReadyForTools, components.Terminal](w)
+	s.toolKeys = map[string][]string{}
 	return nil
 }
 
@@ -63,10 +58,16 @@ func (s *ToolDispatch) Update(w *ecs.World) {
 		d := s.host.Agents.Get(id.Slot)
 		stage := &p.Blueprint.Stages[cur.Stage]
 		work := &d.Work
-		if cap(work.Results) >= len(work.Calls) {
-			work.Results = work.Results[:len(work.Calls)]
+		n := len(work.Calls)
+		if cap(work.Results) >= n {
+			work.Results = work.Results[:n]
 		} else {
-			work.Results = make([]components.ToolResult, len(work.Calls))
+			work.Results = make([]components.ToolResult, n)
+		}
+		if cap(work.Keys) >= n {
+			work.Keys = work.Keys[:n]
+		} else {
+			work.Keys = make([][]string, n)
 		}
 		msgIndex := len(d.Conversation.Messages)
 		for i := range work.Calls {
@@ -81,74 +82,85 @@ func (s *ToolDispatch) Update(w *ecs.World) {
 	w.Touch(s.await.apply() + s.ready.apply() + s.terminal.apply())
 }
 
-// dispatch checks call i and runs it inline, submits it to the tool lane, or records the error
-// result of the check that refused it.
+// dispatch takes call i through the gate and runs it, parks it on a prompt, or records the
+// error result of the check that refused it.
 func (s *ToolDispatch) dispatch(tick uint64, e ecs.Entity, id *components.Identity, p *components.Profile, d *components.AgentData, cur *components.Cursor, stage *blueprint.Stage, i, msgIndex int) {
 	work := &d.Work
 	call := work.Calls[i]
 	h, dec := s.check(id, p, d, stage, call)
-	s.host.Trace.ToolCall(tick, ref(id, d), call.ID, call.Name, call.Args, dec.Verdict.String(), dec.Layer, dec.Reason)
-	if dec.Verdict != policy.Allow {
+	work.Keys[i] = dec.Keys
+	if dec.Verdict == policy.Ask && p.Policy != nil && p.Policy.Unattended {
+		dec = Decision{Verdict: policy.Deny, Layer: layerUnattended, Keys: dec.Keys,
+			Reason: "nobody is watching this run, and no grant or --yolo covers the ask (" + dec.Layer + ": " + dec.Reason + ")"}
+	}
+	s.host.Trace.ToolCall(tick, ref(id, d), call.ID, call.Name, call.Args, dec.Keys, dec.Verdict.String(), dec.Layer, dec.Reason)
+	switch dec.Verdict {
+	case policy.Allow:
+	case policy.Ask:
+		s.park(tick, e, id, p, d, i, &prompt{kind: PromptApproval})
+		return
+	default: // deny, or anything that is not a verdict: fail safe
 		work.Results[i] = components.ToolResult{Content: refusal(call.Name, dec), IsError: true}
 		return
 	}
-	if d.Workdir == "" {
-		d.Workdir = p.Workdir(d.Name, int(id.Index))
-	}
-	if h.Inline() {
-		// Inline tools finish before this call returns and never keep their context, so one
-		// scratch context serves them all.
-		s.fillContext(&s.scratch, id, d, p, cur, call.ID, msgIndex)
-		work.Results[i] = runTool(h, &s.scratch, call.Args)
-		s.scratch = tools.ExecContext{}
+	if it, ok := h.Tool().(tools.Interactive); ok {
+		q, err := it.Question(call.Args)
+		if err != nil {
+			work.Results[i] = components.ToolResult{Content: err.Error(), IsError: true}
+			return
+		}
+		q.Agent, q.CallID = tools.AgentRef{ID: id.ID, Name: d.Name}, call.ID
+		s.park(tick, e, id, p, d, i, &prompt{kind: PromptQuestion, question: q})
 		return
 	}
-	ec := &tools.ExecContext{}
-	s.fillContext(ec, id, d, p, cur, call.ID, msgIndex)
-	work.Outstanding++
-	args := call.Args
-	s.host.ToolLane.Submit(tick, ecs.Job{
-		Agent: id.ID, Entity: e, Index: i, Latency: s.host.Latency.ForTool(call.Name),
-		Run: func() any { return runTool(h, ec, args) },
-	})
+	s.start(tick, e, id, p, d, uint64(cur.Turn-1), i, msgIndex, h)
 }
 
-// fillContext sets up the ExecContext of one call.
-func (s *ToolDispatch) fillContext(ec *tools.ExecContext, id *components.Identity, d *components.AgentData, p *components.Profile, cur *components.Cursor, callID string, msgIndex int) {
-	*ec = tools.ExecContext{
-		Ctx:            s.host.Context,
-		CallID:         callID,
-		TurnID:         uint64(cur.Turn - 1), // the turn that asked for the call (it has been counted)
-		Agent:          tools.AgentRef{ID: id.ID, Name: d.Name},
-		Workdir:        d.Workdir,
-		Config:         s.host.Settings,
-		ModelID:        p.ModelID,
-		MessageIndex:   msgIndex,
-		ContextPercent: -1,
-		Tasks:          s.host.Tasks,
+// park opens a prompt for call i and parks the call until the hub settles it.
+func (s *ToolDispatch) park(tick uint64, e ecs.Entity, id *components.Identity, p *components.Profile, d *components.AgentData, i int, pr *prompt) {
+	call := d.Work.Calls[i]
+	pr.entity, pr.agent, pr.name, pr.index, pr.tool, pr.keys = e, id.ID, d.Name, i, call.Name, d.Work.Keys[i]
+	timeout := uint64(0)
+	if p.Policy != nil {
+		timeout = p.Policy.TimeoutTicks
 	}
+	s.host.Hub.open(tick, timeout, p.Group, pr)
+	s.host.Trace.Prompt(tick, ref(id, d), call.ID, call.Name, pr.kind.String(), pr.keys, pr.question.Text, pr.deadline)
+	d.Work.Outstanding++
+	d.Tools.Prompts++
+	s.maps.status.Get(e).Kind = components.Waiting
 }
 
 // check applies visibility, schema and the gate, in that order, and says which layer decided.
 func (s *ToolDispatch) check(id *components.Identity, p *components.Profile, d *components.AgentData, stage *blueprint.Stage, call models.ToolCall) (*tools.Handle, Decision) {
 	if !stage.Advertises(call.Name) {
-		return nil, Decision{Verdict: policy.Deny, Layer: layerVisibility,
+		return nil, Decision{Verdict: policy.Deny, Layer: layerVisibility, Keys: s.keysOf(call.Name),
 			Reason: fmt.Sprintf("tool %q is not available in stage %q (available: %s)", call.Name, stage.Name, strings.Join(stage.AvailableTools, ", "))}
 	}
-	h, ok := p.Tools.Lookup(call.Name)
+	h, ok := p.Registry(int32(stage.Index)).Lookup(call.Name)
 	if !ok {
-		return nil, Decision{Verdict: policy.Deny, Layer: layerVisibility,
+		return nil, Decision{Verdict: policy.Deny, Layer: layerVisibility, Keys: s.keysOf(call.Name),
 			Reason: fmt.Sprintf("tool %q is not registered with this host", call.Name)}
 	}
 	if err := h.Validate(call.Args); err != nil {
-		return nil, Decision{Verdict: policy.Deny, Layer: layerSchema, Reason: err.Error()}
+		return nil, Decision{Verdict: policy.Deny, Layer: layerSchema, Reason: err.Error(), Keys: s.keysOf(call.Name)}
 	}
-	dec := s.host.Gate.Decide(&GateRequest{Agent: id, Name: d.Name, Stage: stage, Tool: call.Name, Args: call.Args})
-	if dec.Verdict == policy.Ask {
-		// Nothing can answer a prompt yet: fail safe.
-		dec = Decision{Verdict: policy.Deny, Layer: dec.Layer, Reason: dec.Reason + " (ask, and no interaction hub is attached)"}
+	keys, parsed := s.keysOf(call.Name), true
+	if call.Name == policy.ShellTool {
+		keys, parsed = callKeys(call.Name, call.Args)
 	}
-	return h, dec
+	return h, s.host.Gate.Decide(&GateRequest{Ctx: s.host.Context, Agent: id, Data: d, Profile: p, Stage: stage,
+		Tool: call.Name, Args: call.Args, Keys: keys, Parsed: parsed})
+}
+
+// keysOf is the one-key list of a tool other than shell, shared across calls.
+func (s *ToolDispatch) keysOf(tool string) []string {
+	k, ok := s.toolKeys[tool]
+	if !ok {
+		k = []string{tool}
+		s.toolKeys[tool] = k
+	}
+	return k
 }
 
 // refusal is the error result text the model reads for a call a check refused.
@@ -178,13 +190,63 @@ func runTool(h *tools.Handle, ec *tools.ExecContext, args json.RawMessage) (res 
 // Finalize implements ecs.System.
 func (*ToolDispatch) Finalize(*ecs.World) {}
 
-// toolTurn finishes an agent's tool turn: shared by tool_dispatch (all calls inline) and
-// tool_collect (the last lane result arrived).
+// toolTurn runs allowed calls and finishes an agent's tool turn; shared by tool_dispatch,
+// interact (a prompt was answered) and tool_collect (the last lane result arrived).
 type toolTurn struct {
 	host     *Host
 	maps     agentMaps
 	ready    *mover
 	terminal *mover
+	scratch  tools.ExecContext
+}
+
+// start runs call i of the agent's turn: inline now, or on the tool lane (Outstanding counts
+// it until tool_collect files its result).
+func (t *toolTurn) start(tick uint64, e ecs.Entity, id *components.Identity, p *components.Profile, d *components.AgentData, turn uint64, i, msgIndex int, h *tools.Handle) {
+	work := &d.Work
+	call := work.Calls[i]
+	if d.Workdir == "" {
+		d.Workdir = p.Workdir(d.Name, int(id.Index))
+	}
+	if h.Inline() {
+		// Inline tools finish before this call returns and never keep their context, so one
+		// scratch context serves them all.
+		t.fillContext(&t.scratch, id, d, p, turn, call.ID, msgIndex)
+		work.Results[i] = runTool(h, &t.scratch, call.Args)
+		t.scratch = tools.ExecContext{}
+		return
+	}
+	if d.Tools.Writes == nil && p.Policy != nil {
+		d.Tools.Writes = tools.NewWriteBudget(p.Policy.WritePerCall, p.Policy.WritePerRun)
+	}
+	ec := &tools.ExecContext{}
+	t.fillContext(ec, id, d, p, turn, call.ID, msgIndex)
+	work.Outstanding++
+	args := call.Args
+	t.host.ToolLane.Submit(tick, ecs.Job{
+		Agent: id.ID, Entity: e, Index: i, Latency: t.host.Latency.ForTool(call.Name),
+		Run: func() any { return runTool(h, ec, args) },
+	})
+}
+
+// fillContext sets up the ExecContext of one call.
+func (t *toolTurn) fillContext(ec *tools.ExecContext, id *components.Identity, d *components.AgentData, p *components.Profile, turn uint64, callID string, msgIndex int) {
+	*ec = tools.ExecContext{
+		Ctx:            t.host.Context,
+		CallID:         callID,
+		TurnID:         turn,
+		Agent:          tools.AgentRef{ID: id.ID, Name: d.Name},
+		Workdir:        d.Workdir,
+		Config:         t.host.Settings,
+		ModelID:        p.ModelID,
+		MessageIndex:   msgIndex,
+		ContextPercent: -1,
+		Tasks:          t.host.Tasks,
+		Writes:         d.Tools.Writes,
+	}
+	if p.Policy != nil {
+		ec.SafetyMode, ec.PlanFile, ec.Classifier = p.Policy.SafetyMode, p.Policy.PlanFile, p.Policy.Classifier
+	}
 }
 
 // finish appends the results in call order, records them, and moves the agent on: back to

@@ -285,3 +285,27 @@ func askHeadless(ec *ExecContext, tool Interactive, args json.RawMessage) (Resul
 	}
 	return tool.Answer(q, answer)
 }
+
+// unattendedStandIn replaces an interaction tool in an unattended run's stage scope: nobody is
+// there to answer, so the call gets UnattendedAnswer at once instead of waiting for ever.
+type unattendedStandIn struct{ inner Tool }
+
+var (
+	_ Tool   = unattendedStandIn{}
+	_ Inline = unattendedStandIn{}
+)
+
+// UnattendedStandIn returns the tool that shadows interaction tool t in an unattended run where
+// the stage does not require t: same name and schema, answered at once with UnattendedAnswer.
+func UnattendedStandIn(t Tool) Tool { return unattendedStandIn{inner: t} }
+
+// Spec implements Tool: the interaction tool's own spec.
+func (u unattendedStandIn) Spec() Spec { return u.inner.Spec() }
+
+// Inline implements Inline: the answer is a constant.
+func (unattendedStandIn) Inline() bool { return true }
+
+// Execute implements Tool.
+func (unattendedStandIn) Execute(*ExecContext, json.RawMessage) (Result, error) {
+	return TextResult(UnattendedAnswer), nil
+}

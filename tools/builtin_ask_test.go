@@ -367,3 +367,20 @@ func TestQuestionKind(t *testing.T) {
 		t.Fatal("a failed UnmarshalText changed the kind")
 	}
 }
+
+func TestUnattendedStandIn(t *testing.T) {
+	for _, inner := range InteractionTools() {
+		standIn := UnattendedStandIn(inner)
+		h, err := NewHandle(standIn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if standIn.Spec().Name != inner.Spec().Name || !h.Inline() {
+			t.Fatalf("%s: stand-in spec %q inline %v", inner.Spec().Name, standIn.Spec().Name, h.Inline())
+		}
+		res, err := standIn.Execute(nil, nil)
+		if err != nil || res.Content != UnattendedAnswer || res.IsError {
+			t.Fatalf("%s: %+v %v", inner.Spec().Name, res, err)
+		}
+	}
+}

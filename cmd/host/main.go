@@ -4,6 +4,7 @@
 //	host run FILE [--trace OUT] [--agents N] [--seed N] [--workdir DIR] [--log-level LEVEL]
 //	host validate FILE...
 //	host trace diff WANT GOT
+//	host explain --blueprint FILE [--config FILE] [--stage NAME] [launch flags] TOOL [ARGS]
 //
 // Exit codes: 0 the run finished and every expectation held (or the files are valid, or the
 // traces are identical); 1 an expectation failed (each failure is listed) or the traces differ;
@@ -38,6 +39,7 @@ type cli struct {
 	Run      runCmd      `cmd:"" help:"Run a scenario and print a summary."`
 	Validate validateCmd `cmd:"" help:"Check scenario files (and the blueprints they use) without running them."`
 	Trace    traceCmd    `cmd:"" help:"Work with trace files."`
+	Explain  explainCmd  `cmd:"" help:"Show how the permission gate decides a call, layer by layer."`
 }
 
 // env is what commands write to; tests substitute buffers.

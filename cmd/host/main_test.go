@@ -57,14 +57,14 @@ func TestRunExamples(t *testing.T) {
 	}{
 		{"on_error.toml", nil, `scenario     on-error (seed 7, virtual clock)
 agents       5: done 4, failed 1
-ticks        8 (fixed_point)
+ticks        9 (fixed_point)
 model turns  18
 tool calls   6 (0 errors)
 expectations all 5 held
 `},
 		{"bad_calls.toml", nil, `scenario     bad-calls (seed 11, virtual clock)
 agents       1: done 1
-ticks        5 (fixed_point)
+ticks        6 (fixed_point)
 model turns  3
 tool calls   4 (4 errors)
 expectations all 2 held
@@ -78,14 +78,14 @@ expectations all 2 held
 `},
 		{"quickstart.toml", []string{"--agents", "50"}, `scenario     quickstart (seed 42, virtual clock)
 agents       50: done 50
-ticks        9 (fixed_point)
+ticks        10 (fixed_point)
 model turns  250
 tool calls   250 (0 errors)
 expectations all 3 held
 `},
 		{"on_error.toml", []string{"--seed", "99"}, `scenario     on-error (seed 99, virtual clock)
 agents       5: done 4, failed 1
-ticks        8 (fixed_point)
+ticks        9 (fixed_point)
 model turns  18
 tool calls   6 (0 errors)
 expectations all 5 held
@@ -256,7 +256,7 @@ func TestRunWritesTrace(t *testing.T) {
 	out := filepath.Join(dir, "out.jsonl")
 	r := host(t, "run", example("on_error.toml"), "--trace", out)
 	wantCode(t, r, exitOK)
-	if !strings.Contains(r.stdout, "trace        "+out+" (64 events)\n") {
+	if !strings.Contains(r.stdout, "trace        "+out+" (72 events)\n") {
 		t.Errorf("the summary does not name the trace and its events:\n%s", r.stdout)
 	}
 	f, err := os.Open(out)
@@ -271,8 +271,8 @@ func TestRunWritesTrace(t *testing.T) {
 	if header.Scenario != "on-error" || header.Seed != 7 || header.Clock != trace.ClockVirtual || !strings.HasPrefix(header.ScenarioHash, "sha256:") {
 		t.Errorf("header %+v, want scenario on-error, seed 7, virtual clock, a sha256 hash", header)
 	}
-	if len(events) != 64 {
-		t.Errorf("%d events, want 64", len(events))
+	if len(events) != 72 {
+		t.Errorf("%d events, want 72", len(events))
 	}
 
 	t.Run("diff with the golden trace", func(t *testing.T) {
@@ -310,7 +310,7 @@ func TestTraceDiff(t *testing.T) {
 		r := host(t, "trace", "diff", filepath.Join(goldenTraces, "on_error.jsonl"), filepath.Join(goldenTraces, "max_iterations.jsonl"))
 		wantCode(t, r, exitExpect)
 		for _, want := range []string{
-			"first difference at line 2; want has 64 events, got has 54\n",
+			"first difference at line 2; want has 72 events, got has 54\n",
 			"want: seq 1, tick 0, agent stumbles-0 (id 1), kind spawn\n",
 			"got:  seq 1, tick 0, agent pollers-0 (id 1), kind spawn\n",
 			"- name: \"stumbles-0\"\n+ name: \"pollers-0\"\n",
@@ -329,7 +329,7 @@ func TestTraceDiff(t *testing.T) {
 		short := writeFile(t, dir, "short.jsonl", strings.Join(lines[:10], ""))
 		r := host(t, "trace", "diff", seed7, short)
 		wantCode(t, r, exitExpect)
-		if !strings.Contains(r.stdout, "got ends early after line 10: want has 64 events, got has 9\n") {
+		if !strings.Contains(r.stdout, "got ends early after line 10: want has 72 events, got has 9\n") {
 			t.Errorf("stdout does not say where the short trace ends:\n%s", r.stdout)
 		}
 	})

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,10 +14,13 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/warrenhq/warren/components"
+	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/scenarios"
 )
 
 type runCmd struct {
+	launchFlags
+	Config     string  `help:"Host config file: the permission ceiling, safe commands, security switches (replaces the scenario's [host])." placeholder:"FILE"`
 	File       string  `arg:"" help:"Scenario file (TOML)."`
 	Trace      string  `help:"Write the JSON Lines trace to this file." placeholder:"FILE"`
 	Agents     int     `help:"Rescale the groups to N agents in total (proportionally), for quick scale runs." placeholder:"N"`
@@ -44,7 +48,20 @@ func (r *runCmd) Run(e *env) error {
 	level, _ := zerolog.ParseLevel(r.LogLevel)
 	log := zerolog.New(zerolog.ConsoleWriter{Out: e.stderr, NoColor: !e.isTerminal, TimeFormat: time.TimeOnly}).
 		Level(level).With().Timestamp().Logger()
-	opt := scenarios.Options{Seed: r.Seed, Agents: r.Agents, WorkRoot: r.Workdir, Log: log}
+	opt := scenarios.Options{Seed: r.Seed, Agents: r.Agents, WorkRoot: r.Workdir, Log: log,
+		Launch: r.launch(), Unattended: r.Unattended}
+	if err := opt.Launch.Validate(); err != nil {
+		fmt.Fprintf(e.stderr, "host: %v\n", err)
+		return errBadInput
+	}
+	if r.Config != "" {
+		cfg, err := hostconfig.Load(r.Config, scenarios.KnownTools())
+		if err != nil {
+			fmt.Fprintf(e.stderr, "host: --config %s is not a valid host config:\n%v\n", r.Config, err)
+			return errBadInput
+		}
+		opt.Host = cfg
+	}
 
 	var traceFile *os.File
 	var traceBuf *bufio.Writer
@@ -71,6 +88,10 @@ func (r *runCmd) Run(e *env) error {
 	sum, err := scenarios.Run(e.ctx, sc, opt)
 	if bar != nil {
 		_ = bar.Finish()
+	}
+	if errors.Is(err, scenarios.ErrLaunch) || errors.Is(err, scenarios.ErrAgentNames) {
+		fmt.Fprintf(e.stderr, "host: %v\n", err)
+		return errBadInput
 	}
 	if err != nil {
 		return fmt.Errorf("run %s: %w", r.File, err)

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/warrenhq/warren/blueprint"
+	"github.com/warrenhq/warren/hostconfig"
+	"github.com/warrenhq/warren/policy"
+	"github.com/warrenhq/warren/scenarios"
+)
+
+// launchFlags are the launch overrides `host run` and `host explain` share.
+type launchFlags struct {
+	Yolo       bool     `help:"Turn every ask into allow (never lifts a deny)."`
+	Allow      []string `help:"Turn an ask into allow for this tool or key (repeatable)." placeholder:"TOOL|KEY"`
+	Ask        []string `help:"Ask before this tool or key runs, even where a layer allows it (repeatable)." placeholder:"TOOL|KEY"`
+	Deny       []string `help:"Deny this tool or key (repeatable)." placeholder:"TOOL|KEY"`
+	Unattended bool     `help:"Nobody is watching: human tools are not advertised unless a stage requires them, and asks no grant or --yolo covers are denied."`
+}
+
+func (l launchFlags) launch() policy.Launch {
+	return policy.Launch{Yolo: l.Yolo, Allow: l.Allow, Ask: l.Ask, Deny: l.Deny}
+}
+
+type explainCmd struct {
+	launchFlags
+	Config    string   `help:"Host config file (the permission ceiling)." placeholder:"FILE"`
+	Blueprint string   `required:"" help:"Blueprint file of the agent." placeholder:"FILE"`
+	Stage     string   `help:"Stage the agent is in (default: the blueprint's entry stage)." placeholder:"NAME"`
+	Grant     []string `help:"A grant the agent holds, KEY=stage or KEY=run (repeatable)." placeholder:"KEY=SCOPE"`
+	Tool      string   `arg:"" help:"The tool called (shell for a command line)."`
+	Args      string   `arg:"" optional:"" help:"The call's arguments as JSON; for shell, the command line itself may be given instead."`
+}
+
+func (x *explainCmd) Run(e *env) error {
+	known := scenarios.KnownTools()
+	cfg := hostconfig.Default()
+	if x.Config != "" {
+		c, err := hostconfig.Load(x.Config, known)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "host: --config %s:\n%v\n", x.Config, err)
+			return errBadInput
+		}
+		cfg = c
+	}
+	bp, err := blueprint.Load(x.Blueprint, known)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "host: --blueprint %s:\n%v\n", x.Blueprint, err)
+		return errBadInput
+	}
+	stage := bp.Entry
+	if x.Stage != "" {
+		st, ok := bp.Stage(x.Stage)
+		if !ok {
+			names := make([]string, len(bp.Stages))
+			for i := range bp.Stages {
+				names[i] = bp.Stages[i].Name
+			}
+			fmt.Fprintf(e.stderr, "host: --stage %q: blueprint %s has stages %s\n", x.Stage, bp.Name, strings.Join(names, ", "))
+			return errBadInput
+		}
+		stage = st.Index
+	}
+	layer := policy.BlueprintLayer{Name: bp.Name, Agent: bp.ToolPermissions, Stages: make([]map[string]policy.Verdict, len(bp.Stages))}
+	for i := range bp.Stages {
+		layer.Stages[i] = bp.Stages[i].ToolPermissions
+	}
+	resolver, err := policy.NewResolver(cfg.HostLayer(), layer, x.launch())
+	if err != nil {
+		fmt.Fprintf(e.stderr, "host: %v\n", err)
+		return errBadInput
+	}
+	lists := [][]string{cfg.SafeCommands}
+	if cfg.AllowBlueprintSafeCommands {
+		lists = append(lists, bp.SafeCommands)
+	}
+	safe, err := policy.NewSafeKeys(lists...)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "host: safe commands: %v\n", err)
+		return errBadInput
+	}
+	grants := &policy.Grants{}
+	for _, g := range x.Grant {
+		key, scopeName, ok := strings.Cut(g, "=")
+		scope, err := policy.ParseScope(scopeName)
+		if !ok || err != nil || scope == policy.ScopeOnce {
+			fmt.Fprintf(e.stderr, "host: --grant %q: write KEY=stage or KEY=run\n", g)
+			return errBadInput
+		}
+		grants.Grant([]string{key}, scope, stage)
+	}
+	call := policy.Call{Stage: stage, Tool: x.Tool, Parsed: true}
+	if x.Tool == policy.ShellTool {
+		line := x.Args
+		var a struct {
+			Command string `json:"command"`
+		}
+		if json.Unmarshal([]byte(x.Args), &a) == nil && a.Command != "" {
+			line = a.Command
+		}
+		var why string
+		call.Keys, why = policy.ShellKeysExplained(line)
+		call.Parsed = why == ""
+		fmt.Fprintf(e.stdout, "command  %s\n", line)
+		if why != "" {
+			fmt.Fprintf(e.stdout, "keys     none: %s\n", why)
+		} else {
+			fmt.Fprintf(e.stdout, "keys     %s\n", strings.Join(call.Keys, ", "))
+		}
+	}
+	fmt.Fprintf(e.stdout, "agent    blueprint %s, stage %s\n", bp.Name, bp.Stages[stage].Name)
+	x2 := resolver.Explain(call, safe, grants)
+	fmt.Fprint(e.stdout, x2.String())
+	if x2.Decision.Verdict == policy.Ask && (x.Unattended || cfg.Unattended) {
+		fmt.Fprintln(e.stdout, "unattended: nobody is watching this run, so the ask is denied")
+	}
+	return nil
+}

@@ -1,0 +1,230 @@
+// Package hostconfig holds the host's own configuration: the permission ceiling
+// ([tool_permissions] and [agent_tool_permissions.<blueprint>]), the safe commands the user adds,
+// the security switches, the write budget and the interaction settings. It is the user's file,
+// passed to `host run --config` or embedded in a scenario as [host]; blueprints (which may come
+// from anywhere) can only tighten what it allows.
+package hostconfig
+
+import (
+	"errors"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/warrenhq/warren/internal/tomlfile"
+	"github.com/warrenhq/warren/policy"
+)
+
+// ErrBadKey marks a permission key that is neither a known tool nor a shell key.
+var ErrBadKey = errors.New("invalid permission key")
+
+// File is the TOML shape of a host config, shared with the [host] table of a scenario.
+type File struct {
+	ToolPermissions      map[string]string            `toml:"tool_permissions"`
+	AgentToolPermissions map[string]map[string]string `toml:"agent_tool_permissions"`
+	SafeCommands         *fileSafeCommands            `toml:"safe_commands"`
+	Security             fileSecurity                 `toml:"security"`
+	WriteBudget          fileWriteBudget              `toml:"write_budget"`
+	Interaction          fileInteraction              `toml:"interaction"`
+}
+
+type fileSafeCommands struct {
+	Commands []string `toml:"commands"`
+}
+
+type fileSecurity struct {
+	AllowBlueprintPermissions  bool `toml:"allow_blueprint_permissions"`
+	AllowBlueprintSafeCommands bool `toml:"allow_blueprint_safe_commands"`
+}
+
+type fileWriteBudget struct {
+	PerCall *int64 `toml:"per_call"`
+	PerRun  *int64 `toml:"per_run"`
+}
+
+type fileInteraction struct {
+	TimeoutTicks *int64 `toml:"timeout_ticks"`
+	Unattended   bool   `toml:"unattended"`
+}
+
+// Defaults for settings a config leaves out.
+const (
+	// DefaultTimeoutTicks is how long a prompt waits for an answer before it is denied.
+	DefaultTimeoutTicks = 100
+	// DefaultPerCallBytes and DefaultPerRunBytes are the write budget when none is given:
+	// 1 MiB per call, 64 MiB per run.
+	DefaultPerCallBytes = 1 << 20
+	DefaultPerRunBytes  = 64 << 20
+)
+
+// Config is a validated host configuration.
+type Config struct {
+	// Path is where the config came from ("" for the defaults, "<scenario> [host]" when
+	// embedded).
+	Path string
+	// ToolPermissions is the global ceiling; AgentToolPermissions the per-blueprint one (an
+	// entry there wins over the global entry for the same key).
+	ToolPermissions      map[string]policy.Verdict
+	AgentToolPermissions map[string]map[string]policy.Verdict
+	// SafeCommands are added to the shipped safe list.
+	SafeCommands []string
+	// AllowBlueprintPermissions lets a blueprint loosen a built-in default where the ceiling
+	// says nothing; AllowBlueprintSafeCommands lets a blueprint add safe commands.
+	AllowBlueprintPermissions  bool
+	AllowBlueprintSafeCommands bool
+	// WritePerCall and WritePerRun are the write budget ceilings in bytes (0: no ceiling).
+	WritePerCall, WritePerRun int64
+	// TimeoutTicks bounds how long a prompt stays open.
+	TimeoutTicks uint64
+	// Unattended says nobody is watching: human tools are not advertised unless required, and
+	// approval prompts are denied unless a grant or yolo covers them.
+	Unattended bool
+}
+
+// Default returns the configuration used when none is given: no ceiling entries, no extra safe
+// commands, no blueprint opt-ins, the default write budget and prompt timeout.
+func Default() *Config {
+	return &Config{WritePerCall: DefaultPerCallBytes, WritePerRun: DefaultPerRunBytes, TimeoutTicks: DefaultTimeoutTicks}
+}
+
+// HostLayer is the policy layer this config contributes.
+func (c *Config) HostLayer() policy.HostLayer {
+	return policy.HostLayer{Global: c.ToolPermissions, PerBlueprint: c.AgentToolPermissions, AllowBlueprintPermissions: c.AllowBlueprintPermissions}
+}
+
+// Load reads and validates the host config at path. knownTools are the tools the host offers;
+// permission keys must be one of them or a shell key.
+func Load(path string, knownTools []string) (*Config, error) {
+	data, err := tomlfile.Read(path)
+	if err != nil {
+		return nil, err
+	}
+	var f File
+	doc, err := tomlfile.Decode(path, data, &f)
+	if doc == nil {
+		return nil, err
+	}
+	errs, ok := onlyUnknownKeys(err)
+	if !ok {
+		return nil, err
+	}
+	cfg, more := Compile(doc, "", &f, knownTools)
+	errs = append(errs, more...)
+	if len(errs) > 0 {
+		errs.Sort()
+		return nil, errs
+	}
+	cfg.Path = path
+	return cfg, nil
+}
+
+// onlyUnknownKeys splits a decode error into its problems, reporting whether they are all
+// unknown keys (which leave the rest decoded and worth validating).
+func onlyUnknownKeys(err error) (tomlfile.Errors, bool) {
+	if err == nil {
+		return nil, true
+	}
+	var errs tomlfile.Errors
+	if !errors.As(err, &errs) {
+		return nil, false
+	}
+	for _, e := range errs {
+		if !errors.Is(e, tomlfile.ErrUnknownKey) {
+			return nil, false
+		}
+	}
+	return errs, true
+}
+
+// Compile validates a decoded File whose keys sit under prefix in doc ("" for a config file,
+// "host" for a scenario's [host] table) and returns the config and every problem found.
+func Compile(doc *tomlfile.Doc, prefix string, f *File, knownTools []string) (*Config, tomlfile.Errors) {
+	c := compiler{doc: doc, prefix: prefix, known: knownTools}
+	cfg := Default()
+	cfg.ToolPermissions = c.permissions("tool_permissions", f.ToolPermissions)
+	if len(f.AgentToolPermissions) > 0 {
+		cfg.AgentToolPermissions = map[string]map[string]policy.Verdict{}
+		for _, bp := range slices.Sorted(maps.Keys(f.AgentToolPermissions)) {
+			cfg.AgentToolPermissions[bp] = c.permissions(tomlfile.JoinKey("agent_tool_permissions", bp), f.AgentToolPermissions[bp])
+		}
+	}
+	if f.SafeCommands != nil {
+		for i, cmd := range f.SafeCommands.Commands {
+			if strings.TrimSpace(cmd) == "" {
+				c.errorf(tomlfile.JoinIndex("safe_commands.commands", i), "empty entry; a safe command is a program, optionally with its subcommand (\"git status\")")
+				continue
+			}
+			cfg.SafeCommands = append(cfg.SafeCommands, cmd)
+		}
+	}
+	cfg.AllowBlueprintPermissions = f.Security.AllowBlueprintPermissions
+	cfg.AllowBlueprintSafeCommands = f.Security.AllowBlueprintSafeCommands
+	if v := f.WriteBudget.PerCall; v != nil {
+		cfg.WritePerCall = c.bytes("write_budget.per_call", *v)
+	}
+	if v := f.WriteBudget.PerRun; v != nil {
+		cfg.WritePerRun = c.bytes("write_budget.per_run", *v)
+	}
+	if v := f.Interaction.TimeoutTicks; v != nil {
+		if *v < 1 || *v > 1_000_000_000 {
+			c.errorf("interaction.timeout_ticks", "%d: a prompt timeout is 1 to 1000000000 ticks", *v)
+		} else {
+			cfg.TimeoutTicks = uint64(*v)
+		}
+	}
+	cfg.Unattended = f.Interaction.Unattended
+	return cfg, c.errs
+}
+
+type compiler struct {
+	doc    *tomlfile.Doc
+	prefix string
+	known  []string
+	errs   tomlfile.Errors
+}
+
+func (c *compiler) path(p string) string {
+	if c.prefix == "" {
+		return p
+	}
+	return c.prefix + "." + p
+}
+
+func (c *compiler) errorf(path, format string, args ...any) {
+	c.errs = append(c.errs, c.doc.Errorf(c.path(path), format, args...))
+}
+
+func (c *compiler) bytes(path string, v int64) int64 {
+	if v < 0 {
+		c.errorf(path, "%d: a write budget is a number of bytes, 0 for no ceiling", v)
+		return 0
+	}
+	return v
+}
+
+// permissions validates one permission table: values allow|ask|deny, keys known tools or shell
+// keys.
+func (c *compiler) permissions(path string, raw map[string]string) map[string]policy.Verdict {
+	if len(raw) == 0 {
+		return nil
+	}
+	out := make(map[string]policy.Verdict, len(raw))
+	for _, key := range slices.Sorted(maps.Keys(raw)) {
+		at := tomlfile.JoinKey(path, key)
+		v, err := policy.ParseVerdict(raw[key])
+		if err != nil {
+			c.errorf(at, "%w", err)
+		}
+		switch {
+		case policy.IsShellKey(key) && len(key) > len("shell:"):
+		case slices.Contains(c.known, key):
+		default:
+			c.errorf(at, "%w %q; valid: a tool the host knows (%s) or a shell key such as \"shell:rm\"", ErrBadKey, key, strings.Join(c.known, ", "))
+			continue
+		}
+		if err == nil {
+			out[key] = v
+		}
+	}
+	return out
+}

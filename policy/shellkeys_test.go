@@ -1,0 +1,371 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// keysOf prefixes each name with "shell:" so expectations stay readable.
+func keysOf(names ...string) []string {
+	keys := make([]string, len(names))
+	for i, n := range names {
+		keys[i] = shellPrefix + n
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func TestShellKeys(t *testing.T) {
+	tests := []struct {
+		name, line string
+		want       []string
+	}{
+		// Programs and quoting.
+		{"plain program", "ls", keysOf("ls")},
+		{"arguments are not keys", "ls -la /tmp", keysOf("ls")},
+		{"system path is its basename", "/usr/bin/rm -rf x", keysOf("rm")},
+		{"backslash", `\rm x`, keysOf("rm")},
+		{"empty quotes inside", `r''m x`, keysOf("rm")},
+		{"double quoted", `"rm" x`, keysOf("rm")},
+		{"mixed quotes", `'r'"m" x`, keysOf("rm")},
+		{"ANSI-C quoted", `$'rm' x`, keysOf("rm")},
+		{"ANSI-C escapes decoded", `$'\x72\x6d' x`, keysOf("rm")},
+		{"octal escapes decoded", `$'\162\155' x`, keysOf("rm")},
+		{"line continuation", "r\\\nm x", keysOf("rm")},
+		{"relative path gets a path key", "./configure --prefix=/usr", keysOf("configure", "./configure")},
+		{"parent path keeps its dots", "../x/y", keysOf("y", "../x/y")},
+		{"home path", "~/bin/tool", keysOf("tool", "~/bin/tool")},
+		{"path outside system dirs", "/opt/tools/bin/rm x", keysOf("rm", "/opt/tools/bin/rm")},
+		{"comment only", "# nothing to do", nil},
+		{"blank", " \t\n", nil},
+		{"empty", "", nil},
+		// Multi-command programs.
+		{"git subcommand", "git status", keysOf("git status")},
+		{"git global option with value", "git -C dir push origin main", keysOf("git push")},
+		{"git flags before subcommand", "git --no-pager log -n 5", keysOf("git log")},
+		{"git -c is an action", "git -c core.pager=cat log", keysOf("git -c", "git log")},
+		{"git --exec-path= is an action", "git --exec-path=/tmp status", keysOf("git --exec-path", "git status")},
+		{"git --exec-path alone only prints", "git --exec-path", keysOf("git")},
+		{"git alone", "git", keysOf("git")},
+		{"git version", "git --version", keysOf("git")},
+		{"git quoted subcommand", "git 'push'", keysOf("git push")},
+		{"computed global option value", `git -C "$repo" status`, keysOf("git status")},
+		{"docker", "docker --context prod ps", keysOf("docker ps")},
+		{"kubectl", "kubectl -n kube-system get pods", keysOf("kubectl get")},
+		{"cargo toolchain", "cargo +nightly build --release", keysOf("cargo build")},
+		{"cargo --config is an action", "cargo --config x=1 check", keysOf("cargo --config", "cargo check")},
+		{"apt-get -o is an action", "apt-get -o Debug::x=1 update", keysOf("apt-get -o", "apt-get update")},
+		{"go", "go test ./...", keysOf("go test")},
+		{"make alone", "make", keysOf("make")},
+		{"make targets", "make test lint", keysOf("make lint", "make test")},
+		{"make jobs and override", "make -j 4 test CC=clang", keysOf("CC=", "make test")},
+		{"make -C is an action", "make -C sub build", keysOf("make -C", "make build")},
+		{"make -f is an action", "make -f other.mk", keysOf("make -f", "make")},
+		// Redirects.
+		{"output redirect", "echo hi > out.txt", keysOf(">out.txt", "echo")},
+		{"append redirect with quotes", `echo hi >> "my log.txt"`, keysOf(">my log.txt", "echo")},
+		{"stderr redirect", "make 2>err.log", keysOf(">err.log", "make")},
+		{"redirect all", "ls &> all.log", keysOf(">all.log", "ls")},
+		{"append all", "ls &>> all.log", keysOf(">all.log", "ls")},
+		{"clobber", "ls >| f", keysOf(">f", "ls")},
+		{"fd duplication is no write", "ls 2>&1 >&2 3>&-", keysOf("ls")},
+		{"dev null is no write", "ls 2>/dev/null", keysOf("ls")},
+		{">&file writes", "echo x >&out.txt", keysOf(">out.txt", "echo")},
+		{"read-write opens for writing", "exec 3<>fifo", keysOf(">fifo", "exec")},
+		{"input redirect is no key", "cat < in.txt", keysOf("cat")},
+		{"here-document is no key", "cat <<EOF\nhello\nEOF", keysOf("cat")},
+		{"here-string is no key", "cat <<< hi", keysOf("cat")},
+		{"redirect on a group", "{ ls; pwd; } > out", keysOf(">out", "ls", "pwd")},
+		{"named descriptor sets a variable", "exec {fd}>out", keysOf(">out", "exec", "fd=")},
+		// Variables.
+		{"assignment before command", "FOO=1 ls", keysOf("FOO=", "ls")},
+		{"bare assignment", "FOO=1", keysOf("FOO=")},
+		{"append assignment", "PATH+=:/x", keysOf("PATH=")},
+		{"export", "export PATH=/x:$PATH", keysOf("PATH=", "export")},
+		{"local and readonly", "local x; readonly y=2", keysOf("local", "readonly", "x=", "y=")},
+		{"declare array", "declare -a arr=(1 2)", keysOf("arr=", "declare")},
+		{"declare -p only prints", "declare -p HOME", keysOf("declare")},
+		{"declare -f only prints", "declare -f myfunc", keysOf("declare")},
+		{"nameref sets its target", "declare -n ref=PATH", keysOf("PATH=", "declare", "ref=")},
+		{"default assignment", `echo "${x:=1}"`, keysOf("echo", "x=")},
+		{"read target", "read -r line < f", keysOf("line=", "read")},
+		{"read without names sets REPLY silently", "read", keysOf("read")},
+		{"printf -v", "printf -v out '%s' x", keysOf("out=", "printf")},
+		{"mapfile", "mapfile -t lines < f", keysOf("lines=", "mapfile")},
+		{"unset", "unset -v FOO", keysOf("FOO=", "unset")},
+		{"unset -f is functions", "unset -f myfunc", keysOf("unset")},
+		{"let", "let x=1+2", keysOf("let", "x=")},
+		{"let quoted", `let "y = 1 + 2"`, keysOf("let", "y=")},
+		{"arithmetic command", "(( i++ ))", keysOf("i=")},
+		{"for loop variable", `for f in a b; do wc -l "$f"; done`, keysOf("f=", "wc")},
+		{"c-style loop", "for ((i=0;i<3;i++)); do :; done", keysOf(":", "i=")},
+		{"select", "select x in a b; do echo $x; done", keysOf("echo", "x=")},
+		{"getopts", "getopts ab opt", keysOf("getopts", "opt=")},
+		// Structure.
+		{"lists and pipelines", "a | b && c || d; e &", keysOf("a", "b", "c", "d", "e")},
+		{"subshell", "(cd /tmp && rm x)", keysOf("cd", "rm")},
+		{"if", "if test -f x; then cat x; else touch x; fi", keysOf("cat", "test", "touch")},
+		{"while with redirect", `while read -r line; do echo "$line"; done < f`, keysOf("echo", "line=", "read")},
+		{"case", "case $x in a) rm a;; *) ls;; esac", keysOf("ls", "rm")},
+		{"function body and call", `f() { rm -rf "$1"; }; f x`, keysOf("f", "rm")},
+		{"function never called", "function g { curl x; }", keysOf("curl")},
+		{"command substitution", "echo $(whoami)", keysOf("echo", "whoami")},
+		{"backticks", "echo `date`", keysOf("date", "echo")},
+		{"substitution in assignment", "x=$(curl -s example.com)", keysOf("curl", "x=")},
+		{"substitution in here-document", "cat <<EOF\n$(rm -f x)\nEOF", keysOf("cat", "rm")},
+		{"quoted here-document runs nothing", "cat <<'EOF'\n$(rm -f x)\nEOF", keysOf("cat")},
+		{"substitution in input redirect", "cat < $(mktemp)", keysOf("cat", "mktemp")},
+		{"process substitution", "diff <(sort a) <(sort b)", keysOf("diff", "sort")},
+		{"output process substitution", "tee >(gzip > out.gz) < f", keysOf(">out.gz", "gzip", "tee")},
+		{"test clause substitution", "[[ -n $(id -u) ]]", keysOf("id")},
+		{"time keyword", "time -p ls", keysOf("ls")},
+		{"time subshell", "time (sleep 1)", keysOf("sleep")},
+		{"negation", "! grep -q x f", keysOf("grep")},
+		{"coprocess", "coproc cat", keysOf("cat")},
+		{"test brackets", "[ -f x ] && cat x", keysOf("[", "cat")},
+		// Wrappers.
+		{"bash -c", `bash -c "rm -rf /tmp/x"`, keysOf("bash", "rm")},
+		{"sh -ec", "sh -ec 'git push'", keysOf("git push", "sh")},
+		{"bash -lc --", "bash -lc -- 'ls'", keysOf("bash", "ls")},
+		{"bash -o option", "bash -o pipefail -c 'ls | wc'", keysOf("bash", "ls", "wc")},
+		{"bash -c with arguments", `bash -c 'echo "$1"' _ x`, keysOf("bash", "echo")},
+		{"bash reading a here-document", "bash <<'EOF'\nrm -rf x\nEOF", keysOf("bash", "rm")},
+		{"sh reading a here-string", "sh <<< 'git push'", keysOf("git push", "sh")},
+		{"bash script", "bash script.sh", keysOf("bash")},
+		{"sh script from file", "sh < install.sh", keysOf("sh")},
+		{"bash --version", "bash --version", keysOf("bash")},
+		{"env", "env -i FOO=1 BAR=2 ls", keysOf("BAR=", "FOO=", "env", "ls")},
+		{"env -u and -C", "env -u PATH -C /tmp ls", keysOf("PATH=", "env", "ls")},
+		{"env alone", "env", keysOf("env")},
+		{"env -S", "env -S 'rm -rf' x", keysOf("env", "rm")},
+		{"xargs", "xargs rm -f", keysOf("rm", "xargs")},
+		{"xargs default echo", "xargs", keysOf("echo", "xargs")},
+		{"xargs -I", "xargs -I{} -n 1 cp {} /tmp", keysOf("cp", "xargs")},
+		{"xargs sh -c with positional", `xargs -0 sh -c 'rm "$@"' _`, keysOf("rm", "sh", "xargs")},
+		{"find -exec", `find . -name '*.tmp' -exec rm {} \;`, keysOf("find", "rm")},
+		{"find -exec +", "find . -exec grep -l x {} +", keysOf("find", "grep")},
+		{"find -delete", "find . -type f -delete", keysOf("find", "find -delete")},
+		{"find -fprint", "find . -fprint out.txt", keysOf(">out.txt", "find")},
+		{"find computed predicate value", `find . -name "$pat"`, keysOf("find")},
+		{"sudo", "sudo -u root apt-get install -y vim", keysOf("apt-get install", "sudo")},
+		{"sudo env assignment", "sudo FOO=1 ls", keysOf("FOO=", "ls", "sudo")},
+		{"sudo -e edits", "sudo -e /etc/hosts", keysOf(">/etc/hosts", "sudo")},
+		{"sudoedit", "sudoedit /etc/hosts", keysOf(">/etc/hosts", "sudoedit")},
+		{"doas", "doas rm x", keysOf("doas", "rm")},
+		{"pkexec", "pkexec --user root rm x", keysOf("pkexec", "rm")},
+		{"su -c", "su -c 'rm x' root", keysOf("rm", "su")},
+		{"nice", "nice -n 10 make", keysOf("make", "nice")},
+		{"nice historical form", "nice -5 ls", keysOf("ls", "nice")},
+		{"ionice", "ionice -c 3 tar czf a.tgz .", keysOf("ionice", "tar")},
+		{"ionice -p runs nothing", "ionice -p 42", keysOf("ionice")},
+		{"timeout", "timeout -s KILL 10s curl x", keysOf("curl", "timeout")},
+		{"command -v only queries", "command -v git", keysOf("command")},
+		{"command runs", "command rm x", keysOf("command", "rm")},
+		{"exec -a", "exec -a name rm", keysOf("exec", "rm")},
+		{"nohup", "nohup ./server &", keysOf("nohup", "server", "./server")},
+		{"time program writes", `\time -o t.txt ls`, keysOf(">t.txt", "ls", "time")},
+		{"stdbuf", "stdbuf -oL tail -f log", keysOf("stdbuf", "tail")},
+		{"chroot", "chroot /srv ls", keysOf("chroot", "ls")},
+		{"setsid", "setsid -f sleep 1", keysOf("setsid", "sleep")},
+		{"unbuffer", "unbuffer -p cat", keysOf("cat", "unbuffer")},
+		{"taskset", "taskset -c 0 ls", keysOf("ls", "taskset")},
+		{"watch", "watch -n 1 'ls | wc -l'", keysOf("ls", "watch", "wc")},
+		{"watch -x", "watch -x rm x", keysOf("rm", "watch")},
+		{"flock -c", "flock /tmp/l -c 'rm x'", keysOf("flock", "rm")},
+		{"flock command", "flock -w 5 /tmp/l rm x", keysOf("flock", "rm")},
+		{"eval", "eval 'rm -rf' x", keysOf("eval", "rm")},
+		{"builtin", "builtin cd /tmp", keysOf("builtin", "cd")},
+		{"builtin export", "builtin export FOO=1", keysOf("FOO=", "builtin", "export")},
+		{"source", "source ./env.sh", keysOf("source")},
+		{"dot is source", ". ./env.sh", keysOf("source")},
+		{"trap", "trap 'rm -f /tmp/x' EXIT", keysOf("rm", "trap")},
+		{"trap reset", "trap - EXIT", keysOf("trap")},
+		{"alias", "alias ll='ls -l'", keysOf("alias", "ls")},
+		{"busybox", "busybox rm x", keysOf("busybox", "rm")},
+		{"parallel", "parallel gzip ::: a b", keysOf("gzip", "parallel")},
+		{"hash -p", "hash -p /bin/rm ls", keysOf("hash", "rm")},
+		{"mapfile callback", "mapfile -C 'rm -f' -c 1 arr < f", keysOf("arr=", "mapfile", "rm")},
+		{"wrapper chain", "sudo nice -n 5 env FOO=1 timeout 5 git push", keysOf("FOO=", "env", "git push", "nice", "sudo", "timeout")},
+		// Read-only programs and their write or run options.
+		{"rg --pre", "rg --pre cat foo", keysOf("rg", "rg --pre")},
+		{"rg value options take computed values", `rg -e "$pat" -g '*.go'`, keysOf("rg")},
+		{"date --set", "date -s 'now'", keysOf("date", "date --set")},
+		{"date abbreviated --set", "date --se=now", keysOf("date", "date --set")},
+		{"date format", "date +%s", keysOf("date")},
+		{"date -I is not -s", "date -Iseconds", keysOf("date")},
+		{"tree -o", "tree -o out.txt", keysOf(">out.txt", "tree")},
+		{"tree -R", "tree -R -H . -L 1", keysOf("tree", "tree -R")},
+		{"git log --output", "git log --output=log.txt", keysOf(">log.txt", "git log")},
+		{"git diff abbreviated --output", "git diff --ou x.patch", keysOf(">x.patch", "git diff")},
+		{"file -C", "file -C -m magic", keysOf("file", "file -C")},
+		{"typical", "git status && go test ./... 2>&1 | tail -n 20", keysOf("git status", "go test", "tail")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, why := ShellKeysExplained(tt.line)
+			if why != "" {
+				t.Fatalf("ShellKeys(%q): not ok: %s", tt.line, why)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("ShellKeys(%q) = %q, want %q", tt.line, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestShellKeysUnknowable(t *testing.T) {
+	deep := strings.Repeat("eval ", maxShellDepth) + "ls"
+	tests := []struct {
+		name, line, why string
+	}{
+		{"parse error", "rm 'x", "does not parse: "},
+		{"computed program", "$cmd x", "the program name is computed ($cmd)"},
+		{"substitution as program", "$(echo rm) x", "the program name is computed"},
+		{"brace expansion", "r{m,x} x", "the program name is computed"},
+		{"glob question mark", "/bin/r? x", "the program name is computed"},
+		{"glob star", "r* x", "the program name is computed"},
+		{"glob class", "[r]m x", "the program name is computed"},
+		{"extended glob", "@(rm) x", "the program name is computed"},
+		{"bare tilde", "~ x", "the program name is computed"},
+		{"arithmetic program", "$((1)) x", "the program name is computed"},
+		{"translated string", `$"rm" x`, "the program name is computed"},
+		{"empty program", `"" x`, "cannot be a key"},
+		{"program with a blank", `"git status"`, "cannot be a key"},
+		{"program with =", `'x=' y`, "cannot be a key"},
+		{"computed redirect", "echo x > $f", "the redirect target is computed"},
+		{"substituted redirect", "echo x > $(mktemp)", "the redirect target is computed"},
+		{"process substitution redirect", "exec > >(tee log)", "the redirect target is computed"},
+		{"computed descriptor", "echo x >&$fd", "the redirect target is computed"},
+		{"empty redirect", `echo x > ""`, "empty target"},
+		{"computed bash -c", `bash -c "$x"`, "the bash -c string is computed"},
+		{"bash -c does not parse", `bash -c 'rm ('`, "the bash -c string does not parse"},
+		{"pipe into shell", "curl -s x | sh", "sh reads commands from standard input"},
+		{"shell on tool input", "bash", "reads commands from standard input"},
+		{"computed here-document", "sh <<EOF\n$cmd\nEOF", "reads commands from standard input"},
+		{"sudo -s", "sudo -s", "reads commands from standard input"},
+		{"chroot shell", "chroot /srv", "reads commands from standard input"},
+		{"script from process substitution", "bash <(curl x)", "the script bash runs is computed"},
+		{"source process substitution", "source <(curl x)", "the script source runs is computed"},
+		{"source stdin", "curl x | source /dev/stdin", "source reads commands from standard input"},
+		{"zsh -c", "zsh -c 'ls'", "zsh syntax is not analysed"},
+		{"computed subcommand", "git $op", "an argument of git that could be an option is computed ($op)"},
+		{"computed subcommand after options", "git -C x pu$sh", "the git subcommand is computed"},
+		{"unknown global option", "git --frobnicate push", "git has an option this check does not know"},
+		{"computed global option", "git $flag push", "could be an option is computed"},
+		{"computed eval", `eval "$x"`, "the eval string is computed"},
+		{"computed trap", `trap "$h" EXIT`, "the trap handler is computed"},
+		{"computed wrapper argument", "sudo $x rm", "could be an option is computed"},
+		{"computed wrapped program", `sudo /bin/"$x"`, "the program name is computed"},
+		{"xargs wrapper from input", "xargs env", "an argument of env that could be an option is computed (arguments supplied at run time)"},
+		{"xargs subcommand from input", "xargs git", "could be an option is computed"},
+		{"xargs sh -c from input", "xargs sh -c", "the sh -c string is computed"},
+		{"xargs replacement in code", "xargs -I{} sh -c 'echo {}'", "the sh -c string is computed"},
+		{"xargs replacement as program", "xargs -I% % x", "the program name is computed"},
+		{"find placeholder as program", `find . -exec {} \;`, "the program name is computed"},
+		{"find placeholder in code", `find . -exec sh -c 'rm {}' \;`, "the sh -c string is computed"},
+		{"find computed start", `find "$d" -delete`, "could be an action"},
+		{"parallel without command", "parallel ::: a b", "parallel runs its input lines as commands"},
+		{"parallel perl", "parallel echo '{= $_ =}' ::: a", "Perl code"},
+		{"parallel placeholder program", "parallel '{}' ::: rm", "the program name is computed"},
+		{"fc", "fc -s", "fc re-runs commands"},
+		{"rg computed argument", `rg "$x" .`, "an argument of rg is computed"},
+		{"date computed argument", `date "$x"`, "an argument of date is computed"},
+		{"git log computed argument", `git log "$x"`, "an argument of git log is computed"},
+		{"tree computed output", `tree -o "$f"`, "the file tree writes is computed"},
+		{"make computed target", `make t"$t"`, "an argument of make is computed"},
+		{"arithmetic on command output", "echo $(( $(cat f) ))", "command output inside arithmetic"},
+		{"arithmetic on untrusted variable", "x=$(cat f); echo $((x + 1))", "the value of x"},
+		{"loop variable evaluated", "for i in $(cat f); do echo $((i)); done", "the value of i"},
+		{"read then evaluated", "read n; (( n > 1 ))", "the value of n"},
+		{"REPLY evaluated", "read; echo $((REPLY))", "the value of REPLY"},
+		{"static code in a variable", `x='a[$(id)]'; (( x ))`, "the value of x"},
+		{"positional parameter evaluated", `f() { echo $(( $1 )); }`, "$1"},
+		{"[[ -eq ]] evaluates", "v=$(cat f); [[ $v -eq 1 ]]", "the value of v"},
+		{"test -v subscript", `[ -v 'a[$(id)]' ]`, "evaluate its subscript"},
+		{"test -v from output", `test -v "$(cat f)"`, "command output"},
+		{"[[ -v ]] subscript", `[[ -v 'a[$(id)]' ]]`, "evaluates its subscript"},
+		{"read into subscript", `read 'a[$(id)]'`, "evaluates its subscript"},
+		{"declare subscript", `declare 'a[$(id)]=1'`, "evaluates its subscript"},
+		{"printf -v subscript", `printf -v 'a[$(id)]' x`, "evaluates its subscript"},
+		{"printf computed first argument", `printf "$f" 'a[1]'`, "could be -v"},
+		{"indirect expansion", `x=$(cat f); echo ${!x}`, "the value of x"},
+		{"prompt expansion", `x=$(cat f); echo ${x@P}`, "the value of x"},
+		{"declare -i", `declare -i n; n=$(cat f)`, "the value of n"},
+		{"computed declare", `declare "$x"`, "an argument of declare is computed"},
+		{"computed export", `export $x=1`, "an argument of export is computed"},
+		{"nesting too deep", deep, "nest deeper than 32"},
+		{"wrappers too deep", strings.Repeat("nice ", maxShellDepth+1) + "ls", "nest deeper than 32"},
+		{"computed wrapper operand", `timeout "$t" ls`, "could be an option is computed"},
+		{"NUL byte", "r\x00m x", "NUL byte"},
+		{"NUL in decoded string", `bash -c $'r\x00m'`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			keys, why := ShellKeysExplained(tt.line)
+			if tt.why == "" { // decodes to something harmless but must not crash
+				return
+			}
+			if why == "" || keys != nil {
+				t.Fatalf("ShellKeysExplained(%q) = %q, %q; want no keys and a reason", tt.line, keys, why)
+			}
+			if !strings.Contains(why, tt.why) {
+				t.Errorf("ShellKeysExplained(%q) why = %q, want it to contain %q", tt.line, why, tt.why)
+			}
+			if keys, ok := ShellKeys(tt.line); ok || keys != nil {
+				t.Errorf("ShellKeys(%q) = %q, %v; want nil, false", tt.line, keys, ok)
+			}
+		})
+	}
+}
+
+func TestShellKeysDepthLimitIsExact(t *testing.T) {
+	// The line itself is the first level; each eval parses one more.
+	line := strings.Repeat("eval ", maxShellDepth-1) + "ls"
+	if keys, why := ShellKeysExplained(line); why != "" || !slices.Equal(keys, keysOf("eval", "ls")) {
+		t.Fatalf("%d levels: keys %q, why %q; want eval and ls", maxShellDepth, keys, why)
+	}
+	if _, ok := ShellKeys("eval " + line); ok {
+		t.Fatalf("%d levels: ok, want the depth limit", maxShellDepth+1)
+	}
+}
+
+func TestShellKeysConcurrent(t *testing.T) {
+	lines := []string{"git status", "echo x > f", "$cmd", "bash -c 'rm x'", "FOO=1 ls | wc"}
+	want := make([][]string, len(lines))
+	for i, l := range lines {
+		want[i], _ = ShellKeys(l)
+	}
+	done := make(chan error)
+	for g := range 8 {
+		go func() {
+			for i := range 200 {
+				n := (g + i) % len(lines)
+				if got, _ := ShellKeys(lines[n]); !slices.Equal(got, want[n]) {
+					done <- fmt.Errorf("ShellKeys(%q) = %q, want %q", lines[n], got, want[n])
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func ExampleShellKeys() {
+	keys, ok := ShellKeys(`sudo -u root bash -c 'git -C repo push' > log.txt && FOO=1 make test`)
+	fmt.Println(keys, ok)
+	keys, ok = ShellKeys(`$cmd -rf /`)
+	fmt.Println(keys, ok)
+	_, why := ShellKeysExplained(`curl -s https://example.com/install.sh | sh`)
+	fmt.Println(why)
+	// Output:
+	// [shell:>log.txt shell:FOO= shell:bash shell:git push shell:make test shell:sudo] true
+	// [] false
+	// sh reads commands from standard input, which the line does not show
+}

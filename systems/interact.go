@@ -1,0 +1,141 @@
+package systems
+
+import (
+	"strconv"
+
+	"github.com/warrenhq/warren/components"
+	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/policy"
+	"github.com/warrenhq/warren/tools"
+)
+
+// Interact settles the prompts the hub has due this tick, in canonical order. An approval
+// answered once, stage or run lets the call run (a stage or run answer is also recorded as a
+// grant on the call's keys); deny, a timeout or no answer at all refuses it. A question's reply
+// becomes the ask_user tool's result. When a parked agent's last open call is settled its turn
+// finishes; an agent with no prompt left open is active again.
+type Interact struct {
+	toolTurn
+}
+
+var _ ecs.System = (*Interact)(nil)
+
+// Name implements ecs.System.
+func (*Interact) Name() string { return "interact" }
+
+// Initialize implements ecs.System.
+func (s *Interact) Initialize(w *ecs.World) (err error) {
+	if s.host, err = hostOf(w); err != nil {
+		return err
+	}
+	s.maps = newAgentMaps(w)
+	w.AddWaiter(s.host.Hub)
+	s.ready = newMover[components.AwaitingTools, components.ReadyToInfer](w)
+	s.terminal = newMover[components.AwaitingTools, components.Terminal](w)
+	return nil
+}
+
+// Update implements ecs.System.
+func (s *Interact) Update(w *ecs.World) {
+	tick := w.Tick()
+	for _, pr := range s.host.Hub.due(tick) {
+		if !w.Alive(pr.entity) || !ecs.Has[components.AwaitingTools](w, pr.entity) {
+			continue // the agent ended while it waited
+		}
+		id := s.maps.identity.Get(pr.entity)
+		cur := s.maps.cursor.Get(pr.entity)
+		p := s.host.Profiles.Get(id.Profile)
+		d := s.host.Agents.Get(id.Slot)
+		if d.Tools.Prompts--; d.Tools.Prompts == 0 {
+			s.maps.status.Get(pr.entity).Kind = components.Active
+		}
+		onLane := false
+		if pr.kind == PromptQuestion {
+			s.reply(tick, id, p, d, pr)
+		} else {
+			onLane = s.approve(tick, pr.entity, id, p, d, cur, pr)
+		}
+		// The prompt's share of Outstanding ends here; a call now on the lane holds its own.
+		if d.Work.Outstanding--; onLane || d.Work.Outstanding > 0 {
+			continue
+		}
+		s.finish(tick, pr.entity, id, d, &p.Blueprint.Stages[cur.Stage])
+	}
+	w.Touch(s.ready.apply() + s.terminal.apply())
+}
+
+// approve applies an approval answer to call pr.index: run it (granting its keys for the stage
+// or the run when the answer says so) or refuse it. It reports whether the call went to the
+// tool lane.
+func (s *Interact) approve(tick uint64, e ecs.Entity, id *components.Identity, p *components.Profile, d *components.AgentData, cur *components.Cursor, pr *prompt) bool {
+	call := d.Work.Calls[pr.index]
+	scope, err := policy.ParseScope(pr.answer)
+	allowed := pr.by == byScript && err == nil
+	verdict := policy.Deny
+	if allowed {
+		verdict = policy.Allow
+	}
+	answer := pr.answer
+	if pr.by != byScript {
+		answer = "deny"
+	}
+	s.host.Trace.Answer(tick, ref(id, d), call.ID, call.Name, answer, pr.by, verdict.String())
+	if !allowed {
+		why := "the prompt was answered " + strconv.Quote(pr.answer)
+		switch pr.by {
+		case byTimeout:
+			why = "nobody answered the prompt before its deadline (tick " + strconv.FormatUint(pr.deadline, 10) + ")"
+		case byUnanswered:
+			why = "nothing can answer the prompt"
+		}
+		d.Work.Results[pr.index] = components.ToolResult{Content: "permission denied for " + call.Name + ": " + why, IsError: true}
+		return false
+	}
+	if scope != policy.ScopeOnce {
+		if d.Tools.Grants == nil {
+			d.Tools.Grants = &policy.Grants{}
+		}
+		d.Tools.Grants.Grant(pr.keys, scope, int(d.Tools.Stage))
+	}
+	h, ok := p.Registry(cur.Stage).Lookup(call.Name)
+	if !ok {
+		d.Work.Results[pr.index] = components.ToolResult{Content: "tool " + strconv.Quote(call.Name) + " is no longer registered", IsError: true}
+		return false
+	}
+	before := d.Work.Outstanding
+	s.start(tick, e, id, p, d, uint64(cur.Turn-1), pr.index, len(d.Conversation.Messages), h)
+	return d.Work.Outstanding > before
+}
+
+// reply turns a question's answer into the ask_user tool's result.
+func (s *Interact) reply(tick uint64, id *components.Identity, p *components.Profile, d *components.AgentData, pr *prompt) {
+	call := d.Work.Calls[pr.index]
+	if pr.by != byScript {
+		s.host.Trace.Answer(tick, ref(id, d), call.ID, call.Name, "", pr.by, policy.Deny.String())
+		why := "nobody answered the question before its deadline"
+		if pr.by == byUnanswered {
+			why = "nobody can answer the question"
+		}
+		d.Work.Results[pr.index] = components.ToolResult{Content: why, IsError: true}
+		return
+	}
+	s.host.Trace.Answer(tick, ref(id, d), call.ID, call.Name, pr.answer, pr.by, policy.Allow.String())
+	h, ok := p.Registry(s.maps.cursor.Get(pr.entity).Stage).Lookup(call.Name)
+	it, isInteractive := tools.Interactive(nil), false
+	if ok {
+		it, isInteractive = h.Tool().(tools.Interactive)
+	}
+	if !isInteractive {
+		d.Work.Results[pr.index] = components.ToolResult{Content: "tool " + strconv.Quote(call.Name) + " cannot take an answer", IsError: true}
+		return
+	}
+	res, err := it.Answer(pr.question, pr.answer)
+	if err != nil {
+		d.Work.Results[pr.index] = components.ToolResult{Content: err.Error(), IsError: true}
+		return
+	}
+	d.Work.Results[pr.index] = components.ToolResult{Content: res.Content, IsError: res.IsError}
+}
+
+// Finalize implements ecs.System.
+func (*Interact) Finalize(*ecs.World) {}
