@@ -82,7 +82,8 @@ type Decision struct {
 }
 
 // Gate decides whether a tool call may run. PolicyGate is the gate every run uses; the interface
-// is the seam for tests and embedders. It must be total (always return a verdict) and cheap.
+// is the seam for tests and embedders. It must be total (always return a verdict) and cheap, and
+// must not keep the request: dispatch reuses it for the next call.
 type Gate interface {
 	Decide(req *GateRequest) Decision
 }

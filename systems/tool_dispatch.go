@@ -26,6 +26,7 @@ type ToolDispatch struct {
 	view     *ecs.View2[components.Identity, components.Cursor]
 	await    *mover
 	toolKeys map[string][]string
+	req      GateRequest // reused for every call: the gate must not keep it
 }
 
 var _ ecs.System = (*ToolDispatch)(nil)
@@ -149,8 +150,11 @@ func (s *ToolDispatch) check(id *components.Identity, p *components.Profile, d *
 	if call.Name == policy.ShellTool {
 		keys, parsed = callKeys(call.Name, call.Args)
 	}
-	return h, s.host.Gate.Decide(&GateRequest{Ctx: s.host.Context, Agent: id, Data: d, Profile: p, Stage: stage,
-		Tool: call.Name, Args: call.Args, Keys: keys, Parsed: parsed})
+	s.req = GateRequest{Ctx: s.host.Context, Agent: id, Data: d, Profile: p, Stage: stage,
+		Tool: call.Name, Args: call.Args, Keys: keys, Parsed: parsed}
+	dec := s.host.Gate.Decide(&s.req)
+	s.req = GateRequest{}
+	return h, dec
 }
 
 // keysOf is the one-key list of a tool other than shell, shared across calls.
