@@ -134,7 +134,7 @@ func (c *compiler) compileInteractions() {
 			c.errorf(at, "give approve or reply, not both")
 		case fi.Approve != "" && fi.Approve != "deny":
 			if _, err := policy.ParseScope(fi.Approve); err != nil {
-				c.errorf(tomlfile.JoinKey(at, "approve"), "%q: valid answers: deny, once, stage, run", fi.Approve)
+				c.errorf(tomlfile.JoinKey(at, "approve"), "%w (or deny)", err)
 			}
 		}
 		if fi.Delay != nil {

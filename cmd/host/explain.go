@@ -14,14 +14,29 @@ import (
 // launchFlags are the launch overrides `host run` and `host explain` share.
 type launchFlags struct {
 	Yolo       bool     `help:"Turn every ask into allow (never lifts a deny)."`
-	Allow      []string `help:"Turn an ask into allow for this tool or key (repeatable)." placeholder:"TOOL|KEY"`
-	Ask        []string `help:"Ask before this tool or key runs, even where a layer allows it (repeatable)." placeholder:"TOOL|KEY"`
-	Deny       []string `help:"Deny this tool or key (repeatable)." placeholder:"TOOL|KEY"`
+	Allow      []string `sep:"none" help:"Turn an ask into allow for this tool or key (repeatable)." placeholder:"TOOL|KEY"`
+	Ask        []string `sep:"none" help:"Ask before this tool or key runs, even where a layer allows it (repeatable)." placeholder:"TOOL|KEY"`
+	Deny       []string `sep:"none" help:"Deny this tool or key (repeatable)." placeholder:"TOOL|KEY"`
 	Unattended bool     `help:"Nobody is watching: human tools are not advertised unless a stage requires them, and asks no grant or --yolo covers are denied."`
 }
 
 func (l launchFlags) launch() policy.Launch {
 	return policy.Launch{Yolo: l.Yolo, Allow: l.Allow, Ask: l.Ask, Deny: l.Deny}
+}
+
+// check reports a misspelled or contradictory override as a usage error.
+func (l launchFlags) check() error {
+	for _, f := range [...]struct {
+		flag  string
+		names []string
+	}{{"--allow", l.Allow}, {"--ask", l.Ask}, {"--deny", l.Deny}} {
+		for _, name := range f.names {
+			if err := scenarios.CheckLaunchName(name, scenarios.KnownTools()); err != nil {
+				return fmt.Errorf("%s: %w", f.flag, err)
+			}
+		}
+	}
+	return l.launch().Validate()
 }
 
 type explainCmd struct {
@@ -36,6 +51,10 @@ type explainCmd struct {
 
 func (x *explainCmd) Run(e *env) error {
 	known := scenarios.KnownTools()
+	if err := x.check(); err != nil {
+		fmt.Fprintf(e.stderr, "host: %v\n", err)
+		return errBadInput
+	}
 	cfg := hostconfig.Default()
 	if x.Config != "" {
 		c, err := hostconfig.Load(x.Config, known)
@@ -111,6 +130,10 @@ func (x *explainCmd) Run(e *env) error {
 		}
 	}
 	fmt.Fprintf(e.stdout, "agent    blueprint %s, stage %s\n", bp.Name, bp.Stages[stage].Name)
+	if !bp.Stages[stage].Advertises(x.Tool) {
+		fmt.Fprintf(e.stdout, "visibility  deny: stage %s does not offer %s (available: %s); a run refuses the call before any layer below\n",
+			bp.Stages[stage].Name, x.Tool, strings.Join(bp.Stages[stage].AvailableTools, ", "))
+	}
 	x2 := resolver.Explain(call, safe, grants)
 	fmt.Fprint(e.stdout, x2.String())
 	if x2.Decision.Verdict == policy.Ask && (x.Unattended || cfg.Unattended) {

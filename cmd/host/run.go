@@ -50,7 +50,7 @@ func (r *runCmd) Run(e *env) error {
 		Level(level).With().Timestamp().Logger()
 	opt := scenarios.Options{Seed: r.Seed, Agents: r.Agents, WorkRoot: r.Workdir, Log: log,
 		Launch: r.launch(), Unattended: r.Unattended}
-	if err := opt.Launch.Validate(); err != nil {
+	if err := r.check(); err != nil {
 		fmt.Fprintf(e.stderr, "host: %v\n", err)
 		return errBadInput
 	}
