@@ -57,6 +57,10 @@ type task struct {
 	ready uint64 // virtual tick at which the result is due
 	value any
 	panic string
+	// next is the agent's following job, run after this one on the same worker; done marks
+	// that this one has been executed (both guarded by Lane.mu).
+	next *task
+	done bool
 }
 
 // Lane is a bounded worker pool with the two clock semantics of a world: in virtual time a tick's
@@ -84,7 +88,8 @@ type Lane struct {
 	ready    []Done // handed over by Advance, taken by Collect
 
 	mu       sync.Mutex
-	finished []*task // executed by workers, not yet sorted into due/ready
+	finished []*task          // executed by workers, not yet sorted into due/ready
+	chains   map[uint64]*task // agent -> its latest started job (guarded by mu)
 }
 
 // NewLane starts a lane's workers. wake (may be nil) receives a non-blocking signal whenever a
@@ -127,26 +132,51 @@ func (l *Lane) Submit(now uint64, j Job) {
 	l.waiting = append(l.waiting, j)
 }
 
+// start begins a job. One agent's jobs never run at the same time: a job whose agent still has
+// one running or queued is chained behind it and runs after it, on the same worker, in
+// submission order. So the calls of one turn that touch the same file see each other's effects
+// in call order, whatever the worker count, and results stay deterministic; different agents'
+// jobs still run in parallel.
 func (l *Lane) start(now uint64, j Job) {
 	l.inflight++
-	lat := max(j.Latency, 1)
 	l.running.Add(1)
-	l.work <- &task{job: j, ready: now + lat}
+	t := &task{job: j, ready: now + max(j.Latency, 1)}
+	l.mu.Lock()
+	if l.chains == nil {
+		l.chains = map[uint64]*task{}
+	}
+	if prev, ok := l.chains[j.Agent]; ok && !prev.done {
+		prev.next = t
+		l.chains[j.Agent] = t
+		l.mu.Unlock()
+		return
+	}
+	l.chains[j.Agent] = t
+	l.mu.Unlock()
+	l.work <- t
 }
 
 func (l *Lane) worker() {
 	defer l.exited.Done()
 	for t := range l.work {
-		l.execute(t)
-		l.mu.Lock()
-		l.finished = append(l.finished, t)
-		l.mu.Unlock()
-		l.running.Done()
-		if l.mode == Wall && l.wake != nil {
-			select {
-			case l.wake <- struct{}{}:
-			default:
+		for t != nil {
+			l.execute(t)
+			l.mu.Lock()
+			t.done = true
+			l.finished = append(l.finished, t)
+			next := t.next
+			if l.chains[t.job.Agent] == t {
+				delete(l.chains, t.job.Agent)
 			}
+			l.mu.Unlock()
+			l.running.Done()
+			if l.mode == Wall && l.wake != nil {
+				select {
+				case l.wake <- struct{}{}:
+				default:
+				}
+			}
+			t = next
 		}
 	}
 }

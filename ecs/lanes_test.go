@@ -2,6 +2,8 @@ package ecs
 
 import (
 	"runtime"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -173,5 +175,46 @@ func TestDueQueuePopsInTickThenPushOrder(t *testing.T) {
 	}
 	if _, ok := q.Next(); ok || q.Len() != 0 {
 		t.Fatal("queue not empty after popping everything")
+	}
+}
+
+// One agent's jobs run one after another in submission order, even with many workers, so calls
+// of one turn that touch the same state see each other's effects; other agents run in parallel.
+func TestLaneRunsOneAgentsJobsInOrder(t *testing.T) {
+	l := NewLane(LaneConfig{Name: "tool", Capacity: 64, Workers: 8}, Virtual, nil)
+	defer l.Close()
+	var mu sync.Mutex
+	order := map[uint64][]int{}
+	running := map[uint64]int{}
+	overlap := false
+	for a := uint64(1); a <= 4; a++ {
+		for i := range 5 {
+			l.Submit(0, Job{Agent: a, Index: i, Run: func() any {
+				mu.Lock()
+				running[a]++
+				if running[a] > 1 {
+					overlap = true
+				}
+				mu.Unlock()
+				time.Sleep(time.Millisecond)
+				mu.Lock()
+				running[a]--
+				order[a] = append(order[a], i)
+				mu.Unlock()
+				return nil
+			}})
+		}
+	}
+	l.Barrier()
+	if overlap {
+		t.Fatal("two jobs of one agent ran at the same time")
+	}
+	for a := uint64(1); a <= 4; a++ {
+		if !slices.Equal(order[a], []int{0, 1, 2, 3, 4}) {
+			t.Fatalf("agent %d ran its jobs in order %v", a, order[a])
+		}
+	}
+	if got := len(drain(l, 1, 1)[1]); got != 20 {
+		t.Fatalf("%d results handed over, want 20", got)
 	}
 }

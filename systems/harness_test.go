@@ -270,6 +270,10 @@ type options struct {
 	toolCapacity, modelCapacity int
 	// initialCapacity pre-sizes the world.
 	initialCapacity int
+	// defaultGate leaves Host.Gate nil, so the host picks its own gate (PolicyGate).
+	defaultGate bool
+	// answerer answers the hub's prompts (nil: the host's default hub, which nobody answers).
+	answerer systems.Answerer
 }
 
 // harness is one world with a Host, lanes, real registries and a trace in memory, assembled the
@@ -331,6 +335,7 @@ func newHarness(tb testing.TB, opt options) *harness {
 		panicTool{name: "boom_lane", runs: counter("boom_lane")},
 		jitterTool{runs: counter("jitter")},
 		ctxProbe{seen: &h.execSeen},
+		fakeShell{runs: counter(policy.ShellTool)},
 	}
 	for _, t := range extra {
 		if err := reg.Register(t); err != nil {
@@ -342,7 +347,7 @@ func newHarness(tb testing.TB, opt options) *harness {
 
 	h.w = ecs.NewWorld(ecs.Config{Seed: opt.seed, InitialCapacity: opt.initialCapacity})
 	gate := opt.gate
-	if gate == nil {
+	if gate == nil && !opt.defaultGate {
 		gate = verdictGate(policy.Allow, "test", "the harness allows every call unless a test sets a gate")
 	}
 	h.host = &systems.Host{
@@ -352,6 +357,9 @@ func newHarness(tb testing.TB, opt options) *harness {
 		Tasks:   tools.NewTaskBroker(),
 		Records: &components.Records{},
 		Latency: opt.latency,
+	}
+	if opt.answerer != nil {
+		h.host.Hub = systems.NewHub(opt.answerer)
 	}
 	list := opt.systems
 	if list == nil {
@@ -559,6 +567,11 @@ type event struct {
 	ModelTurns int             `json:"model_turns"`
 	ToolCalls  int             `json:"tool_calls"`
 	ToolErrors int             `json:"tool_errors"`
+	Keys       []string        `json:"keys"`
+	Prompt     string          `json:"prompt"`
+	Deadline   uint64          `json:"deadline"`
+	Answer     string          `json:"answer"`
+	By         string          `json:"by"`
 }
 
 // traceBytes flushes the trace and returns everything written so far.

@@ -8,6 +8,7 @@ import (
 	"github.com/warrenhq/warren/blueprint"
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/policy"
 	"github.com/warrenhq/warren/tools"
@@ -121,8 +122,8 @@ func (s *ToolDispatch) dispatch(tick uint64, e ecs.Entity, id *components.Identi
 func (s *ToolDispatch) park(tick uint64, e ecs.Entity, id *components.Identity, p *components.Profile, d *components.AgentData, i int, pr *prompt) {
 	call := d.Work.Calls[i]
 	pr.entity, pr.agent, pr.name, pr.index, pr.tool, pr.keys = e, id.ID, d.Name, i, call.Name, d.Work.Keys[i]
-	timeout := uint64(0)
-	if p.Policy != nil {
+	timeout := uint64(hostconfig.DefaultTimeoutTicks)
+	if p.Policy != nil && p.Policy.TimeoutTicks > 0 {
 		timeout = p.Policy.TimeoutTicks
 	}
 	s.host.Hub.open(tick, timeout, p.Group, pr)
