@@ -301,11 +301,14 @@ func isJobCount(prev shellArg, v string) bool {
 }
 
 func (s *shellScan) envName(name string) {
-	if !validName(name) {
+	switch {
+	case !validName(name):
 		s.fail("%q cannot be a variable key", name)
-		return
+	case name == "SHELLOPTS" || name == "BASHOPTS":
+		s.fail("%s sets a child shell's options, such as history expansion", name)
+	default:
+		s.add(EnvKey(name))
 	}
-	s.add(EnvKey(name))
 }
 
 // optionRule lists, for a program that only reads unless told otherwise, the options that make
@@ -390,7 +393,10 @@ func (s *shellScan) checkOptions(prog, keyProg string, rule *optionRule, args []
 func (s *shellScan) shortCluster(prog, keyProg string, rule *optionRule, args []shellArg, i int) int {
 	v := args[i].val
 	for j := 1; j < len(v); j++ {
-		opt := shortOptNames[v[j]&0x7f]
+		if v[j] >= 0x80 {
+			continue // not an option letter
+		}
+		opt := shortOptNames[v[j]]
 		if action, ok := rule.actions[opt]; ok {
 			s.add(ProgramKey(keyProg, action))
 		}
@@ -515,11 +521,11 @@ func (s *shellScan) shortOptions(prog string, args []shellArg, i int, short stri
 	v := args[i].val
 	for j := 1; j < len(v); j++ {
 		k := strings.IndexByte(short, v[j])
-		if k < 0 || v[j] == ':' {
+		if k < 0 || v[j] == ':' || v[j] >= 0x80 {
 			s.fail("%s has an option this check does not know (-%c)", prog, v[j])
 			return i
 		}
-		opt := shortOptNames[v[j]&0x7f]
+		opt := shortOptNames[v[j]] // ASCII: the spec holds nothing else
 		switch {
 		case strings.HasPrefix(short[k+1:], "::"):
 			onOpt(opt, staticArg(v[j+1:]))
@@ -585,8 +591,10 @@ func longKind(long []string, name string) (kind byte, known bool) {
 //   - eval (arguments joined and parsed), source and . (key shell:source: a file runs unseen,
 //     so only a grant or a permission can cover it; /dev/stdin reads standard input), trap
 //     (the handler is parsed), alias (each value is parsed with the arguments that follow it
-//     at use), fc (ok=false: it re-runs history), mapfile -C (the callback is parsed),
-//     declaration builtins, read, mapfile, printf -v, getopts, unset, let, test and [.
+//     at use), fc (ok=false: it re-runs history), mapfile -C and compgen/complete -C (the
+//     callback is parsed; -F gives the function's key; -W with a substitution is ok=false),
+//     set and shopt (turning on history expansion or set -k is ok=false), declaration
+//     builtins, read, mapfile, printf -v, getopts, unset, let, test and [.
 func (s *shellScan) run(args []shellArg, ctx shellCtx) {
 	if s.failed() || len(args) == 0 {
 		return
@@ -736,7 +744,10 @@ func (s *shellScan) prefixWrapper(prog string, spec *wrapSpec, args []shellArg, 
 }
 
 // shellFlags are the single-letter options of bash and POSIX shells that take no value.
-const shellFlags = "abefhklmnprtuvxBCDEHPT"
+// Missing on purpose: -H (history expansion) and -i (interactive, which turns it on), under
+// which !! and !word run lines the scan did not see as commands, and -k, under which NAME=VALUE
+// arguments become environment assignments.
+const shellFlags = "abefhlmnprtuvxBCDEPT"
 
 var shellLongFlags = []string{"--login", "--noprofile", "--norc", "--posix", "--restricted",
 	"--verbose", "--debugger", "--dump-strings", "--dump-po-strings", "--noediting",
@@ -772,10 +783,13 @@ scan:
 				switch {
 				case c == 'c':
 					command = true
-				case c == 's' || c == 'i':
+				case c == 's':
 					stdin = true
 				case c == 'o' || c == 'O':
-					i++
+					if i++; i < len(args) && (!args[i].static || args[i].val == "histexpand" || args[i].val == "keyword") {
+						s.fail("%s -o %s may turn on history expansion or keyword assignments, which the scan cannot follow", prog, args[i].text())
+						return
+					}
 				case !strings.ContainsRune(shellFlags, c):
 					s.fail("%s has an option this check does not know (-%c)", prog, c)
 					return
@@ -863,7 +877,7 @@ func (s *shellScan) script(prog string, a shellArg, ctx shellCtx) {
 		s.fail("the script %s runs is computed (%s)", prog, a.text())
 	case v == "/dev/stdin" || v == "/dev/fd/0" || v == "/proc/self/fd/0":
 		s.stdinCode(prog, ctx)
-	case strings.HasPrefix(v, "/dev/fd/") || strings.HasPrefix(v, "/proc/"):
+	case strings.HasPrefix(v, "/dev/fd/") || strings.HasPrefix(v, "/proc/") || isNetworkPath(v):
 		s.fail("%s runs %s, whose content the line does not show", prog, v)
 	}
 }
@@ -989,15 +1003,16 @@ func (s *shellScan) su(args []shellArg, ctx shellCtx) {
 			}
 		})
 		switch {
-		case s.failed() || len(rest) == 0:
+		case s.failed():
+			return
+		case len(rest) == 0:
+			continue
 		case rest[0].static && rest[0].val == "-" && !end:
 		case user || end && len(rest) > 1:
 			s.fail("su hands the words after the user name to the shell")
+			return
 		default:
 			user = true
-		}
-		if s.failed() || len(rest) == 0 {
-			return
 		}
 		rest = rest[1:]
 	}
@@ -1284,6 +1299,52 @@ func (s *shellScan) builtin(prog string, args []shellArg, ctx shellCtx) {
 		}
 	case "test", "[":
 		s.testArgs(prog, args)
+	case "set", "shopt":
+		s.shellOptions(prog, args)
+	case "compgen", "complete":
+		s.completion(prog, args, ctx)
+	}
+}
+
+// completion scans compgen and complete: -C runs a command, -F calls a function, and -W's
+// words are expanded, substitutions included.
+func (s *shellScan) completion(prog string, args []shellArg, ctx shellCtx) {
+	s.options(prog, args, &optSpec{short: "abcdefgjksuvDEIro:A:G:W:F:C:X:P:S:p"}, func(opt string, val shellArg) {
+		switch opt {
+		case "-C":
+			s.codeArg(shellArg{word: val.word, val: val.val + ` "$@"`, static: val.static}, inner(ctx), "the "+prog+" -C command")
+		case "-F":
+			s.nest([]shellArg{val, runtimeArg}, ctx)
+		case "-W":
+			if !val.static || strings.ContainsAny(val.val, "$`") {
+				s.fail("the %s -W words are expanded and hold a substitution or are computed (%s)", prog, val.text())
+			}
+		}
+	})
+}
+
+// shellOptions refuses set and shopt lines that turn on history expansion (set -H, set -o
+// histexpand, shopt -o -s histexpand), under which !! and !word run lines from the history.
+func (s *shellScan) shellOptions(prog string, args []shellArg) {
+	for i := 0; i < len(args) && !s.failed(); i++ {
+		a := args[i]
+		v := a.val
+		switch {
+		case !a.static && (a.mayBeOption() || prog == "shopt"):
+			s.fail("an option of %s is computed (%s)", prog, a.text())
+		case prog == "shopt" && v == "histexpand",
+			prog == "set" && strings.HasPrefix(v, "-") && !strings.HasPrefix(v, "--") && strings.ContainsRune(v, 'H'):
+			s.fail("%s turns on history expansion, which runs lines from the history as commands", prog)
+		case prog == "set" && strings.HasPrefix(v, "-") && !strings.HasPrefix(v, "--") && strings.ContainsRune(v, 'k'):
+			s.fail("set -k makes NAME=VALUE arguments environment assignments the scan cannot see")
+		case prog == "shopt":
+		case !a.static || v == "--" || v == "-" || v == "" || v[0] != '-' && v[0] != '+':
+			return // set's positional parameters follow
+		case strings.ContainsRune(v, 'o') && i+1 < len(args):
+			if i++; !args[i].static || args[i].val == "histexpand" || args[i].val == "keyword" {
+				s.fail("set -o %s may turn on history expansion or keyword assignments, which the scan cannot follow", args[i].text())
+			}
+		}
 	}
 }
 
@@ -1360,7 +1421,7 @@ func (s *shellScan) declOperand(prog, v string, m *declMode, ctx shellCtx) {
 			case 'p':
 				m.print = true
 			case 'n':
-				m.nameref = true
+				m.nameref = prog != "export" && prog != "readonly" // export -n un-exports
 			case 'i':
 				m.integer = true
 			}

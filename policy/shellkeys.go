@@ -19,7 +19,7 @@ import (
 // The rules, which a permission or a grant can rely on:
 //
 //   - Every simple command gives shell:<program>: the basename of the command word after quote
-//     removal ("/usr/bin/rm", `\rm`, `r''m`, `"rm"` and $'\x72m' all give shell:rm). A program of
+//     removal ("/usr/bin/rm", `\rm`, `r""m`, `"rm"` and $'\x72m' all give shell:rm). A program of
 //     a MultiCommandPrograms entry gives shell:<program> <subcommand>, its first operand after the
 //     program's global options; with none it gives shell:<program>. make gives one key per
 //     target (shell:make test) and shell:make without one. A command word that a path names
@@ -32,7 +32,9 @@ import (
 //   - Every output redirect to a file gives shell:><target> as written after quote removal
 //     (>, >>, >|, &>, &>>, <>, n>, and >&word when word is not a descriptor). Writes to /dev/null
 //     give no key. Descriptor duplications (2>&1, >&2, >&-) and input redirects give none; a
-//     computed target (> $f, > $(cmd), > >(cmd)) makes the line ok=false.
+//     computed target (> $f, > $(cmd), > >(cmd)) makes the line ok=false. A redirect either way
+//     to /dev/tcp/... or /dev/udp/... opens a connection and gives a redirect key; a computed
+//     input target that could be one (< "$f", but not < <(cmd)) makes the line ok=false.
 //   - Every variable the line sets by name gives shell:<NAME>=: assignments (FOO=1 cmd, bare
 //     FOO=1, a[i]=x, FOO+=x), export/declare/local/readonly/typeset operands, env NAME=V and
 //     env -u NAME, unset, read/mapfile/printf -v/getopts targets, for/select loop variables,
@@ -41,18 +43,23 @@ import (
 //   - Commands inside pipelines, lists, subshells, brace groups, if/while/until/for/case,
 //     function bodies (declared functions' bodies always count; calling one gives
 //     shell:<name>), $( ) and backticks anywhere (arguments, assignments, redirect targets,
-//     unquoted here-documents), <( ) and >( ), [[ ]] and (( )) all give their keys.
-//   - Wrappers give their own key and the wrapped command's keys; see [shellScan.run] for the
-//     list and what each contributes. Programs that run other code in ways this check cannot
-//     see (python -c, perl -e, awk, ssh, strace, make recipes, npm scripts, a script file given
-//     to bash, source FILE) are opaque: only their own key speaks for them, none of them is on
-//     the shipped safe list, and a deny on a program they run does not catch them.
+//     unquoted here-documents), <( ) and >( ), [[ ]] and (( )) all give their keys. Keywords
+//     (time, !, coproc, [[ ]]) are syntax and give no key of their own; time run as a program
+//     (\time, command time) is a wrapper with a key. The builtin . gives shell:source.
+//   - Wrappers give their own key and the wrapped command's keys (the list, with what each
+//     contributes, is on shellScan.run in safekeys.go). Programs that run other code in ways
+//     this check cannot see are opaque: python -c, perl -e, awk, ssh, strace, make recipes,
+//     npm scripts, a script file given to bash, source FILE, enable -f LIBRARY, and variables
+//     whose values programs run later (BASH_ENV, PAGER, GIT_SSH_COMMAND, LD_PRELOAD, PS4).
+//     Only their own key speaks for them, none is on the shipped safe list, and a deny on a
+//     program they run does not catch them.
 //   - bash evaluates some values as code: an array subscript inside arithmetic, [[ -eq ]],
 //     test -v, declare -i, ${!x} and ${x@P}. Command output reaching such a place, a variable
 //     the line sets to a value it does not show (or one holding [, $ or `) being evaluated, and
 //     positional parameters ($1, $@, $_) being evaluated all make the line ok=false.
 //   - Nesting of wrappers and command strings is bounded by 32 levels; a NUL byte (which bash
-//     drops) makes the line ok=false.
+//     drops) or a carriage return (which bash, unlike the parser, keeps inside a word) makes
+//     the line ok=false.
 func ShellKeys(line string) (keys []string, ok bool) {
 	keys, why := ShellKeysExplained(line)
 	return keys, why == ""
@@ -157,6 +164,10 @@ func (s *shellScan) code(src string, ctx shellCtx, origin string) {
 		s.fail("%s contains a NUL byte, which bash drops", orLine(origin))
 		return
 	}
+	if strings.IndexByte(src, '\r') >= 0 {
+		s.fail("%s contains a carriage return, which bash reads as part of a word and the parser as a blank", orLine(origin))
+		return
+	}
 	f, err := s.parser.Parse(strings.NewReader(src), "")
 	if err != nil {
 		if origin == "" {
@@ -252,6 +263,9 @@ func (s *shellScan) command(cmd syntax.Command, ctx shellCtx) {
 		s.stmts(c.Do, ctx)
 	case *syntax.ForClause:
 		s.loop(c.Loop, ctx)
+		if c.Select {
+			s.markVar("REPLY", varUntrusted) // select reads the answer from standard input
+		}
 		s.stmts(c.Do, ctx)
 	case *syntax.CaseClause:
 		s.word(c.Word, ctx)
@@ -298,8 +312,7 @@ func (s *shellScan) loop(l syntax.Loop, ctx shellCtx) {
 		clean := l.InPos.IsValid() // without "in", the loop walks the positional parameters
 		for _, w := range l.Items {
 			s.word(w, ctx)
-			v, static, _ := s.literal(w, ctx)
-			clean = clean && static && cleanValue(v)
+			clean = clean && cleanWord(w)
 		}
 		s.setVar(l.Name.Value, clean)
 	case *syntax.CStyleLoop:
@@ -316,20 +329,19 @@ func (s *shellScan) assign(a *syntax.Assign, ctx shellCtx, integer bool) {
 	}
 	clean := true
 	if a.Value != nil {
-		s.word(a.Value, ctx)
 		if integer {
-			s.arithWord(a.Value, ctx)
+			s.arithWord(a.Value, ctx) // scans its substitutions too
+		} else {
+			s.word(a.Value, ctx)
 		}
-		v, static, _ := s.literal(a.Value, ctx)
-		clean = static && cleanValue(v)
+		clean = cleanWord(a.Value)
 	}
 	if a.Array != nil {
 		for _, e := range a.Array.Elems {
 			s.arith(e.Index, ctx)
 			if e.Value != nil {
 				s.word(e.Value, ctx)
-				v, static, _ := s.literal(e.Value, ctx)
-				clean = clean && static && cleanValue(v)
+				clean = clean && cleanWord(e.Value)
 			}
 		}
 	}
@@ -339,6 +351,50 @@ func (s *shellScan) assign(a *syntax.Assign, ctx shellCtx, integer bool) {
 // cleanValue reports whether a value is harmless if bash evaluates it: no array subscript,
 // expansion or substitution.
 func cleanValue(v string) bool { return !strings.ContainsAny(v, "[$`") }
+
+// cleanWord reports whether every value a word can take is clean: its text is, and its only
+// expansions are braces ({1..9}), arithmetic and numeric parameters ($#, ${#x}), which give
+// numbers. Globs give file names, which anyone who can write a file chooses.
+func cleanWord(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if !cleanValue(p.Value) || strings.ContainsAny(p.Value, "*?") {
+				return false
+			}
+		case *syntax.SglQuoted:
+			if p.Dollar || !cleanValue(p.Value) {
+				return false
+			}
+		case *syntax.DblQuoted:
+			if p.Dollar || !cleanWord(&syntax.Word{Parts: p.Parts}) {
+				return false
+			}
+		case *syntax.ArithmExp:
+		case *syntax.ParamExp:
+			if !numericParam(p) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func numericParam(p *syntax.ParamExp) bool {
+	if p.Length && p.Exp == nil && p.Repl == nil && p.Slice == nil {
+		return true
+	}
+	if p.Param == nil {
+		return false
+	}
+	switch p.Param.Value {
+	case "#", "?", "$", "!":
+		return p.Exp == nil && p.Repl == nil && p.Slice == nil && !p.Excl
+	}
+	return false
+}
 
 func (s *shellScan) setVar(name string, clean bool) {
 	if !syntax.ValidName(name) {
@@ -446,8 +502,7 @@ func (s *shellScan) paramExp(p *syntax.ParamExp, ctx shellCtx) {
 	s.word(p.Exp.Word, ctx)
 	switch p.Exp.Op {
 	case syntax.AssignUnset, syntax.AssignUnsetOrNull:
-		v, static, _ := s.literal(p.Exp.Word, ctx)
-		s.setVar(name, static && cleanValue(v))
+		s.setVar(name, p.Exp.Word == nil || cleanWord(p.Exp.Word))
 	case syntax.OtherParamOps:
 		if p.Exp.Word != nil && p.Exp.Word.Lit() == "P" {
 			s.evalRead(name) // prompt expansion runs substitutions in the value
@@ -510,7 +565,7 @@ func (s *shellScan) arithTarget(x syntax.ArithmExpr, ctx shellCtx, reads bool) {
 	s.arith(x, ctx)
 }
 
-// arithWord scans a word bash evaluates as an arithmetic expression.
+// arithWord scans a word bash evaluates as an arithmetic expression, substitutions included.
 func (s *shellScan) arithWord(w *syntax.Word, ctx shellCtx) {
 	if len(w.Parts) == 1 {
 		if lit, ok := w.Parts[0].(*syntax.Lit); ok {
@@ -595,7 +650,6 @@ func (s *shellScan) test(x syntax.TestExpr, ctx shellCtx) {
 
 func (s *shellScan) arithOperand(x syntax.TestExpr, ctx shellCtx) {
 	if w, ok := x.(*syntax.Word); ok {
-		s.word(w, ctx)
 		s.arithWord(w, ctx)
 		return
 	}
@@ -646,7 +700,39 @@ func (s *shellScan) redirect(r *syntax.Redirect, ctx shellCtx) {
 			return
 		}
 		s.writeTarget(r.Word, ctx) // bash's >&file writes file
+	case syntax.RdrIn:
+		switch v, static, _ := s.literal(r.Word, ctx); {
+		case static && isNetworkPath(v):
+			s.add(RedirectKey(v))
+		case !static && mayBeNetworkPath(v):
+			s.fail("the input redirect target is computed and could be a /dev/tcp connection (%s)", wordText(r.Word))
+		}
 	}
+}
+
+// networkDirs are the paths bash turns into connections in a redirection.
+var networkDirs = [...]string{"/dev/tcp/", "/dev/udp/"}
+
+// isNetworkPath reports whether bash opens a connection for this redirect target: even for
+// reading, that reaches the network, so it gives a redirect key like a write.
+func isNetworkPath(v string) bool {
+	for _, dir := range networkDirs {
+		if strings.HasPrefix(v, dir) {
+			return true
+		}
+	}
+	return false
+}
+
+// mayBeNetworkPath reports whether a computed target whose static text is prefix could name a
+// connection.
+func mayBeNetworkPath(prefix string) bool {
+	for _, dir := range networkDirs {
+		if strings.HasPrefix(dir, prefix) || strings.HasPrefix(prefix, dir) {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *shellScan) writeTarget(w *syntax.Word, ctx shellCtx) {
