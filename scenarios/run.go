@@ -370,7 +370,7 @@ func toolPolicy(g *Group, host *hostconfig.Config, launch policy.Launch, unatten
 	if err != nil {
 		return nil, fmt.Errorf("group %q: %w", g.Name, err)
 	}
-	lists := [][]string{host.SafeCommands}
+	lists := [][]string{policy.ShippedSafeCommands, host.SafeCommands}
 	if host.AllowBlueprintSafeCommands {
 		lists = append(lists, bp.SafeCommands)
 	}

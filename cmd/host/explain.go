@@ -91,7 +91,7 @@ func (x *explainCmd) Run(e *env) error {
 		fmt.Fprintf(e.stderr, "host: %v\n", err)
 		return errBadInput
 	}
-	lists := [][]string{cfg.SafeCommands}
+	lists := [][]string{policy.ShippedSafeCommands, cfg.SafeCommands}
 	if cfg.AllowBlueprintSafeCommands {
 		lists = append(lists, bp.SafeCommands)
 	}

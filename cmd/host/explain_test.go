@@ -81,6 +81,14 @@ func TestExplain(t *testing.T) {
 			"keys     none: does not parse: ",
 			"deny (unparsed, key shell): the line could not be analysed, so it cannot be shown to avoid denied programs (host [tool_permissions] sets shell:rm = deny)\n",
 		}},
+		{"shell_safe_line", []string{"--blueprint", bp, "shell", "ls -la && cat notes.md"}, []string{
+			"keys     shell:cat, shell:ls\n",
+			"allow (safe, key shell:cat): every asking key is covered: shell:cat (safe), shell:ls (safe)\n",
+		}},
+		{"shell_safe_line_with_redirect", []string{"--blueprint", bp, "shell", "ls > listing.txt"}, []string{
+			"keys     shell:>listing.txt, shell:ls\n",
+			"ask (",
+		}},
 		{"may_loosen_ignored", []string{"--blueprint", bp, "shell", "make test"}, []string{
 			"ask (default, key shell:make test): blueprint [tool_permissions] sets shell:make = allow, but may not loosen the built-in default ask without [security] allow_blueprint_permissions\n",
 		}},
