@@ -7,6 +7,7 @@ import (
 
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/policy"
 	"github.com/warrenhq/warren/systems"
 )
 
@@ -118,4 +119,37 @@ func label(n int) string {
 		return strconv.Itoa(n/1_000) + "k"
 	}
 	return strconv.Itoa(n)
+}
+
+// BenchmarkPolicyGate measures one gate decision as tool_dispatch asks for it: the safety
+// floor, every permission layer, safe keys and grants. The allow path of a tool other than shell
+// (read_file: the built-in default allows it) must take well under 300 ns and allocate nothing;
+// the ask path (write_file, no grant) the same; a shell line is judged key by key.
+func BenchmarkPolicyGate(b *testing.B) {
+	h := newHarness(b, options{})
+	bp := h.blueprint(oneStageBlueprint)
+	p := h.profile("g", bp, scripted(b, "scripted:bench", turn("done")), "")
+	p.Policy = toolPolicy(b, bp, policySpec{host: policy.HostLayer{Global: map[string]policy.Verdict{"shell:rm": policy.Deny}}})
+	d := &components.AgentData{Name: "g-0"}
+	id := &components.Identity{ID: 1}
+	gate := systems.PolicyGate{}
+	cases := []struct {
+		name, tool string
+		keys       []string
+	}{
+		{"allow_read_file", "read_file", []string{"read_file"}},
+		{"ask_write_file", "write_file", []string{"write_file"}},
+		{"shell_three_keys", "shell", []string{"shell:>out.txt", "shell:git push", "shell:ls"}},
+	}
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			req := &systems.GateRequest{Agent: id, Data: d, Profile: p, Stage: &bp.Stages[0], Tool: tc.tool, Keys: tc.keys, Parsed: true}
+			b.ReportAllocs()
+			for b.Loop() {
+				if dec := gate.Decide(req); dec.Verdict == 0 {
+					b.Fatal("no verdict")
+				}
+			}
+		})
+	}
 }
