@@ -1,0 +1,171 @@
+package policy
+
+import (
+	"slices"
+	"strings"
+)
+
+// shellFlags are the single-letter options of bash and POSIX shells that take no value.
+// Missing on purpose: -H (history expansion) and -i (interactive, which turns it on), under
+// which !! and !word run lines the scan did not see as commands, and -k, under which NAME=VALUE
+// arguments become environment assignments.
+const shellFlags = "abefhlmnprtuvxBCDEPT"
+
+var shellLongFlags = []string{"--login", "--noprofile", "--norc", "--posix", "--restricted",
+	"--verbose", "--debugger", "--dump-strings", "--dump-po-strings", "--noediting",
+	"--pretty-print", "--wordexp"}
+
+func (s *shellScan) posixShell(prog string, args []shellArg, ctx shellCtx) {
+	command, stdin, i := false, false, 0
+scan:
+	for ; i < len(args); i++ {
+		a := args[i]
+		if !a.static {
+			if command || !a.mayBeOption() {
+				break // the -c string or the script
+			}
+			s.fail("an option of %s is computed (%s)", prog, a.text())
+			return
+		}
+		switch v := a.val; {
+		case v == "--" || v == "-":
+			i++
+			break scan
+		case v == "--version" || v == "--help":
+			return
+		case v == "--rcfile" || v == "--init-file":
+			i++
+		case strings.HasPrefix(v, "--"):
+			if !slices.Contains(shellLongFlags, v) {
+				s.fail("%s has an option this check does not know (%s)", prog, v)
+				return
+			}
+		case len(v) > 1 && (v[0] == '-' || v[0] == '+'):
+			for _, c := range v[1:] {
+				switch {
+				case c == 'c':
+					command = true
+				case c == 's':
+					stdin = true
+				case c == 'o' || c == 'O':
+					if i++; i < len(args) && (!args[i].static || args[i].val == "histexpand" || args[i].val == "keyword") {
+						s.fail("%s -o %s may turn on history expansion or keyword assignments, which the scan cannot follow", prog, args[i].text())
+						return
+					}
+				case !strings.ContainsRune(shellFlags, c):
+					s.fail("%s has an option this check does not know (-%c)", prog, c)
+					return
+				}
+			}
+		default:
+			break scan
+		}
+	}
+	operands := args[min(i, len(args)):]
+	switch {
+	case command:
+		if len(operands) > 0 {
+			s.codeArg(operands[0], ctx, "the "+prog+" -c string")
+		}
+	case stdin || len(operands) == 0:
+		s.stdinCode(prog, ctx)
+	default:
+		s.script(prog, operands[0], ctx)
+	}
+}
+
+func (s *shellScan) opaqueShell(prog string, args []shellArg, ctx shellCtx) {
+	script := false
+	for _, a := range args {
+		v := a.val
+		switch {
+		case !a.static:
+			s.fail("an argument of %s is computed (%s)", prog, a.text())
+			return
+		case strings.HasPrefix(v, "--") && strings.Contains(v, "command"),
+			len(v) > 1 && (v[0] == '-' || v[0] == '+') && v[1] != '-' && strings.ContainsRune(v, 'c'):
+			s.fail("%s runs a command string, and %s syntax is not analysed", prog, prog)
+			return
+		case v != "--" && v != "-" && !strings.HasPrefix(v, "-") && !strings.HasPrefix(v, "+"):
+			script = true
+		}
+	}
+	if !script && ctx.stdin.kind != stdinFile {
+		s.fail("%s reads commands from standard input, and %s syntax is not analysed", prog, prog)
+	}
+}
+
+// codeArg parses a word that a program runs as shell code.
+func (s *shellScan) codeArg(a shellArg, ctx shellCtx, origin string) {
+	if !a.static {
+		s.fail("%s is computed (%s)", origin, a.text())
+		return
+	}
+	s.code(a.val, ctx, origin)
+}
+
+// joined parses words a program joins with spaces and runs as shell code.
+func (s *shellScan) joined(origin string, args []shellArg, ctx shellCtx) {
+	var sb strings.Builder
+	for i, a := range args {
+		if !a.static {
+			s.fail("%s is computed (%s)", origin, a.text())
+			return
+		}
+		if i > 0 {
+			sb.WriteByte(' ')
+		}
+		sb.WriteString(a.val)
+	}
+	if sb.Len() > 0 {
+		s.code(sb.String(), ctx, origin)
+	}
+}
+
+// stdinCode scans what a shell reading its commands from standard input would run.
+func (s *shellScan) stdinCode(prog string, ctx shellCtx) {
+	switch ctx.stdin.kind {
+	case stdinText:
+		s.code(ctx.stdin.text, inner(ctx), "the here-document "+prog+" reads")
+	case stdinUnknown:
+		s.fail("%s reads commands from standard input, which the line does not show", prog)
+	}
+}
+
+// script checks the file a shell or source runs: only the program's own key speaks for it.
+func (s *shellScan) script(prog string, a shellArg, ctx shellCtx) {
+	switch v := a.val; {
+	case !a.static:
+		s.fail("the script %s runs is computed (%s)", prog, a.text())
+	case v == "/dev/stdin" || v == "/dev/fd/0" || v == "/proc/self/fd/0":
+		s.stdinCode(prog, ctx)
+	case strings.HasPrefix(v, "/dev/fd/") || strings.HasPrefix(v, "/proc/") || isNetworkPath(v):
+		s.fail("%s runs %s, whose content the line does not show", prog, v)
+	}
+}
+
+func (s *shellScan) trap(args []shellArg, ctx shellCtx) {
+	if len(args) > 0 && args[0].static && strings.HasPrefix(args[0].val, "-") && args[0].val != "-" {
+		if args[0].val != "--" {
+			return // -l, -p: listings
+		}
+		args = args[1:]
+	}
+	if len(args) < 2 || args[0].static && args[0].val == "-" {
+		return // a reset
+	}
+	s.codeArg(args[0], inner(ctx), "the trap handler")
+}
+
+// alias parses each value with the arguments that follow the alias where it is used.
+func (s *shellScan) alias(args []shellArg, ctx shellCtx) {
+	for _, a := range args {
+		if !a.static {
+			s.fail("an alias definition is computed (%s)", a.text())
+			return
+		}
+		if name, value, ok := strings.Cut(a.val, "="); ok && !strings.HasPrefix(a.val, "-") {
+			s.code(value+` "$@"`, inner(ctx), "the alias "+name)
+		}
+	}
+}
