@@ -43,9 +43,6 @@ var (
 	// ErrNotAvailable: a stage's required_tools names a tool its
 	// available_tools does not offer; a stage can only keep what it has.
 	ErrNotAvailable = errors.New("required tool not available")
-	// ErrBadKey: a permission key that names a shell key ("shell:...")
-	// but says nothing after the prefix.
-	ErrBadKey = errors.New("invalid permission key")
 )
 
 // nameRule says what a valid blueprint name is, in messages.
@@ -342,12 +339,6 @@ func (c *compiler) safeCommands(entries []string) []string {
 	return slices.Clone(entries)
 }
 
-// validKey reports whether key may carry a permission: a tool the host
-// knows, or a shell key ("shell:rm", "shell:git push", "shell:>out.txt").
-func (c *compiler) validKey(key string) bool {
-	return c.tools.has(key) || (policy.IsShellKey(key) && len(key) > len("shell:"))
-}
-
 // permissions validates a tool_permissions table; keys are checked in sorted
 // order so reports do not depend on map iteration.
 func (c *compiler) permissions(path string, raw map[string]string) map[string]policy.Verdict {
@@ -361,12 +352,15 @@ func (c *compiler) permissions(path string, raw map[string]string) map[string]po
 		if err != nil {
 			c.errorf(key, "%w", err)
 		}
-		if !c.validKey(tool) {
-			if policy.IsShellKey(tool) {
-				c.errorf(key, "%w %q; a shell key names a program (\"shell:rm\"), a subcommand (\"shell:git push\"), a redirect (\"shell:>out.txt\") or an assignment (\"shell:PATH=\")", ErrBadKey, tool)
-			} else {
-				c.errorf(key, "%w %q; valid tools: %s (or a shell key such as \"shell:rm\")", ErrUnknownTool, tool, c.tools.valid)
+		switch {
+		case c.tools.has(tool):
+		case policy.IsShellKey(tool):
+			if err := policy.CheckName(tool, nil); err != nil {
+				c.errorf(key, "%w", err)
+				continue
 			}
+		default:
+			c.errorf(key, "%w %q; valid tools: %s (or a shell key such as \"shell:rm\")", ErrUnknownTool, tool, c.tools.valid)
 			continue
 		}
 		if err == nil {

@@ -15,9 +15,6 @@ import (
 	"github.com/warrenhq/warren/policy"
 )
 
-// ErrBadKey marks a permission key that is neither a known tool nor a shell key.
-var ErrBadKey = errors.New("invalid permission key")
-
 // File is the TOML shape of a host config, shared with the [host] table of a scenario.
 type File struct {
 	ToolPermissions      map[string]string            `toml:"tool_permissions"`
@@ -215,11 +212,8 @@ func (c *compiler) permissions(path string, raw map[string]string) map[string]po
 		if err != nil {
 			c.errorf(at, "%w", err)
 		}
-		switch {
-		case policy.IsShellKey(key) && len(key) > len("shell:"):
-		case slices.Contains(c.known, key):
-		default:
-			c.errorf(at, "%w %q; valid: a tool the host knows (%s) or a shell key such as \"shell:rm\"", ErrBadKey, key, strings.Join(c.known, ", "))
+		if err := policy.CheckName(key, c.known); err != nil {
+			c.errorf(at, "%w", err)
 			continue
 		}
 		if err == nil {

@@ -61,7 +61,7 @@ func TestErrorsWrapSentinels(t *testing.T) {
 		t.Errorf("misspelled verdict: %v", err)
 	}
 	_, err = Load(filepath.Join("testdata", "bad", "unknown_tool.toml"), knownTools)
-	if !errors.Is(err, ErrBadKey) {
+	if !errors.Is(err, policy.ErrUnknownName) {
 		t.Errorf("unknown tool: %v", err)
 	}
 	_, err = Load(filepath.Join("testdata", "bad", "unknown_key.toml"), knownTools)

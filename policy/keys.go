@@ -1,6 +1,11 @@
 package policy
 
-import "strings"
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // Keys name what a call touches, so that permissions, grants and safe commands can speak about
 // less than a whole tool. A call of any tool but shell has one key, the tool's name. A shell
@@ -57,4 +62,23 @@ func KeyProgram(k string) string {
 		return rest[:i]
 	}
 	return rest
+}
+
+// ErrUnknownName reports a permission entry, grant or launch flag whose name is neither a tool
+// the host knows nor a well-formed shell key: it could never match a call, so it can only be a
+// mistake.
+var ErrUnknownName = errors.New("unknown tool or key")
+
+// CheckName reports whether name can carry a permission: a tool in known, or a shell key with
+// something after the prefix. The error says what would be valid.
+func CheckName(name string, known []string) error {
+	switch {
+	case IsShellKey(name) && len(name) > len(shellPrefix):
+		return nil
+	case IsShellKey(name):
+		return fmt.Errorf("%w %q; a shell key names a program (\"shell:rm\"), a subcommand (\"shell:git push\"), a redirect (\"shell:>out.txt\") or an assignment (\"shell:PATH=\")", ErrUnknownName, name)
+	case slices.Contains(known, name):
+		return nil
+	}
+	return fmt.Errorf("%w %q; valid: a tool the host knows (%s) or a shell key such as \"shell:rm\"", ErrUnknownName, name, strings.Join(known, ", "))
 }

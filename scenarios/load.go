@@ -500,7 +500,7 @@ func (c *compiler) launch() {
 		names []string
 	}{{"allow", fl.Allow}, {"ask", fl.Ask}, {"deny", fl.Deny}} {
 		for i, name := range list.names {
-			if err := CheckLaunchName(name, c.known); err != nil {
+			if err := policy.CheckName(name, c.known); name != "" && err != nil {
 				c.errorf(tomlfile.JoinIndex(tomlfile.JoinKey("launch", list.key), i), "%w", err)
 			}
 		}
@@ -508,18 +508,6 @@ func (c *compiler) launch() {
 	if err := c.sc.Launch.Validate(); err != nil {
 		c.errorf("launch", "%w", err)
 	}
-}
-
-// ErrUnknownName marks a launch override naming neither a known tool nor a shell key.
-var ErrUnknownName = errors.New("unknown tool or key")
-
-// CheckLaunchName checks that an --allow, --ask or --deny name is a tool the host knows or a
-// shell key, so a misspelled override is an error instead of silently governing nothing.
-func CheckLaunchName(name string, known []string) error {
-	if slices.Contains(known, name) || (policy.IsShellKey(name) && len(name) > len("shell:")) || name == "" {
-		return nil // an empty name is Launch.Validate's to report
-	}
-	return fmt.Errorf("%w %q; valid: a tool the host knows (%s) or a shell key such as \"shell:rm\"", ErrUnknownName, name, strings.Join(known, ", "))
 }
 
 func (c *compiler) where(path string) string {

@@ -31,7 +31,7 @@ func (l launchFlags) check() error {
 		names []string
 	}{{"--allow", l.Allow}, {"--ask", l.Ask}, {"--deny", l.Deny}} {
 		for _, name := range f.names {
-			if err := scenarios.CheckLaunchName(name, scenarios.KnownTools()); err != nil {
+			if err := policy.CheckName(name, scenarios.KnownTools()); name != "" && err != nil {
 				return fmt.Errorf("%s: %w", f.flag, err)
 			}
 		}
