@@ -1,6 +1,10 @@
 package policy
 
-import "testing"
+import (
+	"errors"
+	"strings"
+	"testing"
+)
 
 func TestKeyForms(t *testing.T) {
 	cases := []struct {
@@ -25,5 +29,27 @@ func TestKeyForms(t *testing.T) {
 	}
 	if ProgramKey("git", "push") != "shell:git push" || RedirectKey("a") != "shell:>a" || EnvKey("X") != "shell:X=" {
 		t.Fatal("key spellings changed; they are part of the config format")
+	}
+}
+
+func TestCheckName(t *testing.T) {
+	known := []string{"read_file", "write_file"}
+	for _, tc := range []struct {
+		name string
+		ok   bool
+		says string
+	}{
+		{"write_file", true, ""},
+		{"shell:rm", true, ""},
+		{"shell:git push", true, ""},
+		{"shell:>out.txt", true, ""},
+		{"wrte_file", false, `unknown tool or key "wrte_file"; valid: a tool the host knows (read_file, write_file)`},
+		{"shell:", false, `a shell key names a program`},
+		{"rm", false, `or a shell key such as "shell:rm"`},
+	} {
+		err := CheckName(tc.name, known)
+		if (err == nil) != tc.ok || (err != nil && (!errors.Is(err, ErrUnknownName) || !strings.Contains(err.Error(), tc.says))) {
+			t.Errorf("CheckName(%q) = %v", tc.name, err)
+		}
 	}
 }
