@@ -6,6 +6,8 @@
 package hostconfig
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"maps"
 	"slices"
@@ -57,8 +59,9 @@ const (
 // Config is a validated host configuration.
 type Config struct {
 	// Path is where the config came from ("" for the defaults, "<scenario> [host]" when
-	// embedded).
+	// embedded); Hash is "sha256:<hex>" of the file's bytes when it came from its own file.
 	Path string
+	Hash string
 	// ToolPermissions is the global ceiling; AgentToolPermissions the per-blueprint one (an
 	// entry there wins over the global entry for the same key).
 	ToolPermissions      map[string]policy.Verdict
@@ -112,6 +115,8 @@ func Load(path string, knownTools []string) (*Config, error) {
 		return nil, errs
 	}
 	cfg.Path = path
+	sum := sha256.Sum256(data)
+	cfg.Hash = "sha256:" + hex.EncodeToString(sum[:])
 	return cfg, nil
 }
 

@@ -696,3 +696,41 @@ func TestPermissionDeterminism(t *testing.T) {
 		})
 	}
 }
+
+// TestRunHashNamesWhatTheCommandLineChanged: a trace of a run with a replacing host config,
+// launch overrides or --unattended must not claim the plain scenario's hash.
+func TestRunHashNamesWhatTheCommandLineChanged(t *testing.T) {
+	sc, err := Load(filepath.Join("examples", "gated.toml"), KnownTools())
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, err := hostconfig.Load(filepath.Join("examples", "hosts", "strict.toml"), KnownTools())
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]string{}
+	for name, opt := range map[string]Options{
+		"plain":      {},
+		"config":     {Host: host},
+		"yolo":       {Launch: policy.Launch{Yolo: true}},
+		"deny":       {Launch: policy.Launch{Deny: []string{"write_file"}}},
+		"unattended": {Unattended: true},
+	} {
+		var buf bytes.Buffer
+		opt.Trace = &buf
+		if _, err := Run(context.Background(), sc, opt); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		h, _, err := trace.ReadAll(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if other, dup := seen[h.ScenarioHash]; dup {
+			t.Errorf("runs %q and %q share the header hash %q", name, other, h.ScenarioHash)
+		}
+		seen[h.ScenarioHash] = name
+		if (name == "plain") != (h.ScenarioHash == sc.Hash) {
+			t.Errorf("%s: header hash %q, scenario hash %q", name, h.ScenarioHash, sc.Hash)
+		}
+	}
+}

@@ -165,18 +165,6 @@ func Run(ctx context.Context, sc *Scenario, opt Options) (*Summary, error) {
 	}
 	defer cleanup()
 
-	var tw *trace.Writer
-	if opt.Trace != nil {
-		hash := sc.Hash
-		if opt.Agents > 0 {
-			hash += " agents=" + strconv.Itoa(total)
-		}
-		tw, err = trace.NewWriter(opt.Trace, trace.Header{Scenario: sc.Name, ScenarioHash: hash, Clock: sc.Clock.Mode.String(), Seed: seed})
-		if err != nil {
-			return nil, fmt.Errorf("trace: %w", err)
-		}
-	}
-
 	reg := tools.NewRegistry()
 	if err := tools.RegisterBuiltins(reg); err != nil {
 		return nil, err
@@ -194,6 +182,15 @@ func Run(ctx context.Context, sc *Scenario, opt Options) (*Summary, error) {
 	var auto tools.AutoClassifier
 	if len(sc.Classifier) > 0 {
 		auto = &classifier{rules: sc.Classifier}
+	}
+
+	var tw *trace.Writer
+	if opt.Trace != nil {
+		tw, err = trace.NewWriter(opt.Trace, trace.Header{Scenario: sc.Name, ScenarioHash: runHash(sc, opt, total, host, launch),
+			Clock: sc.Clock.Mode.String(), Seed: seed})
+		if err != nil {
+			return nil, fmt.Errorf("trace: %w", err)
+		}
 	}
 
 	w := ecs.NewWorld(ecs.Config{Seed: seed, Clock: sc.Clock})
@@ -265,6 +262,27 @@ func Run(ctx context.Context, sc *Scenario, opt Options) (*Summary, error) {
 	sum.Failures = append(Check(sc, records), hostRes.Hub.Unanswered()...)
 	opt.Log.Info().Str("stop", stop.String()).Uint64("ticks", sum.Ticks).Dur("elapsed", elapsed).Msg("run finished")
 	return sum, nil
+}
+
+// runHash is the trace header's scenario hash: the scenario's content hash, followed by what the
+// command line changed (the agent count, a replacing host config, launch overrides, unattended),
+// so two traces of one scenario run differently never claim the same origin.
+func runHash(sc *Scenario, opt Options, total int, host *hostconfig.Config, launch policy.Launch) string {
+	hash := sc.Hash
+	if opt.Agents > 0 {
+		hash += " agents=" + strconv.Itoa(total)
+	}
+	if opt.Host != nil {
+		hash += " config=" + host.Hash
+	}
+	if l := opt.Launch; l.Yolo || len(l.Allow)+len(l.Ask)+len(l.Deny) > 0 {
+		hash += fmt.Sprintf(" launch=yolo:%v,allow:%s,ask:%s,deny:%s", launch.Yolo,
+			strings.Join(launch.Allow, "|"), strings.Join(launch.Ask, "|"), strings.Join(launch.Deny, "|"))
+	}
+	if opt.Unattended {
+		hash += " unattended"
+	}
+	return hash
 }
 
 // workRoot returns the folder agent workdirs live under, and what to do when the run ends.
