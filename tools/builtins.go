@@ -50,7 +50,11 @@ func RegisterBuiltins(r *Registry) error {
 // decodeArguments unmarshals a tool's arguments. Calls through a Handle were validated already;
 // this guards direct Execute calls, rejecting unknown fields the way the schemas do.
 func decodeArguments(tool string, args json.RawMessage, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(normalizeArguments(args)))
+	args = normalizeArguments(args)
+	if string(bytes.TrimSpace(args)) == "{}" {
+		return nil // nothing to decode: v keeps its zero value, as decoding {} would leave it
+	}
+	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return &ArgumentError{Tool: tool, Problems: []ArgumentProblem{{Message: "cannot decode the arguments: " + err.Error()}}}
