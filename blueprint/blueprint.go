@@ -192,3 +192,19 @@ func (b *Blueprint) Stage(name string) (*Stage, bool) {
 	}
 	return nil, false
 }
+
+// PolicyLayer is what the blueprint says about permissions, as the policy resolver takes it:
+// its agent-level and per-stage tool_permissions, and its stage names for reasons.
+func (b *Blueprint) PolicyLayer() policy.BlueprintLayer {
+	layer := policy.BlueprintLayer{
+		Name:       b.Name,
+		Agent:      b.ToolPermissions,
+		Stages:     make([]map[string]policy.Verdict, len(b.Stages)),
+		StageNames: make([]string, len(b.Stages)),
+	}
+	for i := range b.Stages {
+		layer.Stages[i] = b.Stages[i].ToolPermissions
+		layer.StageNames[i] = b.Stages[i].Name
+	}
+	return layer
+}

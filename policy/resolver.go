@@ -53,6 +53,9 @@ type BlueprintLayer struct {
 	Agent map[string]Verdict
 	// Stages holds each stage's tool_permissions, by stage index; a nil map says nothing.
 	Stages []map[string]Verdict
+	// StageNames names the stages, by index, for reasons ("blueprint stage \"draft\" sets
+	// ..."); a stage without a name is called by its index.
+	StageNames []string
 }
 
 // Call is one tool call as the permission gate sees it.
@@ -216,7 +219,11 @@ func (r *Resolver) addLayers(h HostLayer, b BlueprintLayer) error {
 		return err
 	}
 	for i, stage := range b.Stages {
-		err = r.addMap(stage, LayerBlueprintStage, "blueprint stage "+strconv.Itoa(i), func(s *slot, e *entry) {
+		name := strconv.Itoa(i)
+		if i < len(b.StageNames) && b.StageNames[i] != "" {
+			name = strconv.Quote(b.StageNames[i])
+		}
+		err = r.addMap(stage, LayerBlueprintStage, "blueprint stage "+name, func(s *slot, e *entry) {
 			if s.stages == nil {
 				s.stages = make([]*entry, r.stages)
 			}

@@ -490,7 +490,7 @@ func TestPermissionHostCeiling(t *testing.T) {
 		"call edit_file [edit_file] deny by host",
 		"result edit_file error: permission denied for edit_file by host: host [tool_permissions] sets edit_file = deny",
 		"call read_file [read_file] deny by blueprint:stage",
-		"result read_file error: permission denied for read_file by blueprint:stage: blueprint stage 0 sets read_file = deny",
+		"result read_file error: permission denied for read_file by blueprint:stage: blueprint stage \"work\" sets read_file = deny",
 		"call list_dir [list_dir] ask by blueprint:agent",
 		`prompt approval [list_dir] ""`,
 		`answer list_dir "once" by script: allow`,

@@ -380,10 +380,7 @@ func mergeLaunch(a, b policy.Launch) policy.Launch {
 // ceiling and the launch overrides, the safe keys, and the group's safety mode.
 func toolPolicy(g *Group, host *hostconfig.Config, launch policy.Launch, unattended bool, auto tools.AutoClassifier) (*components.ToolPolicy, error) {
 	bp := g.Blueprint
-	layer := policy.BlueprintLayer{Name: bp.Name, Agent: bp.ToolPermissions, Stages: make([]map[string]policy.Verdict, len(bp.Stages))}
-	for i := range bp.Stages {
-		layer.Stages[i] = bp.Stages[i].ToolPermissions
-	}
+	layer := bp.PolicyLayer()
 	resolver, err := policy.NewResolver(host.HostLayer(), layer, launch)
 	if err != nil {
 		return nil, fmt.Errorf("group %q: %w", g.Name, err)

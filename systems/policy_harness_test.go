@@ -71,10 +71,7 @@ type policySpec struct {
 // with the shipped safe commands.
 func toolPolicy(tb testing.TB, bp *blueprint.Blueprint, spec policySpec) *components.ToolPolicy {
 	tb.Helper()
-	layer := policy.BlueprintLayer{Name: bp.Name, Agent: bp.ToolPermissions, Stages: make([]map[string]policy.Verdict, len(bp.Stages))}
-	for i := range bp.Stages {
-		layer.Stages[i] = bp.Stages[i].ToolPermissions
-	}
+	layer := bp.PolicyLayer()
 	r, err := policy.NewResolver(spec.host, layer, spec.launch)
 	if err != nil {
 		tb.Fatalf("resolver: %v", err)

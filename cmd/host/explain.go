@@ -82,10 +82,7 @@ func (x *explainCmd) Run(e *env) error {
 		}
 		stage = st.Index
 	}
-	layer := policy.BlueprintLayer{Name: bp.Name, Agent: bp.ToolPermissions, Stages: make([]map[string]policy.Verdict, len(bp.Stages))}
-	for i := range bp.Stages {
-		layer.Stages[i] = bp.Stages[i].ToolPermissions
-	}
+	layer := bp.PolicyLayer()
 	resolver, err := policy.NewResolver(cfg.HostLayer(), layer, x.launch())
 	if err != nil {
 		fmt.Fprintf(e.stderr, "host: %v\n", err)

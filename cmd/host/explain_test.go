@@ -50,7 +50,7 @@ func TestExplain(t *testing.T) {
 		}},
 		{"grant_never_lifts_deny", []string{"--stage", "report", "--grant", "edit_file=run", "--blueprint", bp, "edit_file"}, []string{
 			"agent    blueprint researcher, stage report\n",
-			"deny (blueprint:stage, key edit_file): blueprint stage 1 sets edit_file = deny\n",
+			"deny (blueprint:stage, key edit_file): blueprint stage \"report\" sets edit_file = deny\n",
 		}},
 		{"unattended", []string{"--unattended", "--blueprint", bp, "write_file", write}, []string{
 			"ask (default, key write_file)",
