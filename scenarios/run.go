@@ -243,6 +243,7 @@ func Run(ctx context.Context, sc *Scenario, opt Options) (*Summary, error) {
 	stop, err := sched.Run(ctx, sc.MaxTicks)
 	elapsed := time.Since(start)
 	if err != nil {
+		_ = tw.Close() // keep the trace up to the failure: it is the best account of what happened
 		return nil, err
 	}
 	records := append([]components.FinalRecord(nil), hostRes.Records.All()...)
