@@ -89,20 +89,22 @@ func (r *runCmd) Run(e *env) error {
 	if bar != nil {
 		_ = bar.Finish()
 	}
+	if traceBuf != nil {
+		// Write out whatever the run traced, even when it failed: the trace is the account of it.
+		flushErr := traceBuf.Flush()
+		if closeErr := traceFile.Close(); flushErr == nil {
+			flushErr = closeErr
+		}
+		if flushErr != nil && err == nil {
+			return fmt.Errorf("trace %s: %w", r.Trace, flushErr)
+		}
+	}
 	if errors.Is(err, scenarios.ErrLaunch) || errors.Is(err, scenarios.ErrAgentNames) {
 		fmt.Fprintf(e.stderr, "host: %v\n", err)
 		return errBadInput
 	}
 	if err != nil {
 		return fmt.Errorf("run %s: %w", r.File, err)
-	}
-	if traceBuf != nil {
-		if err := traceBuf.Flush(); err != nil {
-			return fmt.Errorf("trace %s: %w", r.Trace, err)
-		}
-		if err := traceFile.Close(); err != nil {
-			return fmt.Errorf("trace %s: %w", r.Trace, err)
-		}
 	}
 	printSummary(e.stdout, sc, sum, r.Trace)
 	if len(sum.Failures) > 0 {
