@@ -34,9 +34,16 @@ func stablePaths(t *testing.T, text string) string {
 // way, and compares the complete error text with its .err golden file. Paths are given relative
 // to the package directory so the goldens are stable.
 func TestLoadBadCorpus(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "bad", "*.toml"))
-	if err != nil || len(files) < 30 {
-		t.Fatalf("bad corpus too small (%d files): %v", len(files), err)
+	checkBadCorpus(t, golden.Corpus(t, "bad", "*.toml"), 30, false)
+}
+
+// checkBadCorpus loads every file of a bad corpus (at least min of them): each must be refused
+// with tomlfile.Errors that name the file (and a line, when withLine), and the whole report must
+// match the file's .err golden.
+func checkBadCorpus(t *testing.T, files []string, min int, withLine bool) {
+	t.Helper()
+	if len(files) < min {
+		t.Fatalf("the bad corpus has %d files, want at least %d", len(files), min)
 	}
 	for _, file := range files {
 		name := strings.TrimSuffix(filepath.Base(file), ".toml")
@@ -53,8 +60,8 @@ func TestLoadBadCorpus(t *testing.T) {
 				t.Fatalf("error %T is not tomlfile.Errors: %v", err, err)
 			}
 			for _, e := range errs {
-				if e.File != file {
-					t.Errorf("problem %q names file %q, want %q", e.Error(), e.File, file)
+				if e.File != file || (withLine && e.Line == 0) {
+					t.Errorf("problem %q is placed at %s:%d, want (a line of) %s", e.Error(), e.File, e.Line, file)
 				}
 			}
 			golden.Check(t, strings.TrimSuffix(file, ".toml")+".err", stablePaths(t, err.Error())+"\n")
@@ -62,25 +69,18 @@ func TestLoadBadCorpus(t *testing.T) {
 	}
 }
 
-// TestLoadBadSentinels checks that the problems in the bad corpus keep their cause visible to
-// errors.Is, so callers can tell a syntax error from an unknown key, a missing file or a broken
-// blueprint without parsing messages.
-func TestLoadBadSentinels(t *testing.T) {
-	tests := []struct {
-		file string
-		want error
-	}{
-		{"syntax_error.toml", tomlfile.ErrSyntax},
-		{"unknown_top_level_key.toml", tomlfile.ErrUnknownKey},
-		{"misspelled_group_key.toml", tomlfile.ErrUnknownKey},
-		{"blueprint_file_missing.toml", fs.ErrNotExist},
-		{"blueprint_with_errors.toml", blueprint.ErrInvalidName},
-		{"blueprint_with_errors.toml", blueprint.ErrUnknownTool},
-		{"bad_when_exhausted.toml", models.ErrInvalidScript},
-	}
-	for _, tt := range tests {
+// sentinelCase is a bad corpus file and a cause its load error must keep visible to errors.Is.
+type sentinelCase struct {
+	file string
+	want error
+}
+
+// checkSentinels loads each case's file from dir and checks errors.Is finds the cause.
+func checkSentinels(t *testing.T, dir string, cases []sentinelCase) {
+	t.Helper()
+	for _, tt := range cases {
 		t.Run(strings.TrimSuffix(tt.file, ".toml")+"/"+tt.want.Error(), func(t *testing.T) {
-			_, err := Load(filepath.Join("testdata", "bad", tt.file), KnownTools())
+			_, err := Load(filepath.Join(dir, tt.file), KnownTools())
 			if err == nil {
 				t.Fatal("Load accepted a bad scenario")
 			}
@@ -89,6 +89,21 @@ func TestLoadBadSentinels(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLoadBadSentinels checks that the problems in the bad corpus keep their cause visible to
+// errors.Is, so callers can tell a syntax error from an unknown key, a missing file or a broken
+// blueprint without parsing messages.
+func TestLoadBadSentinels(t *testing.T) {
+	checkSentinels(t, filepath.Join("testdata", "bad"), []sentinelCase{
+		{"syntax_error.toml", tomlfile.ErrSyntax},
+		{"unknown_top_level_key.toml", tomlfile.ErrUnknownKey},
+		{"misspelled_group_key.toml", tomlfile.ErrUnknownKey},
+		{"blueprint_file_missing.toml", fs.ErrNotExist},
+		{"blueprint_with_errors.toml", blueprint.ErrInvalidName},
+		{"blueprint_with_errors.toml", blueprint.ErrUnknownTool},
+		{"bad_when_exhausted.toml", models.ErrInvalidScript},
+	})
 }
 
 // TestLoadMissingFile reports a scenario that does not exist plainly, with fs.ErrNotExist.

@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,59 +16,20 @@ import (
 // safety_mode and plan_file, a blueprint's required_tools), and compares the complete error text
 // with its .err golden file (go test -update rewrites them).
 func TestPermissionsBadCorpus(t *testing.T) {
-	files := golden.Corpus(t, filepath.Join("permissions", "bad"), "*.toml")
-	if len(files) < 10 {
-		t.Fatalf("the permission bad corpus has %d files, want every kind of mistake covered", len(files))
-	}
-	for _, file := range files {
-		name := strings.TrimSuffix(filepath.Base(file), ".toml")
-		t.Run(name, func(t *testing.T) {
-			sc, err := Load(file, KnownTools())
-			if err == nil {
-				t.Fatalf("Load accepted a bad scenario (name %q)", sc.Name)
-			}
-			if sc != nil {
-				t.Error("Load returned a scenario along with an error")
-			}
-			var errs tomlfile.Errors
-			if !errors.As(err, &errs) || len(errs) == 0 {
-				t.Fatalf("error %T is not tomlfile.Errors: %v", err, err)
-			}
-			for _, e := range errs {
-				if e.File != file || e.Line == 0 {
-					t.Errorf("problem %q is placed at %s:%d, want a line of %s", e.Error(), e.File, e.Line, file)
-				}
-			}
-			golden.Check(t, strings.TrimSuffix(file, ".toml")+".err", stablePaths(t, err.Error())+"\n")
-		})
-	}
+	checkBadCorpus(t, golden.Corpus(t, filepath.Join("permissions", "bad"), "*.toml"), 10, true)
 }
 
 // TestPermissionsBadSentinels checks that the problems of the permission bad corpus keep their
 // cause visible to errors.Is, as the rest of Load's problems do, so a caller can tell a
 // misspelled verdict from conflicting launch overrides without parsing messages.
 func TestPermissionsBadSentinels(t *testing.T) {
-	tests := []struct {
-		file string
-		want error
-	}{
+	checkSentinels(t, permFile("bad"), []sentinelCase{
 		{"misspelled_verdict.toml", policy.ErrBadVerdict},
 		{"host_unknown_key.toml", tomlfile.ErrUnknownKey},
 		{"required_not_available.toml", blueprint.ErrNotAvailable},
 		{"launch_conflict.toml", policy.ErrConflictingFlags},
 		{"bad_approve.toml", policy.ErrBadScope},
-	}
-	for _, tt := range tests {
-		t.Run(strings.TrimSuffix(tt.file, ".toml")+"/"+tt.want.Error(), func(t *testing.T) {
-			_, err := Load(permFile(filepath.Join("bad", tt.file)), KnownTools())
-			if err == nil {
-				t.Fatal("Load accepted a bad scenario")
-			}
-			if !errors.Is(err, tt.want) {
-				t.Errorf("errors.Is(err, %q) = false; err:\n%v", tt.want, err)
-			}
-		})
-	}
+	})
 }
 
 // TestPermissionsLaunchNames checks the names a scenario's [launch] gives to allow, ask and deny.
