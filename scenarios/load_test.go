@@ -121,7 +121,7 @@ func TestLoadMissingFile(t *testing.T) {
 // writeScenario writes a scenario and a one-stage blueprint into dir and returns the
 // scenario's path. The blueprint allows write_file (loosenable without host opt-in), so the
 // scenarios here need no prompt answers.
-func writeScenario(t *testing.T, dir, scenario string) string {
+func writeScenario(t testing.TB, dir, scenario string) string {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Join(dir, "blueprints"), 0o755); err != nil {
 		t.Fatal(err)
