@@ -1,0 +1,28 @@
+package hostconfig
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzLoad feeds arbitrary bytes to the host config loader: it returns a config or an error,
+// never panics, and never both.
+func FuzzLoad(f *testing.F) {
+	if data, err := os.ReadFile(filepath.Join("testdata", "good", "full.toml")); err == nil {
+		f.Add(string(data))
+	}
+	f.Add("")
+	f.Add("[tool_permissions]\n\"shell:\" = \"deny\"\n")
+	f.Add("[write_budget]\nper_call = -1\n")
+	path := filepath.Join(f.TempDir(), "host.toml")
+	f.Fuzz(func(t *testing.T, src string) {
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := Load(path, knownTools)
+		if (cfg == nil) == (err == nil) {
+			t.Fatalf("Load returned config %v and error %v", cfg != nil, err)
+		}
+	})
+}
