@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -339,33 +340,20 @@ func (c *compiler) safeCommands(entries []string) []string {
 	return slices.Clone(entries)
 }
 
-// permissions validates a tool_permissions table; keys are checked in sorted
-// order so reports do not depend on map iteration.
+// permissions validates a tool_permissions table: values allow|ask|deny, keys tools the host
+// knows or shell keys.
 func (c *compiler) permissions(path string, raw map[string]string) map[string]policy.Verdict {
-	if len(raw) == 0 {
-		return nil
-	}
-	verdicts := make(map[string]policy.Verdict, len(raw))
-	for _, tool := range slices.Sorted(maps.Keys(raw)) {
-		key := tomlfile.JoinKey(path, tool)
-		verdict, err := policy.ParseVerdict(raw[tool])
-		if err != nil {
-			c.errorf(key, "%w", err)
-		}
+	verdicts, problems := policy.ParseTable(raw, func(name string) error {
 		switch {
-		case c.tools.has(tool):
-		case policy.IsShellKey(tool):
-			if err := policy.CheckName(tool, nil); err != nil {
-				c.errorf(key, "%w", err)
-				continue
-			}
-		default:
-			c.errorf(key, "%w %q; valid tools: %s (or a shell key such as \"shell:rm\")", ErrUnknownTool, tool, c.tools.valid)
-			continue
+		case c.tools.has(name):
+			return nil
+		case policy.IsShellKey(name):
+			return policy.CheckName(name, nil)
 		}
-		if err == nil {
-			verdicts[tool] = verdict
-		}
+		return fmt.Errorf("%w %q; valid tools: %s (or a shell key such as \"shell:rm\")", ErrUnknownTool, name, c.tools.valid)
+	})
+	for _, p := range problems {
+		c.errorf(tomlfile.JoinKey(path, p.Name), "%w", p.Err)
 	}
 	return verdicts
 }

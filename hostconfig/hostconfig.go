@@ -207,23 +207,9 @@ func (c *compiler) bytes(path string, v int64) int64 {
 // permissions validates one permission table: values allow|ask|deny, keys known tools or shell
 // keys.
 func (c *compiler) permissions(path string, raw map[string]string) map[string]policy.Verdict {
-	if len(raw) == 0 {
-		return nil
+	verdicts, problems := policy.ParseTable(raw, func(name string) error { return policy.CheckName(name, c.known) })
+	for _, p := range problems {
+		c.errorf(tomlfile.JoinKey(path, p.Name), "%w", p.Err)
 	}
-	out := make(map[string]policy.Verdict, len(raw))
-	for _, key := range slices.Sorted(maps.Keys(raw)) {
-		at := tomlfile.JoinKey(path, key)
-		v, err := policy.ParseVerdict(raw[key])
-		if err != nil {
-			c.errorf(at, "%w", err)
-		}
-		if err := policy.CheckName(key, c.known); err != nil {
-			c.errorf(at, "%w", err)
-			continue
-		}
-		if err == nil {
-			out[key] = v
-		}
-	}
-	return out
+	return verdicts
 }

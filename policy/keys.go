@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -81,4 +82,36 @@ func CheckName(name string, known []string) error {
 		return nil
 	}
 	return fmt.Errorf("%w %q; valid: a tool the host knows (%s) or a shell key such as \"shell:rm\"", ErrUnknownName, name, strings.Join(known, ", "))
+}
+
+// TableProblem is one problem of a permission table: the entry's name and what is wrong with it.
+type TableProblem struct {
+	Name string
+	Err  error
+}
+
+// ParseTable validates a permission table as blueprints and host configs write it (name ->
+// "allow" | "ask" | "deny"): every value must parse, and every name must pass check. It returns
+// the valid entries and every problem, in sorted name order so reports do not depend on map
+// iteration. An entry with a bad name is reported for its name alone.
+func ParseTable(raw map[string]string, check func(name string) error) (map[string]Verdict, []TableProblem) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]Verdict, len(raw))
+	var problems []TableProblem
+	for _, name := range slices.Sorted(maps.Keys(raw)) {
+		v, err := ParseVerdict(raw[name])
+		if err != nil {
+			problems = append(problems, TableProblem{Name: name, Err: err})
+		}
+		if nameErr := check(name); nameErr != nil {
+			problems = append(problems, TableProblem{Name: name, Err: nameErr})
+			continue
+		}
+		if err == nil {
+			out[name] = v
+		}
+	}
+	return out, problems
 }

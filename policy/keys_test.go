@@ -53,3 +53,27 @@ func TestCheckName(t *testing.T) {
 		}
 	}
 }
+
+func TestParseTable(t *testing.T) {
+	check := func(name string) error { return CheckName(name, []string{"read_file", "write_file"}) }
+	got, problems := ParseTable(map[string]string{
+		"write_file": "deny", "shell:rm": "ask", "read_file": "alow", "wrte_file": "allow", "shell:": "yes",
+	}, check)
+	if len(got) != 2 || got["write_file"] != Deny || got["shell:rm"] != Ask {
+		t.Errorf("entries %v, want write_file=deny shell:rm=ask", got)
+	}
+	var names []string
+	for _, p := range problems {
+		names = append(names, p.Name)
+	}
+	// Sorted by name; "shell:" has a bad value and a bad name, so it is reported twice.
+	if strings.Join(names, ",") != "read_file,shell:,shell:,wrte_file" {
+		t.Fatalf("problems for %v", names)
+	}
+	if !errors.Is(problems[0].Err, ErrBadVerdict) || !errors.Is(problems[3].Err, ErrUnknownName) {
+		t.Errorf("problems %v", problems)
+	}
+	if got, problems := ParseTable(nil, check); got != nil || problems != nil {
+		t.Error("an empty table is not empty")
+	}
+}
