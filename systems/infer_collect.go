@@ -9,6 +9,8 @@ import (
 // infer_dispatch applies inline turns.
 type InferCollect struct {
 	turnApplier
+	// awaiting tells whether a result's agent still waits for it.
+	awaiting ecs.Map[components.AwaitingInference]
 	tools    *mover
 	resolve  *mover
 	terminal *mover
@@ -25,6 +27,7 @@ func (s *InferCollect) Initialize(w *ecs.World) (err error) {
 		return err
 	}
 	s.maps = newAgentMaps(w)
+	s.awaiting = ecs.NewMap[components.AwaitingInference](w)
 	s.tools = newMover[components.AwaitingInference, components.ReadyForTools](w)
 	s.resolve = newMover[components.AwaitingInference, components.ResolveTransition](w)
 	s.terminal = newMover[components.AwaitingInference, components.Terminal](w)
@@ -38,7 +41,7 @@ func (s *InferCollect) Update(w *ecs.World) {
 	}
 	tick := w.Tick()
 	for _, d := range s.host.ModelLane.Collect() {
-		if !w.Alive(d.Entity) || !ecs.Has[components.AwaitingInference](w, d.Entity) {
+		if !w.Alive(d.Entity) || !s.awaiting.Has(d.Entity) {
 			continue // the agent ended while its model call ran
 		}
 		id := s.maps.identity.Get(d.Entity)

@@ -16,6 +16,8 @@ import (
 // finishes; an agent with no prompt left open is active again.
 type Interact struct {
 	toolTurn
+	// awaiting tells whether a result's agent still waits for it.
+	awaiting ecs.Map[components.AwaitingTools]
 }
 
 var _ ecs.System = (*Interact)(nil)
@@ -29,6 +31,7 @@ func (s *Interact) Initialize(w *ecs.World) (err error) {
 		return err
 	}
 	s.maps = newAgentMaps(w)
+	s.awaiting = ecs.NewMap[components.AwaitingTools](w)
 	w.AddWaiter(s.host.Hub)
 	s.ready = newMover[components.AwaitingTools, components.ReadyToInfer](w)
 	s.terminal = newMover[components.AwaitingTools, components.Terminal](w)
@@ -39,7 +42,7 @@ func (s *Interact) Initialize(w *ecs.World) (err error) {
 func (s *Interact) Update(w *ecs.World) {
 	tick := w.Tick()
 	for _, pr := range s.host.Hub.due(tick) {
-		if !w.Alive(pr.entity) || !ecs.Has[components.AwaitingTools](w, pr.entity) {
+		if !w.Alive(pr.entity) || !s.awaiting.Has(pr.entity) {
 			continue // the agent ended while it waited
 		}
 		id := s.maps.identity.Get(pr.entity)
@@ -51,7 +54,7 @@ func (s *Interact) Update(w *ecs.World) {
 		}
 		onLane := false
 		if pr.kind == PromptQuestion {
-			s.reply(tick, id, p, d, pr)
+			s.reply(tick, id, p, d, cur, pr)
 		} else {
 			onLane = s.approve(tick, pr.entity, id, p, d, cur, pr)
 		}
@@ -108,7 +111,7 @@ func (s *Interact) approve(tick uint64, e ecs.Entity, id *components.Identity, p
 }
 
 // reply turns a question's answer into the ask_user tool's result.
-func (s *Interact) reply(tick uint64, id *components.Identity, p *components.Profile, d *components.AgentData, pr *prompt) {
+func (s *Interact) reply(tick uint64, id *components.Identity, p *components.Profile, d *components.AgentData, cur *components.Cursor, pr *prompt) {
 	call := d.Work.Calls[pr.index]
 	if pr.by != byScript {
 		s.host.Trace.Answer(tick, ref(id, d), call.ID, call.Name, "", pr.by, policy.Deny.String())
@@ -120,7 +123,7 @@ func (s *Interact) reply(tick uint64, id *components.Identity, p *components.Pro
 		return
 	}
 	s.host.Trace.Answer(tick, ref(id, d), call.ID, call.Name, pr.answer, pr.by, policy.Allow.String())
-	h, ok := p.Registry(s.maps.cursor.Get(pr.entity).Stage).Lookup(call.Name)
+	h, ok := p.Registry(cur.Stage).Lookup(call.Name)
 	it, isInteractive := tools.Interactive(nil), false
 	if ok {
 		it, isInteractive = h.Tool().(tools.Interactive)

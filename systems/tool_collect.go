@@ -10,6 +10,8 @@ import (
 // came back.
 type ToolCollect struct {
 	toolTurn
+	// awaiting tells whether a result's agent still waits for it.
+	awaiting ecs.Map[components.AwaitingTools]
 }
 
 var _ ecs.System = (*ToolCollect)(nil)
@@ -23,6 +25,7 @@ func (s *ToolCollect) Initialize(w *ecs.World) (err error) {
 		return err
 	}
 	s.maps = newAgentMaps(w)
+	s.awaiting = ecs.NewMap[components.AwaitingTools](w)
 	s.ready = newMover[components.AwaitingTools, components.ReadyToInfer](w)
 	s.terminal = newMover[components.AwaitingTools, components.Terminal](w)
 	return nil
@@ -35,7 +38,7 @@ func (s *ToolCollect) Update(w *ecs.World) {
 	}
 	tick := w.Tick()
 	for _, done := range s.host.ToolLane.Collect() {
-		if !w.Alive(done.Entity) || !ecs.Has[components.AwaitingTools](w, done.Entity) {
+		if !w.Alive(done.Entity) || !s.awaiting.Has(done.Entity) {
 			continue // the agent ended while its call ran
 		}
 		id := s.maps.identity.Get(done.Entity)
