@@ -4,7 +4,7 @@
 // tick by tick.
 //
 // Only this package and components/ import arche. Systems reach entities through the aliases and
-// views declared here (Entity, Comp, View1..View4, Map, Exchange), so the ECS library could be
+// views declared here (Entity, Comp, View1, View2, Map, Exchange), so the ECS library could be
 // swapped without touching the rest of Warren.
 //
 // # Lifecycle

@@ -119,9 +119,6 @@ func NewLane(cfg LaneConfig, mode ClockMode, wake chan struct{}) *Lane {
 // Name returns the lane's name.
 func (l *Lane) Name() string { return l.name }
 
-// Capacity returns the lane's slot count.
-func (l *Lane) Capacity() int { return l.capacity }
-
 // Submit hands a job to the lane at tick now: it starts at once if a slot is free, else it waits
 // for one in submission order.
 func (l *Lane) Submit(now uint64, j Job) {

@@ -8,15 +8,6 @@ type Query1[A any] = generic.Query1[A]
 // Query2 iterates entities of a View2.
 type Query2[A, B any] = generic.Query2[A, B]
 
-// Query3 iterates entities of a View3.
-type Query3[A, B, C any] = generic.Query3[A, B, C]
-
-// Query4 iterates entities of a View4.
-type Query4[A, B, C, D any] = generic.Query4[A, B, C, D]
-
-// Query6 iterates the entities a Spawner6 batch just created, to fill in their components.
-type Query6[A, B, C, D, E, F any] = generic.Query6[A, B, C, D, E, F]
-
 // Map gives typed access to one component of any entity.
 type Map[T any] = generic.Map[T]
 
@@ -91,45 +82,3 @@ func (v *View2[A, B]) Query() Query2[A, B] { return v.f.Query(&v.w.arche) }
 
 // SwapAll applies ex to every entity of the view in one batch operation.
 func (v *View2[A, B]) SwapAll(ex *Exchange) int { return ex.ExchangeBatch(v.f.Filter(&v.w.arche)) }
-
-// View3 is a cached filter over entities that carry A, B and C.
-type View3[A, B, C any] struct {
-	w *World
-	f *generic.Filter3[A, B, C]
-}
-
-// NewView3 resolves and caches a View3 on w.
-func NewView3[A, B, C any](w *World, with, without []Comp) *View3[A, B, C] {
-	f := generic.NewFilter3[A, B, C]().With(with...).Without(without...)
-	f.Register(&w.arche)
-	return &View3[A, B, C]{w: w, f: f}
-}
-
-// Query opens an iterator. Close it (or drain it) before any structural change.
-func (v *View3[A, B, C]) Query() Query3[A, B, C] { return v.f.Query(&v.w.arche) }
-
-// SwapAll applies ex to every entity of the view in one batch operation.
-func (v *View3[A, B, C]) SwapAll(ex *Exchange) int {
-	return ex.ExchangeBatch(v.f.Filter(&v.w.arche))
-}
-
-// View4 is a cached filter over entities that carry A, B, C and D.
-type View4[A, B, C, D any] struct {
-	w *World
-	f *generic.Filter4[A, B, C, D]
-}
-
-// NewView4 resolves and caches a View4 on w.
-func NewView4[A, B, C, D any](w *World, with, without []Comp) *View4[A, B, C, D] {
-	f := generic.NewFilter4[A, B, C, D]().With(with...).Without(without...)
-	f.Register(&w.arche)
-	return &View4[A, B, C, D]{w: w, f: f}
-}
-
-// Query opens an iterator. Close it (or drain it) before any structural change.
-func (v *View4[A, B, C, D]) Query() Query4[A, B, C, D] { return v.f.Query(&v.w.arche) }
-
-// SwapAll applies ex to every entity of the view in one batch operation.
-func (v *View4[A, B, C, D]) SwapAll(ex *Exchange) int {
-	return ex.ExchangeBatch(v.f.Filter(&v.w.arche))
-}

@@ -31,8 +31,6 @@ const (
 	MaxTicks
 	// Cancelled: the context was cancelled.
 	Cancelled
-	// Halted: a system asked the world to stop (World.Halt).
-	Halted
 )
 
 // String names the stop reason.
@@ -44,8 +42,6 @@ func (s Stop) String() string {
 		return "max_ticks"
 	case Cancelled:
 		return "cancelled"
-	case Halted:
-		return "halted"
 	}
 	return "unknown"
 }
@@ -164,7 +160,7 @@ func (s *Scheduler) nextDue() (uint64, bool) {
 	return best, found
 }
 
-// Run ticks until a fixed point, the tick limit (maxTicks > 0), a halt or cancellation. A tick
+// Run ticks until a fixed point, the tick limit (maxTicks > 0) or cancellation. A tick
 // that changes nothing while lanes still owe work is not a fixed point: in virtual time the clock
 // jumps to the next due tick (idle ticks cost nothing and change nothing), in wall time the
 // scheduler sleeps until a lane wakes it (or a tick length passes, so the limit is still seen).
@@ -183,9 +179,6 @@ func (s *Scheduler) Run(ctx context.Context, maxTicks uint64) (Stop, error) {
 		touched, err := s.Step()
 		if err != nil {
 			return 0, err
-		}
-		if w.halted {
-			return Halted, nil
 		}
 		idle := touched == 0
 		if idle && !s.pending() {

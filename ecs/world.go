@@ -37,7 +37,6 @@ type World struct {
 	lanes   []*Lane
 	waiters []Waiter
 	touched int
-	halted  bool
 }
 
 // NewWorld builds an empty world from cfg.
@@ -67,16 +66,9 @@ func (w *World) IDs() *IDAllocator { return &w.ids }
 // and no lane holds work is a fixed point.
 func (w *World) Touch(n int) { w.touched += n }
 
-// Halt asks the scheduler to stop after the current tick (for example when a scenario's stop
-// condition is met).
-func (w *World) Halt() { w.halted = true }
-
 // AddWaiter registers work the scheduler must wait for besides the lanes (for example the
 // interaction hub's open prompts). The system that consumes it registers it in Initialize.
 func (w *World) AddWaiter(x Waiter) { w.waiters = append(w.waiters, x) }
-
-// Lanes returns the world's lanes in creation order.
-func (w *World) Lanes() []*Lane { return w.lanes }
 
 // Touched reports how many changes systems recorded in the current tick.
 func (w *World) Touched() int { return w.touched }
