@@ -82,7 +82,7 @@ func TestExecContextBackgrounded(t *testing.T) {
 		t.Fatal("backgrounded before the signal")
 	}
 	close(signal)
-	if !ec.Backgrounded() || !ec.Backgrounded() {
+	if first, again := ec.Backgrounded(), ec.Backgrounded(); !first || !again {
 		t.Fatal("the signal is not seen (repeatedly) once closed")
 	}
 }
