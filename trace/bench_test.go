@@ -56,3 +56,47 @@ func BenchmarkDisabledWriter(b *testing.B) {
 		w.ToolCall(1, a, "c", "t", nil, nil, "allow", "default", "")
 	}
 }
+
+// BenchmarkMessageEvent is the hottest sub-agent event: every send_to_agent and every
+// child's end reported to its parent.
+func BenchmarkMessageEvent(b *testing.B) {
+	w := newBenchWriter(b)
+	to := AgentRef{ID: 12345, Name: "planner-12/3"}
+	from := AgentRef{ID: 12, Name: "planner-12"}
+	b.ReportAllocs()
+	var tick uint64
+	for b.Loop() {
+		tick++
+		w.Message(tick, to, from, "send", "check the parser's error path before the lexer")
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkFanOutWorker is one fan-out worker's life as the parent's trace sees it.
+func BenchmarkFanOutWorker(b *testing.B) {
+	w := newBenchWriter(b)
+	parent := AgentRef{ID: 12, Name: "planner-12"}
+	worker := AgentRef{ID: 12345, Name: "planner-12/3"}
+	b.ReportAllocs()
+	var tick uint64
+	for b.Loop() {
+		tick++
+		w.SpawnChild(tick, worker, "planners", 12, "coder", "scripted:coder", parent, "planner-12-t0-c0", 1, false)
+		w.WorkerEnd(tick+1, parent, "planner-12-t0-c0", 3, worker, "done")
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func BenchmarkDisabledWriterKill(b *testing.B) {
+	var w *Writer
+	a := AgentRef{ID: 1, Name: "a"}
+	cascade := []string{"a", "a/1"}
+	b.ReportAllocs()
+	for b.Loop() {
+		w.Kill(1, a, a, "kill_agent", cascade)
+	}
+}

@@ -20,7 +20,7 @@ import (
 // instead of misread.
 const (
 	Format  = "warren-trace"
-	Version = 2
+	Version = 3
 )
 
 // The header's clock values: which of the host's two clocks produced the run.
@@ -31,8 +31,9 @@ const (
 	ClockWall = "wall"
 )
 
-// MaxContentBytes is the longest tool_result content written in full; longer content
-// is truncated so one chatty tool cannot bloat a trace of a million agents.
+// MaxContentBytes is the longest tool_result content or message text written in full;
+// longer text is truncated so one chatty tool or agent cannot bloat a trace of a million
+// agents.
 const MaxContentBytes = 2048
 
 // Event kinds, the "kind" field of each event line.
@@ -47,6 +48,15 @@ const (
 	KindReap       = "reap"
 	KindPrompt     = "prompt"
 	KindAnswer     = "answer"
+	// The sub-agent kinds (version 3); a child's creation is a KindSpawn event with the
+	// parent's fields added (see Writer.SpawnChild).
+	KindMessage     = "message"
+	KindWaitStart   = "wait_start"
+	KindWaitEnd     = "wait_end"
+	KindKill        = "kill"
+	KindFanOutStart = "fanout_start"
+	KindWorkerEnd   = "worker_end"
+	KindMerge       = "merge"
 )
 
 // Errors reported by the writer, testable with errors.Is.
@@ -270,12 +280,17 @@ func (w *Writer) ToolResult(tick uint64, a AgentRef, callID, tool string, ok boo
 		return
 	}
 	e.Str("call_id", callID).Str("tool", tool).Bool("ok", ok)
-	if len(content) <= MaxContentBytes {
-		e.Str("content", content)
-	} else {
-		e.Bytes("content", w.truncate(content))
-	}
+	w.appendText(e, "content", content)
 	e.Msg("")
+}
+
+// appendText writes text under key, truncated when it is over MaxContentBytes.
+func (w *Writer) appendText(e *zerolog.Event, key, text string) {
+	if len(text) <= MaxContentBytes {
+		e.Str(key, text)
+		return
+	}
+	e.Bytes(key, w.truncate(text))
 }
 
 // truncate builds the truncated form of content in the scratch buffer.

@@ -39,7 +39,7 @@ func TestWriterGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := strings.Join([]string{
-		`{"format":"warren-trace","version":2,"scenario":"smoke","scenario_hash":"sha256:abc","seed":42,"clock":"virtual"}`,
+		`{"format":"warren-trace","version":3,"scenario":"smoke","scenario_hash":"sha256:abc","seed":42,"clock":"virtual"}`,
 		`{"tick":0,"seq":1,"agent":1,"name":"worker-0","kind":"spawn","group":"workers","index":0,"blueprint":"coder","model":"scripted:worker"}`,
 		`{"tick":0,"seq":2,"agent":1,"name":"worker-0","kind":"stage_enter","stage":"plan","visit":1}`,
 		`{"tick":1,"seq":3,"agent":1,"name":"worker-0","kind":"model_turn","stage":"plan","iteration":0,"text":"reading","calls":1}`,
