@@ -696,15 +696,25 @@ func neverSafe(key string) bool { return IsRedirectKey(key) || IsEnvKey(key) }
 // Cover resolves each key again, so a stale or forged ask can never cover a denied key: it gets
 // the deny back. safe and g may be nil.
 func (r *Resolver) Cover(c Call, d Decision, safe Coverer, g *Grants) Decision {
+	return r.cover(c, d, safe, g, nil)
+}
+
+// cover is Cover under the ceilings of the agent's ancestors (see CoverUnder); with none it is
+// Cover itself. A key's verdict is the strictest over own and every ceiling, and a safe key must
+// be safe for the agent and every ancestor.
+func (r *Resolver) cover(c Call, d Decision, safe Coverer, g *Grants, ceilings []Ceiling) Decision {
 	if d.Verdict != Ask {
 		return d
 	}
+	if len(ceilings) > 0 {
+		safe = safeUnder{own: safe, ceilings: ceilings}
+	}
 	st := r.stageSlot(c.Stage)
 	if c.Tool != ShellTool {
-		if own := r.Decide(c); own.Verdict == Deny {
+		if own := r.DecideUnder(c, ceilings); own.Verdict == Deny {
 			return own
 		}
-		layer, ok := coverKey(c.Tool, r.launchAsks(c.Tool), c.Stage, safe, g)
+		layer, ok := coverKey(c.Tool, r.launchAsksUnder(c.Tool, ceilings), c.Stage, safe, g)
 		if !ok {
 			return d
 		}
@@ -720,14 +730,14 @@ func (r *Resolver) Cover(c Call, d Decision, safe Coverer, g *Grants) Decision {
 	out := Decision{Verdict: Allow, Layer: LayerSafe}
 	var covered strings.Builder
 	for _, key := range keys {
-		v, f := r.keyVerdict(key, st)
+		v, launchAsk := r.keyVerdictUnder(key, st, ceilings)
 		switch v {
 		case Allow:
 			continue
 		case Deny:
-			return r.Decide(c)
+			return r.DecideUnder(c, ceilings)
 		}
-		layer, ok := coverKey(key, f != nil && f.verdict == Ask, c.Stage, safe, g)
+		layer, ok := coverKey(key, launchAsk, c.Stage, safe, g)
 		if !ok {
 			return d
 		}
