@@ -72,3 +72,14 @@ func BenchmarkParse(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMaySpawn is the spawnable check every spawn_agent and fan_out
+// worker makes.
+func BenchmarkMaySpawn(b *testing.B) {
+	sa := Subagents{Spawnable: []string{"critic", "planner", "reviewer", "worker"}}
+	for b.Loop() {
+		if !sa.MaySpawn("worker") || sa.MaySpawn("writer") {
+			b.Fatal("wrong answer")
+		}
+	}
+}

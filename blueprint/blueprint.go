@@ -133,6 +133,14 @@ type Stage struct {
 	Transitions []Transition
 	// ToolPermissions are the stage-level permission values (nil if none).
 	ToolPermissions map[string]policy.Verdict
+	// AcceptsMessages says whether an agent in this stage reads its inbox
+	// (messages sent by send_to_agent) at its next model turn; when false
+	// the messages wait until the agent reaches a stage that accepts them.
+	AcceptsMessages bool
+	// FanOut, when not nil, makes this a fan-out stage: instead of calling
+	// the model, the host splits the stage's work into items and runs one
+	// worker per item (see FanOut).
+	FanOut *FanOut
 	// advertised holds AvailableTools for O(1) membership tests.
 	advertised map[string]struct{}
 }
@@ -177,6 +185,14 @@ type Blueprint struct {
 	// used only when the host opts in ([security]
 	// allow_blueprint_safe_commands).
 	SafeCommands []string
+	// Subagents are the limits on the sub-agent trees of this blueprint's
+	// agents, with defaults filled in.
+	Subagents Subagents
+	// SpawnRefs are the scenario blueprint keys this blueprint names
+	// (subagents.spawnable, then each stage's fan_out.blueprint in stage
+	// order), each with its position, so the scenario loader, which owns
+	// the keys, can report an unknown one where it was written.
+	SpawnRefs []SpawnRef
 	// Hash is the hex SHA-256 of the file's bytes, recorded in traces so a
 	// replay can tell that a blueprint changed.
 	Hash string

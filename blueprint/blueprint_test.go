@@ -19,7 +19,7 @@ import (
 )
 
 // testTools are the tool names the tests' host knows.
-var testTools = []string{"write_file", "read_file", "shell", "edit_file", "ask_user", "spawn_agent"}
+var testTools = []string{"write_file", "read_file", "shell", "edit_file", "ask_user", "spawn_agent", "fan_out"}
 
 // TestBadCorpus loads every blueprint under testdata/bad and compares the
 // complete error report with the paired .err golden file.
@@ -55,9 +55,23 @@ func describe(bp *Blueprint) string {
 	fmt.Fprintf(&b, "name=%s entry=%d(%s) max_messages=%d\n", bp.Name, bp.Entry, bp.Stages[bp.Entry].Name, bp.MaxMessages)
 	fmt.Fprintf(&b, "description=%q\n", bp.Description)
 	fmt.Fprintf(&b, "permissions=%s\n", describePermissions(bp.ToolPermissions))
+	sa := bp.Subagents
+	spawnable := "any"
+	if sa.Spawnable != nil {
+		spawnable = fmt.Sprint(sa.Spawnable)
+	}
+	fmt.Fprintf(&b, "subagents: max_child_depth=%d max_children=%d detached=%v spawnable=%s\n",
+		sa.MaxChildDepth, sa.MaxChildren, sa.Detached, spawnable)
+	for _, ref := range bp.SpawnRefs {
+		fmt.Fprintf(&b, "spawn ref %s at %s\n", ref.Key, ref.Where)
+	}
 	for _, st := range bp.Stages {
-		fmt.Fprintf(&b, "stage %d %s: tools=%v max_iterations=%d permissions=%s\n",
-			st.Index, st.Name, st.AvailableTools, st.MaxIterations, describePermissions(st.ToolPermissions))
+		fmt.Fprintf(&b, "stage %d %s: tools=%v max_iterations=%d accepts_messages=%v permissions=%s\n",
+			st.Index, st.Name, st.AvailableTools, st.MaxIterations, st.AcceptsMessages, describePermissions(st.ToolPermissions))
+		if fo := st.FanOut; fo != nil {
+			fmt.Fprintf(&b, "  fan_out blueprint=%s items_file=%s max_workers=%d max_items=%d merge_chars=%d fail_all=%v\n",
+				fo.Blueprint, fo.ItemsFile, fo.MaxWorkers, fo.MaxItems, fo.MergeChars, fo.FailAll)
+		}
 		for _, tr := range st.Transitions {
 			fmt.Fprintf(&b, "  on %s -> %d(%s)\n", tr.On, tr.To, tr.ToName)
 		}
@@ -101,8 +115,25 @@ func checkInvariants(t *testing.T, bp *Blueprint) {
 	if !validName(bp.Name) || bp.MaxMessages < MinMaxMessages || len(bp.Hash) != 64 {
 		t.Errorf("bad blueprint header: name %q, max_messages %d, hash %q", bp.Name, bp.MaxMessages, bp.Hash)
 	}
+	sa := bp.Subagents
+	if sa.MaxChildDepth < 0 || sa.MaxChildDepth > MaxChildDepthCeiling || sa.MaxChildren < 0 || sa.MaxChildren > MaxChildrenCeiling ||
+		!slices.IsSorted(sa.Spawnable) || slices.Contains(sa.Spawnable, "") {
+		t.Errorf("bad subagents %+v", sa)
+	}
+	if keys := bp.SpawnKeys(); !slices.IsSorted(keys) || len(slices.Compact(slices.Clone(keys))) != len(keys) {
+		t.Errorf("SpawnKeys not sorted and unique: %v", keys)
+	}
+	for _, ref := range bp.SpawnRefs {
+		if ref.Key == "" || !strings.HasPrefix(ref.Where, bp.Path+":") {
+			t.Errorf("bad spawn ref %+v", ref)
+		}
+	}
 	for i := range bp.Stages {
 		st := &bp.Stages[i]
+		if fo := st.FanOut; fo != nil && (!st.Advertises(FanOutTool) || fo.Blueprint == "" || !sa.MaySpawn(fo.Blueprint) ||
+			!filepath.IsLocal(fo.ItemsFile) || fo.MaxWorkers < 1 || fo.MaxItems < 1 || fo.MergeChars < MinMergeChars) {
+			t.Errorf("stage %s: bad fan_out %+v", st.Name, fo)
+		}
 		if st.Index != i || st.Name == "" || st.MaxIterations < 1 || st.MaxIterations > MaxIterationsCeiling {
 			t.Errorf("stage %d: bad header %+v", i, st)
 		}
@@ -141,6 +172,13 @@ func TestParseDefaultsAndHash(t *testing.T) {
 		{name: "no tools", got: len(bp.Stages[0].AvailableTools), want: 0},
 		{name: "no agent permissions", got: bp.ToolPermissions == nil, want: true},
 		{name: "no transitions", got: len(bp.Stages[0].Transitions), want: 0},
+		{name: "max_child_depth default", got: bp.Subagents.MaxChildDepth, want: DefaultMaxChildDepth},
+		{name: "max_children default is the host's cap", got: bp.Subagents.MaxChildren, want: 0},
+		{name: "not detached", got: bp.Subagents.Detached, want: false},
+		{name: "any blueprint spawnable", got: bp.Subagents.Spawnable == nil, want: true},
+		{name: "no spawn refs", got: len(bp.SpawnRefs), want: 0},
+		{name: "accepts messages", got: bp.Stages[0].AcceptsMessages, want: true},
+		{name: "not a fan_out stage", got: bp.Stages[0].FanOut == nil, want: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -171,6 +209,21 @@ func TestErrorsWrapSentinels(t *testing.T) {
 		{file: "unknown_keys", want: []error{tomlfile.ErrUnknownKey}},
 		{file: "wrong_type", want: []error{tomlfile.ErrType}},
 		{file: "syntax", want: []error{tomlfile.ErrSyntax}},
+		{file: "subagents_out_of_range", want: []error{ErrOutOfRange}},
+		{file: "subagents_unknown_key", want: []error{tomlfile.ErrUnknownKey}},
+		{file: "subagents_wrong_type", want: []error{tomlfile.ErrType}},
+		{file: "spawnable_bad_entries", want: []error{ErrInvalidName, ErrDuplicateBlueprint}},
+		{file: "accepts_messages_wrong_type", want: []error{tomlfile.ErrType}},
+		{file: "fan_out_out_of_range", want: []error{ErrOutOfRange}},
+		{file: "fan_out_bad_policy", want: []error{ErrUnknownFailurePolicy}},
+		{file: "fan_out_not_local", want: []error{ErrNotLocalPath}},
+		{file: "fan_out_missing_keys", want: []error{ErrMissingKey}},
+		{file: "fan_out_empty_blueprint", want: []error{ErrInvalidName}},
+		{file: "fan_out_not_available", want: []error{ErrFanOutUnavailable}},
+		{file: "fan_out_not_spawnable", want: []error{ErrNotSpawnable}},
+		{file: "fan_out_depth_zero", want: []error{ErrNotSpawnable}},
+		{file: "fan_out_unknown_key", want: []error{tomlfile.ErrUnknownKey}},
+		{file: "fan_out_wrong_type", want: []error{tomlfile.ErrType}},
 		{file: "many_errors", want: []error{
 			ErrInvalidName, ErrUnknownStage, ErrOutOfRange, tomlfile.ErrUnknownKey, policy.ErrBadVerdict,
 			ErrUnknownTool, ErrUnknownCondition, ErrDuplicateStage,
@@ -360,4 +413,87 @@ func FuzzParse(f *testing.F) {
 		}
 		checkInvariants(t, bp)
 	})
+}
+
+const planner = `name = "planner"
+[subagents]
+spawnable = ["worker", "critic"]
+[[stages]]
+name = "split"
+available_tools = ["fan_out"]
+fan_out = { blueprint = "worker", items_file = "items.txt" }
+[[stages]]
+name = "review"
+available_tools = ["fan_out"]
+[stages.fan_out]
+items_file = "items.txt"
+blueprint = "critic"
+`
+
+func TestSpawnRefs(t *testing.T) {
+	bp, err := Parse("planner.toml", []byte(planner), testTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []SpawnRef{
+		{Key: "worker", Where: "planner.toml:3:14: subagents.spawnable[0]"},
+		{Key: "critic", Where: "planner.toml:3:24: subagents.spawnable[1]"},
+		{Key: "worker", Where: "planner.toml:7:13: stages[0].fan_out.blueprint"},
+		{Key: "critic", Where: "planner.toml:13:1: stages[1].fan_out.blueprint"},
+	}
+	if !slices.Equal(bp.SpawnRefs, want) {
+		t.Errorf("SpawnRefs = %q\nwant %q", bp.SpawnRefs, want)
+	}
+	if got := bp.SpawnKeys(); !slices.Equal(got, []string{"critic", "worker"}) {
+		t.Errorf("SpawnKeys() = %v, want [critic worker]", got)
+	}
+	// Where is exactly the prefix tomlfile gives an error at the same value.
+	bad := strings.Replace(planner, `["worker", "critic"]`, `["worker", "critic", "worker"]`, 1)
+	_, err = Parse("planner.toml", []byte(bad), testTools)
+	if prefix := "planner.toml:3:34: subagents.spawnable[2]: "; err == nil || !strings.HasPrefix(err.Error(), prefix) {
+		t.Errorf("err = %v, want prefix %q", err, prefix)
+	}
+	minimal, err := Parse("m.toml", []byte("name = \"m\"\n[[stages]]\nname = \"a\"\n"), testTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if minimal.SpawnRefs != nil || len(minimal.SpawnKeys()) != 0 {
+		t.Errorf("a blueprint naming no keys has refs %v, keys %v", minimal.SpawnRefs, minimal.SpawnKeys())
+	}
+}
+
+func TestMaySpawn(t *testing.T) {
+	tests := []struct {
+		name      string
+		spawnable []string
+		key       string
+		want      bool
+	}{
+		{name: "absent list allows any", spawnable: nil, key: "worker", want: true},
+		{name: "empty list allows none", spawnable: []string{}, key: "worker", want: false},
+		{name: "listed", spawnable: []string{"critic", "worker"}, key: "worker", want: true},
+		{name: "listed first", spawnable: []string{"critic", "worker"}, key: "critic", want: true},
+		{name: "not listed", spawnable: []string{"critic", "worker"}, key: "planner", want: false},
+		{name: "prefix is not a match", spawnable: []string{"worker"}, key: "work", want: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sa := Subagents{Spawnable: tt.spawnable}
+			if got := sa.MaySpawn(tt.key); got != tt.want {
+				t.Errorf("MaySpawn(%q) = %v, want %v", tt.key, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestFanOutNotOffered(t *testing.T) {
+	src := "name = \"s\"\n[[stages]]\nname = \"a\"\n[stages.fan_out]\nblueprint = \"w\"\nitems_file = \"i.txt\"\n"
+	_, err := Parse("s.toml", []byte(src), []string{"read_file"})
+	want := `s.toml:4:9: stages[0].fan_out: fan_out tool not available; the host does not offer the fan_out tool (valid tools: read_file)`
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v\nwant %s", err, want)
+	}
+	if !errors.Is(err, ErrFanOutUnavailable) {
+		t.Errorf("errors.Is(%v, ErrFanOutUnavailable) = false", err)
+	}
 }

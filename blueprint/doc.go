@@ -19,6 +19,16 @@
 //	[tool_permissions]     # optional, agent level
 //	read_file = "allow"    # tool name = "allow" | "ask" | "deny"
 //
+//	[subagents]            # optional: the agent's sub-agent tree
+//	max_child_depth = 3    # levels below the agent its subtree may reach
+//	                       # (default 3; 0 to 64; 0: no children)
+//	max_children = 16      # live children at once (default: the host's
+//	                       # cap; 1 to 1000000)
+//	detached = false       # spawned as a child, keep running when the
+//	                       # parent ends (default false: killed with it)
+//	spawnable = ["worker"] # scenario blueprint keys it may spawn, each
+//	                       # once (default: any; [] allows none)
+//
 //	[[stages]]             # at least one; order matters (see entry)
 //	name = "gather"        # required; unique within the blueprint
 //	available_tools = ["read_file", "write_file"]
@@ -27,6 +37,19 @@
 //	                       # (default: none)
 //	max_iterations = 5     # optional; model turns allowed per visit of the
 //	                       # stage (default 10; 1 to 10000)
+//	accepts_messages = true  # optional; the agent reads its inbox at its
+//	                         # next model turn in this stage (default true)
+//
+//	[stages.fan_out]       # optional: a fan-out stage; its model is not
+//	                       # called, one worker runs per item instead
+//	blueprint = "worker"   # required; scenario blueprint key of the workers
+//	items_file = "items.txt"   # required; relative path in the workdir: a
+//	                           # JSON array of strings, or one item a line
+//	max_workers = 8        # workers at once (default 8; 1 to 100000)
+//	max_items = 1000       # items in all (default 1000; 1 to 10000000)
+//	on_worker_failure = "continue"  # or "fail_all" (default continue)
+//	merge_chars = 16000    # merged result size (default 16000; 256 to
+//	                       # 10000000)
 //
 //	[stages.tool_permissions]  # optional, stage level: same rules as the
 //	write_file = "ask"         # agent level; consulted before it
@@ -41,6 +64,13 @@
 //     max_iterations model turns) or always (matches any of them).
 //   - to (required) names a stage of the same blueprint; a stage may
 //     transition to itself.
+//   - A fan_out stage must list "fan_out" in available_tools, which the
+//     host must offer; its workers are the agent's children, so
+//     max_child_depth must be at least 1 and spawnable (when given) must
+//     include the workers' blueprint.
+//   - Blueprint keys (spawnable, fan_out.blueprint) belong to the
+//     scenario, which checks them: [Blueprint.SpawnRefs] lists each with
+//     its position.
 //   - Permission keys must be tool names the host knows and values exactly
 //     allow, ask or deny; a misspelling is a load error, never a default.
 //     How the stage value, the agent value, the user's ceiling and the
@@ -75,9 +105,17 @@
 //	tool_permissions.rm: unknown tool "rm"; valid tools: read_file, shell, write_file
 //	stages[0].cuont: unknown key; valid keys here: available_tools, max_iterations, name, tool_permissions, transitions
 //	stages[0].max_iterations: expected integer, got string
+//	subagents.max_child_depth: out of range: 65; valid: 0 to 64
+//	subagents.spawnable[3]: duplicate blueprint key "worker"; already listed as subagents.spawnable[0]: list each blueprint once
+//	stages[0].fan_out: fan_out tool not available; a fan_out stage runs the fan_out tool: add "fan_out" to available_tools
+//	stages[0].fan_out.blueprint: blueprint not spawnable: "worker" is not in subagents.spawnable (critic), and fan_out workers are the agent's children
+//	stages[0].fan_out.items_file: path not local "../items.txt"; valid: a relative path inside the agent's workdir, without ".."
+//	stages[0].fan_out.on_worker_failure: unknown failure policy "stop"; valid: continue, fail_all
 //
 // Each error wraps a sentinel (ErrMissingKey, ErrInvalidName, ErrNoStages,
 // ErrDuplicateStage, ErrUnknownStage, ErrUnknownTool, ErrDuplicateTool,
-// ErrOutOfRange, ErrUnknownCondition, policy.ErrBadVerdict, or one of
+// ErrOutOfRange, ErrUnknownCondition, ErrDuplicateBlueprint,
+// ErrFanOutUnavailable, ErrNotSpawnable, ErrNotLocalPath,
+// ErrUnknownFailurePolicy, policy.ErrBadVerdict, or one of
 // tomlfile's ErrSyntax, ErrUnknownKey, ErrType) for errors.Is.
 package blueprint

@@ -50,3 +50,39 @@ name = "report"
 	// after error, continue: false
 	// bad.toml:4:20: stages[0].available_tools[0]: unknown tool "sh"; valid tools: read_file, shell, write_file
 }
+
+func ExampleBlueprint_SpawnKeys() {
+	src := []byte(`
+name = "planner"
+[subagents]
+max_child_depth = 2
+spawnable = ["worker", "critic"]
+
+[[stages]]
+name = "split"
+available_tools = ["fan_out"]
+[stages.fan_out]
+blueprint = "worker"
+items_file = "items.txt"
+on_worker_failure = "fail_all"
+`)
+	bp, err := blueprint.Parse("planner.toml", src, []string{"fan_out", "spawn_agent"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("keys the scenario must define:", bp.SpawnKeys())
+	for _, ref := range bp.SpawnRefs {
+		fmt.Println(ref.Where+":", ref.Key)
+	}
+	fo := bp.Stages[0].FanOut
+	fmt.Println("fan_out:", fo.Blueprint, fo.ItemsFile, fo.MaxWorkers, fo.MaxItems, fo.MergeChars, fo.FailAll)
+	fmt.Println("depth:", bp.Subagents.MaxChildDepth, "may spawn planner:", bp.Subagents.MaySpawn("planner"))
+	// Output:
+	// keys the scenario must define: [critic worker]
+	// planner.toml:5:14: subagents.spawnable[0]: worker
+	// planner.toml:5:24: subagents.spawnable[1]: critic
+	// planner.toml:11:1: stages[0].fan_out.blueprint: worker
+	// fan_out: worker items.txt 8 1000 16000 true
+	// depth: 2 may spawn planner: false
+}

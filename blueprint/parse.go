@@ -18,10 +18,11 @@ import (
 // the sentinel's text starts the problem's message.
 var (
 	// ErrMissingKey: a required key (name, a stage's name, a transition's
-	// on or to) is absent.
+	// on or to, a fan_out's blueprint or items_file) is absent.
 	ErrMissingKey = errors.New("missing required key")
 	// ErrInvalidName: the blueprint name has characters outside
-	// [a-z0-9_-], or a name is empty.
+	// [a-z0-9_-], or a name (a stage's, or a blueprint key in spawnable or
+	// fan_out.blueprint) is empty.
 	ErrInvalidName = errors.New("invalid name")
 	// ErrNoStages: the blueprint defines no stage, so an agent could do
 	// nothing.
@@ -36,7 +37,8 @@ var (
 	ErrUnknownTool = errors.New("unknown tool")
 	// ErrDuplicateTool: a stage lists a tool twice in available_tools.
 	ErrDuplicateTool = errors.New("duplicate tool")
-	// ErrOutOfRange: max_messages or max_iterations is outside its limits.
+	// ErrOutOfRange: an integer setting (max_messages, max_iterations, a
+	// subagents or fan_out limit) is outside its limits.
 	ErrOutOfRange = errors.New("out of range")
 	// ErrUnknownCondition: a transition's on is not done, error,
 	// max_iterations or always.
@@ -44,6 +46,22 @@ var (
 	// ErrNotAvailable: a stage's required_tools names a tool its
 	// available_tools does not offer; a stage can only keep what it has.
 	ErrNotAvailable = errors.New("required tool not available")
+	// ErrDuplicateBlueprint: subagents.spawnable lists a blueprint key twice.
+	ErrDuplicateBlueprint = errors.New("duplicate blueprint key")
+	// ErrFanOutUnavailable: a stage has a fan_out table but cannot run the
+	// fan_out tool, because its available_tools leave it out or the host
+	// does not offer it.
+	ErrFanOutUnavailable = errors.New("fan_out tool not available")
+	// ErrNotSpawnable: a fan_out stage's workers could never be spawned,
+	// because subagents.spawnable leaves out their blueprint or
+	// subagents.max_child_depth is 0.
+	ErrNotSpawnable = errors.New("blueprint not spawnable")
+	// ErrNotLocalPath: a fan_out items_file is empty, absolute or climbs out
+	// of the agent's workdir with "..".
+	ErrNotLocalPath = errors.New("path not local")
+	// ErrUnknownFailurePolicy: a fan_out on_worker_failure is not continue
+	// or fail_all.
+	ErrUnknownFailurePolicy = errors.New("unknown failure policy")
 )
 
 // nameRule says what a valid blueprint name is, in messages.
@@ -59,6 +77,7 @@ type fileBlueprint struct {
 	MaxMessages     *int              `toml:"max_messages"`
 	SafeCommands    []string          `toml:"safe_commands"`
 	ToolPermissions map[string]string `toml:"tool_permissions"`
+	Subagents       fileSubagents     `toml:"subagents"`
 	Stages          []fileStage       `toml:"stages"`
 }
 
@@ -69,6 +88,8 @@ type fileStage struct {
 	RequiredTools   []string          `toml:"required_tools"`
 	MaxIterations   *int              `toml:"max_iterations"`
 	ToolPermissions map[string]string `toml:"tool_permissions"`
+	AcceptsMessages *bool             `toml:"accepts_messages"`
+	FanOut          *fileFanOut       `toml:"fan_out"`
 	Transitions     []fileTransition  `toml:"transitions"`
 }
 
@@ -150,6 +171,7 @@ func parse(file string, data []byte, tools *toolSet) (*Blueprint, error) {
 		return nil, c.errs
 	}
 	sum := sha256.Sum256(data)
+	bp.SpawnRefs = c.refs
 	bp.Path = file
 	bp.Hash = hex.EncodeToString(sum[:])
 	return bp, nil
@@ -175,6 +197,11 @@ type compiler struct {
 	stageIndex map[string]int
 	// validStages lists the stage names, sorted, for messages.
 	validStages string
+	// sub is the blueprint's compiled [subagents], which fan_out stages
+	// are checked against.
+	sub *Subagents
+	// refs collects the blueprint keys named, in the order checked.
+	refs []SpawnRef
 }
 
 // errorf records a problem positioned at path.
@@ -199,7 +226,9 @@ func (c *compiler) compile(raw *fileBlueprint) *Blueprint {
 		MaxMessages:     DefaultMaxMessages,
 		ToolPermissions: c.permissions("tool_permissions", raw.ToolPermissions),
 		SafeCommands:    c.safeCommands(raw.SafeCommands),
+		Subagents:       c.subagents(&raw.Subagents),
 	}
+	c.sub = &bp.Subagents
 	switch {
 	case raw.Name == "" && !c.present("name"):
 		c.errorf("name", "%w; %s", ErrMissingKey, nameRule)
@@ -274,15 +303,13 @@ func (c *compiler) stage(i int, raw *fileStage, st *Stage) {
 	path := tomlfile.JoinIndex("stages", i)
 	st.Name = raw.Name
 	st.Index = i
-	st.MaxIterations = DefaultMaxIterations
-	if raw.MaxIterations != nil {
-		if n := *raw.MaxIterations; n < 1 || n > MaxIterationsCeiling {
-			c.errorf(path+".max_iterations", "%w: %d; valid: 1 to %d", ErrOutOfRange, n, MaxIterationsCeiling)
-		}
-		st.MaxIterations = *raw.MaxIterations
-	}
+	st.MaxIterations = c.intIn(path+".max_iterations", raw.MaxIterations, 1, MaxIterationsCeiling, DefaultMaxIterations)
+	st.AcceptsMessages = raw.AcceptsMessages == nil || *raw.AcceptsMessages
 	c.availableTools(path+".available_tools", raw.AvailableTools, st)
 	c.requiredTools(path+".required_tools", raw.RequiredTools, st)
+	if raw.FanOut != nil {
+		st.FanOut = c.fanOut(path+".fan_out", raw.FanOut, st)
+	}
 	st.ToolPermissions = c.permissions(path+".tool_permissions", raw.ToolPermissions)
 	if len(raw.Transitions) > 0 {
 		st.Transitions = make([]Transition, 0, len(raw.Transitions))

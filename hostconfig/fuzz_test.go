@@ -15,6 +15,7 @@ func FuzzLoad(f *testing.F) {
 	f.Add("")
 	f.Add("[tool_permissions]\n\"shell:\" = \"deny\"\n")
 	f.Add("[write_budget]\nper_call = -1\n")
+	f.Add("[subagents]\nmax_depth = 0\ninbox = 100001\nmax_fanout_items = 9223372036854775807\n")
 	path := filepath.Join(f.TempDir(), "host.toml")
 	f.Fuzz(func(t *testing.T, src string) {
 		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {

@@ -2,7 +2,8 @@
 // ([tool_permissions] and [agent_tool_permissions.<blueprint>]), the safe commands the user adds,
 // the security switches, the write budget and the interaction settings. It is the user's file,
 // passed to `host run --config` or embedded in a scenario as [host]; blueprints (which may come
-// from anywhere) can only tighten what it allows.
+// from anywhere) can only tighten what it allows. Its [subagents] table caps the sub-agent
+// trees of every agent, whatever their blueprints ask for.
 package hostconfig
 
 import (
@@ -25,6 +26,7 @@ type File struct {
 	Security             fileSecurity                 `toml:"security"`
 	WriteBudget          fileWriteBudget              `toml:"write_budget"`
 	Interaction          fileInteraction              `toml:"interaction"`
+	Subagents            fileSubagents                `toml:"subagents"`
 }
 
 type fileSafeCommands struct {
@@ -46,6 +48,18 @@ type fileInteraction struct {
 	Unattended   bool   `toml:"unattended"`
 }
 
+type fileSubagents struct {
+	MaxDepth       *int64 `toml:"max_depth"`
+	MaxChildren    *int64 `toml:"max_children"`
+	MaxAgents      *int64 `toml:"max_agents"`
+	Inbox          *int64 `toml:"inbox"`
+	MaxFanOutItems *int64 `toml:"max_fanout_items"`
+}
+
+// ErrOutOfRange: a [subagents] limit is outside what the host accepts. Errors wrap it so callers
+// can test them with errors.Is.
+var ErrOutOfRange = errors.New("out of range")
+
 // Defaults for settings a config leaves out.
 const (
 	// DefaultTimeoutTicks is how long a prompt waits for an answer before it is denied.
@@ -54,7 +68,32 @@ const (
 	// 1 MiB per call, 64 MiB per run.
 	DefaultPerCallBytes = 1 << 20
 	DefaultPerRunBytes  = 64 << 20
+	// DefaultMaxDepth is the absolute depth cap of any agent tree (a top-level agent is at depth
+	// 0), whatever a blueprint's max_child_depth says.
+	DefaultMaxDepth = 8
+	// DefaultMaxChildren is how many live children one parent may have at once.
+	DefaultMaxChildren = 256
+	// DefaultMaxAgents is how many spawned agents may be live in the host at once.
+	DefaultMaxAgents = 1_000_000
+	// DefaultInbox is how many messages may wait in one agent's inbox; send_to_agent is refused
+	// beyond it, so a chatty parent cannot grow a child's memory without bound.
+	DefaultInbox = 64
+	// DefaultMaxFanOutItems is the most work items one fan_out may take, whatever the stage's
+	// max_items says.
+	DefaultMaxFanOutItems = 100_000
 )
+
+// SubagentLimits are the host-wide caps on sub-agent trees, from [subagents]. They bound what
+// blueprints may ask for: the effective limit is the tighter of the two.
+type SubagentLimits struct {
+	// MaxDepth is the absolute depth cap of any agent tree; MaxChildren the live children per
+	// parent; MaxAgents the live spawned agents in the host.
+	MaxDepth, MaxChildren, MaxAgents int
+	// Inbox is the pending messages an agent's inbox holds before send_to_agent is refused.
+	Inbox int
+	// MaxFanOutItems is the most work items one fan_out takes.
+	MaxFanOutItems int
+}
 
 // Config is a validated host configuration.
 type Config struct {
@@ -79,12 +118,20 @@ type Config struct {
 	// Unattended says nobody is watching: human tools are not advertised unless required, and
 	// approval prompts are denied unless a grant or yolo covers them.
 	Unattended bool
+	// Subagents are the host-wide caps on sub-agent trees.
+	Subagents SubagentLimits
 }
 
 // Default returns the configuration used when none is given: no ceiling entries, no extra safe
-// commands, no blueprint opt-ins, the default write budget and prompt timeout.
+// commands, no blueprint opt-ins, the default write budget, prompt timeout and sub-agent caps.
 func Default() *Config {
-	return &Config{WritePerCall: DefaultPerCallBytes, WritePerRun: DefaultPerRunBytes, TimeoutTicks: DefaultTimeoutTicks}
+	return &Config{
+		WritePerCall: DefaultPerCallBytes, WritePerRun: DefaultPerRunBytes, TimeoutTicks: DefaultTimeoutTicks,
+		Subagents: SubagentLimits{
+			MaxDepth: DefaultMaxDepth, MaxChildren: DefaultMaxChildren, MaxAgents: DefaultMaxAgents,
+			Inbox: DefaultInbox, MaxFanOutItems: DefaultMaxFanOutItems,
+		},
+	}
 }
 
 // HostLayer is the policy layer this config contributes.
@@ -175,7 +222,38 @@ func Compile(doc *tomlfile.Doc, prefix string, f *File, knownTools []string) (*C
 		}
 	}
 	cfg.Unattended = f.Interaction.Unattended
+	c.subagents(&f.Subagents, &cfg.Subagents)
 	return cfg, c.errs
+}
+
+// subagentLimit is one [subagents] key: where it is, its bounds, and what it means in messages.
+type subagentLimit struct {
+	key     string
+	min     int64
+	max     int64
+	meaning string
+	value   *int64
+	target  *int
+}
+
+// subagents fills limits from the [subagents] table, keeping the default of every key left out.
+func (c *compiler) subagents(f *fileSubagents, limits *SubagentLimits) {
+	for _, l := range [...]subagentLimit{
+		{"max_depth", 1, 64, "the deepest any agent tree may grow", f.MaxDepth, &limits.MaxDepth},
+		{"max_children", 1, 1_000_000, "live children per parent", f.MaxChildren, &limits.MaxChildren},
+		{"max_agents", 1, 100_000_000, "live spawned agents in the host", f.MaxAgents, &limits.MaxAgents},
+		{"inbox", 1, 100_000, "pending messages per agent inbox", f.Inbox, &limits.Inbox},
+		{"max_fanout_items", 1, 10_000_000, "work items per fan_out", f.MaxFanOutItems, &limits.MaxFanOutItems},
+	} {
+		switch {
+		case l.value == nil:
+			// Absent: the default stays.
+		case *l.value < l.min || *l.value > l.max:
+			c.errorf("subagents."+l.key, "%w: %d; valid: %d to %d (%s)", ErrOutOfRange, *l.value, l.min, l.max, l.meaning)
+		default:
+			*l.target = int(*l.value)
+		}
+	}
 }
 
 type compiler struct {

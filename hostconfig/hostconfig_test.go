@@ -2,7 +2,9 @@ package hostconfig
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -41,6 +43,9 @@ func TestLoadFullConfig(t *testing.T) {
 	if cfg.WritePerCall != 4096 || cfg.WritePerRun != 65536 || cfg.TimeoutTicks != 20 || !cfg.Unattended {
 		t.Errorf("budget / interaction: %+v", cfg)
 	}
+	if want := (SubagentLimits{MaxDepth: 5, MaxChildren: 12, MaxAgents: 5000, Inbox: 9, MaxFanOutItems: 700}); cfg.Subagents != want {
+		t.Errorf("subagents %+v, want %+v", cfg.Subagents, want)
+	}
 	layer := cfg.HostLayer()
 	if layer.Global["shell:rm"] != policy.Deny || layer.PerBlueprint["researcher"]["write_file"] != policy.Allow {
 		t.Errorf("host layer %+v", layer)
@@ -52,6 +57,87 @@ func TestDefaults(t *testing.T) {
 	if cfg.WritePerCall != DefaultPerCallBytes || cfg.WritePerRun != DefaultPerRunBytes || cfg.TimeoutTicks != DefaultTimeoutTicks ||
 		cfg.Unattended || cfg.AllowBlueprintPermissions || len(cfg.ToolPermissions) != 0 {
 		t.Fatalf("defaults %+v", cfg)
+	}
+	want := SubagentLimits{MaxDepth: DefaultMaxDepth, MaxChildren: DefaultMaxChildren, MaxAgents: DefaultMaxAgents, Inbox: DefaultInbox, MaxFanOutItems: DefaultMaxFanOutItems}
+	if cfg.Subagents != want || want != (SubagentLimits{MaxDepth: 8, MaxChildren: 256, MaxAgents: 1_000_000, Inbox: 64, MaxFanOutItems: 100_000}) {
+		t.Errorf("default subagents %+v", cfg.Subagents)
+	}
+}
+
+func TestSubagentsPartialAndDefaults(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		want SubagentLimits
+	}{
+		{name: "no table", src: "", want: Default().Subagents},
+		{name: "empty table", src: "[subagents]\n", want: Default().Subagents},
+		{name: "one key", src: "[subagents]\ninbox = 1\n", want: SubagentLimits{MaxDepth: 8, MaxChildren: 256, MaxAgents: 1_000_000, Inbox: 1, MaxFanOutItems: 100_000}},
+		{name: "lower bounds", src: "[subagents]\nmax_depth = 1\nmax_children = 1\nmax_agents = 1\ninbox = 1\nmax_fanout_items = 1\n",
+			want: SubagentLimits{MaxDepth: 1, MaxChildren: 1, MaxAgents: 1, Inbox: 1, MaxFanOutItems: 1}},
+		{name: "upper bounds", src: "[subagents]\nmax_depth = 64\nmax_children = 1000000\nmax_agents = 100000000\ninbox = 100000\nmax_fanout_items = 10000000\n",
+			want: SubagentLimits{MaxDepth: 64, MaxChildren: 1_000_000, MaxAgents: 100_000_000, Inbox: 100_000, MaxFanOutItems: 10_000_000}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "host.toml")
+			if err := os.WriteFile(path, []byte(tt.src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := Load(path, knownTools)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Subagents != tt.want {
+				t.Errorf("Subagents = %+v, want %+v", cfg.Subagents, tt.want)
+			}
+		})
+	}
+}
+
+// TestHashCoversSubagents: a change to [subagents] changes the config hash recorded in traces.
+func TestHashCoversSubagents(t *testing.T) {
+	dir := t.TempDir()
+	hashes := map[string]bool{}
+	for i, src := range []string{"[subagents]\nmax_depth = 4\n", "[subagents]\nmax_depth = 5\n"} {
+		path := filepath.Join(dir, "host"+strconv.Itoa(i)+".toml")
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := Load(path, knownTools)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hashes[cfg.Hash] = true
+	}
+	if len(hashes) != 2 {
+		t.Errorf("configs differing in [subagents] share a hash: %v", hashes)
+	}
+}
+
+// TestCompileUnderHost checks the [subagents] table inside a scenario's [host] table: values are
+// compiled and errors carry the host. prefix at the right position.
+func TestCompileUnderHost(t *testing.T) {
+	src := "name = \"s\"\n[host.subagents]\nmax_depth = 3\ninbox = 0\nmax_fanout_items = 10\n"
+	// The part of a scenario's shape that matters here: its name and its [host] table.
+	var f struct {
+		Name string `toml:"name"`
+		Host *File  `toml:"host"`
+	}
+	doc, err := tomlfile.Decode("scenario.toml", []byte(src), &f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, errs := Compile(doc, "host", f.Host, knownTools)
+	want := "scenario.toml:4:1: host.subagents.inbox: out of range: 0; valid: 1 to 100000 (pending messages per agent inbox)"
+	if errs.Error() != want {
+		t.Errorf("errors = %v\nwant %s", errs, want)
+	}
+	if !errors.Is(errs.Err(), ErrOutOfRange) {
+		t.Errorf("errors.Is(%v, ErrOutOfRange) = false", errs)
+	}
+	if got := cfg.Subagents; got.MaxDepth != 3 || got.MaxFanOutItems != 10 || got.Inbox != DefaultInbox || got.MaxChildren != DefaultMaxChildren {
+		t.Errorf("Subagents = %+v", got)
 	}
 }
 
@@ -67,6 +153,20 @@ func TestErrorsWrapSentinels(t *testing.T) {
 	_, err = Load(filepath.Join("testdata", "bad", "unknown_key.toml"), knownTools)
 	if !errors.Is(err, tomlfile.ErrUnknownKey) {
 		t.Errorf("unknown key: %v", err)
+	}
+	for _, file := range []string{"subagents_too_small", "subagents_too_large"} {
+		_, err = Load(filepath.Join("testdata", "bad", file+".toml"), knownTools)
+		if !errors.Is(err, ErrOutOfRange) {
+			t.Errorf("%s: %v", file, err)
+		}
+	}
+	_, err = Load(filepath.Join("testdata", "bad", "subagents_wrong_type.toml"), knownTools)
+	if !errors.Is(err, tomlfile.ErrType) {
+		t.Errorf("subagents wrong type: %v", err)
+	}
+	_, err = Load(filepath.Join("testdata", "bad", "subagents_unknown_key.toml"), knownTools)
+	if !errors.Is(err, tomlfile.ErrUnknownKey) {
+		t.Errorf("subagents unknown key: %v", err)
 	}
 	_, err = Load(filepath.Join("testdata", "absent.toml"), knownTools)
 	if err == nil || !strings.Contains(err.Error(), "absent.toml") {
