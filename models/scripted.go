@@ -25,9 +25,17 @@ type ScriptedTurn struct {
 	// Calls is the tools the turn requests; none means the stage is done.
 	Calls []ScriptedCall
 	// Error, when set, makes the turn a model failure with this message, to test how
-	// a blueprint copes with a failing model. It excludes Text and Calls.
+	// a blueprint copes with a failing model. A constant Error excludes Text and Calls. An
+	// Error with templates fails only the agents for which it renders non-empty; for the
+	// others the turn's Text and Calls apply, so one script can fail some agents (say every
+	// tenth fan-out item) and not others.
 	Error string
+	// Repeat uses the turn this many times in a row (0 and 1: once).
+	Repeat int
 }
+
+// MaxRepeat bounds a turn's Repeat.
+const MaxRepeat = 1_000_000
 
 // WhenExhausted chooses what a scripted model does once every turn has been used (see
 // the package documentation).
@@ -87,6 +95,10 @@ type compiledTurn struct {
 	text    textTemplate
 	calls   []compiledCall
 	failure error // a simulated model failure; excludes text and calls
+	// failIf is a templated failure: the turn fails when it renders non-empty.
+	failIf textTemplate
+	// repeat is how many times in a row the turn is used.
+	repeat int
 	// templated is set when text or any call argument depends on the agent.
 	templated bool
 }
@@ -125,36 +137,51 @@ func NewScripted(id string, turns []ScriptedTurn, when WhenExhausted) (*Scripted
 		return nil, fmt.Errorf("%w: when_exhausted \"repeat_last\" needs at least one turn", ErrInvalidScript)
 	}
 	s := &Scripted{
-		id:        id,
-		turns:     make([]compiledTurn, len(turns)),
-		when:      when,
-		exhausted: fmt.Errorf("%w after %d", ErrScriptExhausted, len(turns)),
+		id:    id,
+		turns: make([]compiledTurn, 0, len(turns)),
+		when:  when,
 	}
 	for i := range turns {
 		ct, err := compileTurn(i+1, &turns[i])
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrInvalidScript, err)
 		}
-		s.turns[i] = ct
+		// A repeated turn is stored once per use: the cursor stays a plain index, and turns
+		// are small (their templates are shared).
+		for range ct.repeat {
+			s.turns = append(s.turns, ct)
+		}
 	}
+	s.exhausted = fmt.Errorf("%w after %d", ErrScriptExhausted, len(s.turns))
 	return s, nil
 }
 
 func compileTurn(number int, t *ScriptedTurn) (compiledTurn, error) {
-	ct := compiledTurn{number: number, stage: t.Stage}
+	ct := compiledTurn{number: number, stage: t.Stage, repeat: max(t.Repeat, 1)}
+	if t.Repeat < 0 || t.Repeat > MaxRepeat {
+		return ct, fmt.Errorf("turn %d: repeat: %d is out of range (0 to %d)", number, t.Repeat, MaxRepeat)
+	}
 	if t.Error != "" {
-		if t.Text != "" || len(t.Calls) != 0 {
-			return ct, fmt.Errorf("turn %d: error: a failing turn cannot also have text or calls", number)
+		failIf, err := compileTemplate(t.Error)
+		if err != nil {
+			return ct, fmt.Errorf("turn %d: error: %w", number, err)
 		}
-		ct.failure = fmt.Errorf("%w: %s", ErrScriptedFailure, t.Error)
-		return ct, nil
+		if failIf.isConstant() {
+			if t.Text != "" || len(t.Calls) != 0 {
+				return ct, fmt.Errorf("turn %d: error: a failing turn cannot also have text or calls (a templated error may: it fails only the agents it renders non-empty for)", number)
+			}
+			ct.failure = fmt.Errorf("%w: %s", ErrScriptedFailure, t.Error)
+			return ct, nil
+		}
+		ct.failIf = failIf
+		ct.templated = true
 	}
 	text, err := compileTemplate(t.Text)
 	if err != nil {
 		return ct, fmt.Errorf("turn %d: text: %w", number, err)
 	}
 	ct.text = text
-	ct.templated = !text.isConstant()
+	ct.templated = ct.templated || !text.isConstant()
 	ct.calls = make([]compiledCall, len(t.Calls))
 	for i, call := range t.Calls {
 		prefix := "calls[" + strconv.Itoa(i) + "]"
@@ -235,6 +262,15 @@ func (t *compiledTurn) render(v *View) (Reply, error) {
 	d := newTemplateData(v)
 	sc := scratchPool.Get().(*renderScratch)
 	defer scratchPool.Put(sc)
+	if !t.failIf.isConstant() {
+		msg, err := t.failIf.renderString(&sc.text, &d)
+		if err != nil {
+			return Reply{}, fmt.Errorf("turn %d: error: %w", t.number, err)
+		}
+		if msg != "" {
+			return Reply{}, fmt.Errorf("%w: %s", ErrScriptedFailure, msg)
+		}
+	}
 	text, err := t.text.renderString(&sc.text, &d)
 	if err != nil {
 		return Reply{}, fmt.Errorf("turn %d: text: %w", t.number, err)

@@ -460,3 +460,82 @@ func TestScriptedManyCallIDs(t *testing.T) {
 		}
 	}
 }
+
+func TestScriptedTemplatedErrorFailsOnlySomeAgents(t *testing.T) {
+	s := mustScripted(t, []ScriptedTurn{{
+		Text:  "did {{.Task}}",
+		Error: `{{if eq (mod .Index 3) 2}}item {{.Index}} is malformed{{end}}`,
+	}}, ExhaustedFinish)
+	for _, tc := range []struct {
+		name    string
+		index   int
+		failure string
+	}{
+		{"index 0 works", 0, ""},
+		{"index 2 fails", 2, "scripted model failure: item 2 is malformed"},
+		{"index 4 works", 4, ""},
+		{"index 5 fails", 5, "scripted model failure: item 5 is malformed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := testView("work", 0)
+			v.Agent.Index = tc.index
+			v.Messages = []Message{{Role: RoleUser, Content: "parent task"}, {Role: RoleAssistant, Content: "ok"}, {Role: RoleUser, Content: "item-x"}}
+			reply, err := s.Turn(&State{}, v)
+			if tc.failure != "" {
+				if err == nil || err.Error() != tc.failure || !errors.Is(err, ErrScriptedFailure) {
+					t.Fatalf("err = %v, want %q wrapping ErrScriptedFailure", err, tc.failure)
+				}
+				return
+			}
+			if err != nil || reply.Text != "did item-x" {
+				t.Fatalf("reply %+v, err %v; want the text with .Task = the latest user message", reply, err)
+			}
+		})
+	}
+}
+
+func TestScriptedRepeatAndArithmetic(t *testing.T) {
+	s := mustScripted(t, []ScriptedTurn{
+		{Repeat: 3, Calls: []ScriptedCall{{Tool: "spawn_agent", Args: map[string]any{"task": "part {{add .Iteration 1}}"}}}},
+		{Text: `{{range seq 1 3}}{{.}};{{end}} {{sub 10 4}} {{mul 6 7}}`},
+	}, ExhaustedFail)
+	st := &State{}
+	for i := range 3 {
+		v := testView("plan", i)
+		v.Iteration = i
+		reply, err := s.Turn(st, v)
+		if err != nil {
+			t.Fatalf("turn %d: %v", i, err)
+		}
+		if want := fmt.Sprintf(`{"task":"part %d"}`, i+1); len(reply.Calls) != 1 || string(reply.Calls[0].Args) != want {
+			t.Fatalf("turn %d: calls %+v, want args %s", i, reply.Calls, want)
+		}
+	}
+	reply, err := s.Turn(st, testView("plan", 3))
+	if err != nil || reply.Text != "1;2;3; 6 42" {
+		t.Fatalf("fourth turn %q, %v; want the turn after the repeated one", reply.Text, err)
+	}
+	if _, err := s.Turn(st, testView("plan", 4)); !errors.Is(err, ErrScriptExhausted) || !strings.Contains(err.Error(), "after 4") {
+		t.Fatalf("fifth turn: %v, want exhaustion after 4 turns", err)
+	}
+}
+
+func TestScriptedRejectsBadRepeatAndFunctions(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		turn ScriptedTurn
+		want string
+	}{
+		{"negative repeat", ScriptedTurn{Text: "x", Repeat: -1}, "repeat: -1 is out of range"},
+		{"constant error with text", ScriptedTurn{Text: "x", Error: "boom"}, "cannot also have text or calls"},
+		{"mod by zero", ScriptedTurn{Text: "{{mod .Index 0}}"}, "mod by zero"},
+		{"unknown function", ScriptedTurn{Text: "{{pow 2 3}}"}, `function "pow" not defined`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := NewScripted("scripted:test", []ScriptedTurn{tc.turn}, ExhaustedFail)
+			if err == nil || !errors.Is(err, ErrInvalidScript) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want ErrInvalidScript mentioning %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -2,6 +2,8 @@ package models
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -19,6 +21,9 @@ type templateData struct {
 	Turn      int
 	Iteration int
 	Visit     int
+	// Task is the most recent user message: the agent's task until a message from its inbox
+	// arrives (a fan-out worker's item, a spawned agent's task).
+	Task string
 }
 
 // newTemplateData copies the templated fields out of a view.
@@ -31,8 +36,51 @@ func newTemplateData(v *View) templateData {
 		Turn:      v.Turn,
 		Iteration: v.Iteration,
 		Visit:     v.Visit,
+		Task:      lastUserMessage(v.Messages),
 	}
 }
+
+// lastUserMessage is the content of the most recent user message ("" when there is none).
+func lastUserMessage(msgs []Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == RoleUser {
+			return msgs[i].Content
+		}
+	}
+	return ""
+}
+
+// templateFuncs are the functions scripted templates may call beyond text/template's
+// built-ins: integer arithmetic and ranges, for scripts that number things (a fan-out's items,
+// the children a planner spawns).
+var templateFuncs = template.FuncMap{
+	"add": func(a, b int) int { return a + b },
+	"sub": func(a, b int) int { return a - b },
+	"mul": func(a, b int) int { return a * b },
+	"mod": func(a, b int) (int, error) {
+		if b == 0 {
+			return 0, errors.New("mod by zero")
+		}
+		return a % b, nil
+	},
+	// seq returns the integers from first to last inclusive (at most maxSeq of them).
+	"seq": func(first, last int) ([]int, error) {
+		if last < first {
+			return nil, nil
+		}
+		if last-first >= maxSeq {
+			return nil, fmt.Errorf("seq %d %d: at most %d numbers", first, last, maxSeq)
+		}
+		out := make([]int, 0, last-first+1)
+		for i := first; i <= last; i++ {
+			out = append(out, i)
+		}
+		return out, nil
+	},
+}
+
+// maxSeq bounds one seq call, so a typo cannot allocate without limit.
+const maxSeq = 1_000_000
 
 // dataField names one templateData field for the reflection-free renderer.
 type dataField uint8
@@ -46,6 +94,7 @@ const (
 	fieldTurn
 	fieldIteration
 	fieldVisit
+	fieldTask
 )
 
 var dataFieldByName = map[string]dataField{
@@ -56,6 +105,7 @@ var dataFieldByName = map[string]dataField{
 	"Turn":      fieldTurn,
 	"Iteration": fieldIteration,
 	"Visit":     fieldVisit,
+	"Task":      fieldTask,
 }
 
 // segment is literal text or one field reference of a simple template.
@@ -85,7 +135,7 @@ func compileTemplate(s string) (textTemplate, error) {
 	if !strings.Contains(s, "{{") {
 		return textTemplate{literal: s}, nil
 	}
-	tmpl, err := template.New("scripted").Parse(s)
+	tmpl, err := template.New("scripted").Funcs(templateFuncs).Parse(s)
 	if err != nil {
 		return textTemplate{}, err
 	}
@@ -175,6 +225,8 @@ func appendField(buf *bytes.Buffer, s segment, d *templateData) {
 		buf.Write(strconv.AppendInt(buf.AvailableBuffer(), int64(d.Iteration), 10))
 	case fieldVisit:
 		buf.Write(strconv.AppendInt(buf.AvailableBuffer(), int64(d.Visit), 10))
+	case fieldTask:
+		buf.WriteString(d.Task)
 	}
 }
 
