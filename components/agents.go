@@ -1,6 +1,10 @@
 package components
 
-import "github.com/warrenhq/warren/models"
+import (
+	"context"
+
+	"github.com/warrenhq/warren/models"
+)
 
 // AgentData is what an agent owns that holds references, kept out of arche (see the package
 // documentation) in the Agents store at the agent's Slot.
@@ -23,6 +27,13 @@ type AgentData struct {
 	Work ToolWork
 	// Tools is the agent's own tool state: synced stage, grants, write budget, prompts.
 	Tools AgentToolState
+	// Inbox holds messages sent to the agent (send_to_agent, a child's end) until its next
+	// model turn in a stage that accepts messages.
+	Inbox []models.Message
+	// Parent is the id of the agent that spawned this one (0 for a top-level agent); Depth is
+	// how far below a top-level agent it sits.
+	Parent uint64
+	Depth  uint8
 }
 
 // ToolResult is one finished call of the current turn.
@@ -39,12 +50,21 @@ type ToolWork struct {
 	Results []ToolResult
 	// Keys holds each call's permission keys, as the gate judged them.
 	Keys [][]string
-	// Outstanding counts calls not finished yet: on the tool lane, or waiting on a prompt.
+	// Outstanding counts calls not finished yet: on the tool lane, waiting on a prompt, or
+	// handed to the sub-agent system.
 	Outstanding int32
+	// Ctx is the cancellation of the turn's lane calls, made when the first one starts; Cancel
+	// ends it when the turn finishes or the agent is killed.
+	Ctx    context.Context
+	Cancel context.CancelFunc
 }
 
 // Reset clears the turn's calls and results, keeping the results array for reuse.
 func (w *ToolWork) Reset() {
+	if w.Cancel != nil {
+		w.Cancel()
+		w.Ctx, w.Cancel = nil, nil
+	}
 	clear(w.Results)
 	clear(w.Keys)
 	w.Calls = nil

@@ -14,6 +14,10 @@ type FinalRecord struct {
 	Tick     uint64
 	Counters Counters
 	ByTool   ToolCounts
+	// Parent is the id of the agent that spawned this one (0: top level); Depth its depth in
+	// the agent tree (0: top level).
+	Parent uint64
+	Depth  uint8
 }
 
 // Records is the store of final records, in reap order, with lookup by agent id.

@@ -28,6 +28,10 @@ type ToolPolicy struct {
 	SafetyMode tools.SafetyMode
 	PlanFile   string
 	Classifier tools.AutoClassifier
+	// Ceilings are the agent's ancestors' permissions as they stood when each spawned the line
+	// below it, nearest first: the gate never lets a sub-agent do what an ancestor could not
+	// (nil for a top-level agent).
+	Ceilings []policy.Ceiling
 }
 
 // AgentToolState is the per-agent half of the tool state, in the agent store: which stage's
@@ -42,6 +46,8 @@ type AgentToolState struct {
 	// Writes is the run's write budget, shared by every batch of calls (nil until the first
 	// call that may write).
 	Writes *tools.WriteBudget
-	// Prompts counts the agent's open prompts; while any is open the agent shows as waiting.
+	// Prompts counts the agent's open prompts and Waits its calls parked until a sub-agent
+	// ends; while either is non-zero the agent shows as waiting.
 	Prompts int32
+	Waits   int32
 }

@@ -1,6 +1,9 @@
 package ecs
 
-import "container/heap"
+import (
+	"container/heap"
+	"slices"
+)
 
 // DueQueue holds items until the tick they are due. Lanes keep finished jobs in one until their
 // virtual completion tick; the interaction hub keeps open prompts in one until their answer or
@@ -41,6 +44,36 @@ func (q *DueQueue[T]) Next() (uint64, bool) {
 		return 0, false
 	}
 	return q.ticks[0], true
+}
+
+// Remove drops every held item for which drop returns true, appending them to out in due order,
+// and returns out. It walks every held item, so it is for rare events (an agent killed with
+// prompts open), never for a tick's work.
+func (q *DueQueue[T]) Remove(drop func(T) bool, out []T) []T {
+	slices.Sort(q.ticks) // a sorted slice is a valid heap, and gives the due order
+	kept := q.ticks[:0]
+	for _, tick := range q.ticks {
+		items := q.buckets[tick]
+		n := 0
+		for _, it := range items {
+			if drop(it) {
+				out = append(out, it)
+				continue
+			}
+			items[n] = it
+			n++
+		}
+		clear(items[n:])
+		q.n -= len(items) - n
+		if n == 0 {
+			delete(q.buckets, tick)
+			continue
+		}
+		q.buckets[tick] = items[:n]
+		kept = append(kept, tick)
+	}
+	q.ticks = kept
+	return out
 }
 
 // Len reports how many items are held.

@@ -2,6 +2,7 @@ package ecs
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
@@ -90,5 +91,28 @@ func TestIDAllocatorAndClock(t *testing.T) {
 	}
 	if _, err := ParseClockMode("sundial"); err == nil {
 		t.Fatal("bad clock mode accepted")
+	}
+}
+
+func TestDueQueueRemove(t *testing.T) {
+	var q DueQueue[int]
+	for i, tick := range []uint64{5, 3, 5, 9, 3} {
+		q.Push(tick, i)
+	}
+	removed := q.Remove(func(i int) bool { return i%2 == 0 }, nil)
+	if want := []int{4, 0, 2}; !slices.Equal(removed, want) {
+		t.Fatalf("removed %v, want %v (due order, push order within a tick)", removed, want)
+	}
+	if q.Len() != 2 {
+		t.Fatalf("Len = %d after removing 3 of 5, want 2", q.Len())
+	}
+	if next, ok := q.Next(); !ok || next != 3 {
+		t.Fatalf("Next = %d,%v, want 3 (item 1 is still due at 3)", next, ok)
+	}
+	if got := q.PopDue(9, nil); !slices.Equal(got, []int{1, 3}) {
+		t.Fatalf("PopDue = %v, want [1 3]", got)
+	}
+	if q.Len() != 0 {
+		t.Fatalf("Len = %d, want 0", q.Len())
 	}
 }

@@ -15,8 +15,10 @@ type fileScenario struct {
 	Blueprints  map[string]string    `toml:"blueprints"`
 	Models      map[string]fileModel `toml:"models"`
 	Groups      []fileGroup          `toml:"groups"`
-	Expect      []fileExpect         `toml:"expect"`
-	ExpectRun   *fileExpectRun       `toml:"expect_run"`
+	// Spawn names the blueprints agents may spawn as sub-agents, with the model each runs.
+	Spawn     map[string]fileSpawn `toml:"spawn"`
+	Expect    []fileExpect         `toml:"expect"`
+	ExpectRun *fileExpectRun       `toml:"expect_run"`
 	// Host embeds a host config (the permission ceiling and security switches).
 	Host *hostconfig.File `toml:"host"`
 	// Launch holds the launch overrides a run of this scenario starts with.
@@ -25,6 +27,10 @@ type fileScenario struct {
 	Interactions []fileInteraction `toml:"interactions"`
 	// Classifier scripts the auto-mode classifier.
 	Classifier []fileClassifierRule `toml:"classifier"`
+}
+
+type fileSpawn struct {
+	Model string `toml:"model"`
 }
 
 type fileLaunch struct {
@@ -78,10 +84,11 @@ type fileModel struct {
 }
 
 type fileTurn struct {
-	Stage string     `toml:"stage"`
-	Text  string     `toml:"text"`
-	Error string     `toml:"error"`
-	Calls []fileCall `toml:"calls"`
+	Stage  string     `toml:"stage"`
+	Text   string     `toml:"text"`
+	Error  string     `toml:"error"`
+	Repeat int        `toml:"repeat"`
+	Calls  []fileCall `toml:"calls"`
 }
 
 type fileCall struct {

@@ -38,8 +38,10 @@ type Scenario struct {
 	// Blueprints by the key the scenario gives them.
 	Blueprints map[string]*blueprint.Blueprint
 	Groups     []Group
-	Expect     []Expectation
-	ExpectRun  *RunExpectation
+	// Spawn holds what sub-agents may be spawned from, by blueprint key ([spawn.<key>]).
+	Spawn     map[string]*Spawnable
+	Expect    []Expectation
+	ExpectRun *RunExpectation
 	// Host is the scenario's host config ([host]), or the defaults; `host run --config`
 	// replaces it.
 	Host *hostconfig.Config
@@ -72,6 +74,15 @@ type Group struct {
 	agentName  *template.Template
 	workdir    *template.Template
 	task       *template.Template
+}
+
+// Spawnable is a blueprint agents may spawn as sub-agents, with the model its agents run.
+// Agents spawned from it form the group named by its key.
+type Spawnable struct {
+	Key       string
+	Blueprint *blueprint.Blueprint
+	ModelKey  string
+	Model     models.Model
 }
 
 // templateData is what group templates (agent_name, workdir, task) may use.
@@ -159,6 +170,7 @@ func (c *compiler) compile(data []byte) {
 	c.blueprints(hash)
 	c.compileModels()
 	c.groups()
+	c.spawnables()
 	c.expectations()
 	c.host()
 	c.launch()
@@ -292,7 +304,10 @@ func (c *compiler) compileModels() {
 				}
 				calls[j] = models.ScriptedCall{Tool: fc.Tool, Args: args}
 			}
-			turns[i] = models.ScriptedTurn{Stage: ft.Stage, Text: ft.Text, Calls: calls, Error: ft.Error}
+			if ft.Repeat < 0 || ft.Repeat > models.MaxRepeat {
+				c.errorf(tomlfile.JoinKey(turnPath, "repeat"), "%d: a turn repeats 1 to %d times (0 or absent: once)", ft.Repeat, models.MaxRepeat)
+			}
+			turns[i] = models.ScriptedTurn{Stage: ft.Stage, Text: ft.Text, Calls: calls, Error: ft.Error, Repeat: ft.Repeat}
 		}
 		if len(c.errs) > before {
 			continue // the turns' own problems are reported; the model is not built
@@ -357,6 +372,48 @@ func (c *compiler) groups() {
 	}
 }
 
+// spawnables compiles the [spawn] table and checks that every blueprint key a blueprint names
+// (spawnable, a fan-out stage's workers) is one of its entries.
+func (c *compiler) spawnables() {
+	c.sc.Spawn = map[string]*Spawnable{}
+	for _, key := range sortedKeys(c.file.Spawn) {
+		fs := c.file.Spawn[key]
+		path := tomlfile.JoinKey("spawn", key)
+		sp := &Spawnable{Key: key, ModelKey: fs.Model}
+		bp, ok := c.sc.Blueprints[key]
+		if _, failed := c.file.Blueprints[key]; !ok && !failed {
+			c.errorf(path, "unknown blueprint %q; a [spawn] entry is named after a key of [blueprints]: %s", key, strings.Join(sortedKeys(c.file.Blueprints), ", "))
+		}
+		sp.Blueprint = bp
+		switch m, ok := c.models[fs.Model]; {
+		case fs.Model == "":
+			c.errorf(path, "missing model: name the [models] entry sub-agents of %q run", key)
+		case ok:
+			sp.Model = m
+		default:
+			if _, failed := c.file.Models[fs.Model]; !failed {
+				c.errorf(tomlfile.JoinKey(path, "model"), "unknown model %q; defined in [models]: %s", fs.Model, strings.Join(sortedKeys(c.file.Models), ", "))
+			}
+		}
+		c.sc.Spawn[key] = sp
+	}
+	for _, key := range sortedKeys(c.sc.Blueprints) {
+		for _, r := range c.sc.Blueprints[key].SpawnRefs {
+			if _, ok := c.file.Spawn[r.Key]; !ok {
+				c.errs = append(c.errs, c.doc.Errorf(tomlfile.JoinKey("blueprints", key), "%s: blueprint key %q has no [spawn.%s] entry in this scenario (entries: %s)", r.Where, r.Key, r.Key, listOrNone(sortedKeys(c.file.Spawn))))
+			}
+		}
+	}
+}
+
+// listOrNone joins names for a message.
+func listOrNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
 // template parses a group template; "" means the built-in default.
 func (c *compiler) template(path, text string) *template.Template {
 	if text == "" {
@@ -412,6 +469,9 @@ func (c *compiler) expectations() {
 	groups := map[string]bool{}
 	for _, g := range c.file.Groups {
 		groups[g.Name] = true
+	}
+	for key := range c.file.Spawn {
+		groups[key] = true // sub-agents spawned from [spawn.<key>] form group <key>
 	}
 	for i, fe := range c.file.Expect {
 		path := tomlfile.JoinIndex("expect", i)

@@ -20,17 +20,23 @@ import (
 	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/policy"
+	"github.com/warrenhq/warren/subagents"
 	"github.com/warrenhq/warren/systems"
 	"github.com/warrenhq/warren/tools"
 	"github.com/warrenhq/warren/trace"
 )
 
-// KnownTools lists the tools a scenario's blueprints may name on this host: the built-ins.
+// KnownTools lists the tools a scenario's blueprints may name on this host: the built-ins and
+// the sub-agent tools.
 func KnownTools() []string {
-	names := make([]string, 0, 8)
+	names := make([]string, 0, 20)
 	for _, t := range tools.Builtins() {
 		names = append(names, t.Spec().Name)
 	}
+	for _, t := range subagents.Tools() {
+		names = append(names, t.Spec().Name)
+	}
+	slices.Sort(names)
 	return names
 }
 
@@ -63,7 +69,13 @@ type Summary struct {
 	Scenario string
 	Seed     uint64
 	Clock    string
-	Agents   int
+	// Agents counts every agent of the run: the groups' and the sub-agents they spawned
+	// (Spawned of them).
+	Agents  int
+	Spawned int
+	// Tree counts agents by depth in the agent tree (index 0: top level) and final status
+	// (components.StatusKind order).
+	Tree [][5]int
 	// Ticks is how many ticks ran; Stop says why the run ended.
 	Ticks uint64
 	Stop  ecs.Stop
@@ -169,6 +181,9 @@ func Run(ctx context.Context, sc *Scenario, opt Options) (*Summary, error) {
 	if err := tools.RegisterBuiltins(reg); err != nil {
 		return nil, err
 	}
+	if err := subagents.Register(reg); err != nil {
+		return nil, err
+	}
 	scoped := tools.NewScoped(reg)
 	host := sc.Host
 	if opt.Host != nil {
@@ -195,12 +210,17 @@ func Run(ctx context.Context, sc *Scenario, opt Options) (*Summary, error) {
 
 	w := ecs.NewWorld(ecs.Config{Seed: seed, Clock: sc.Clock})
 	hostRes := &systems.Host{
-		Context: ctx,
-		Trace:   tw,
-		Tasks:   tools.NewTaskBroker(),
-		Records: &components.Records{},
-		Latency: sc.Latency,
-		Hub:     systems.NewHub(newScript(sc.Interactions)),
+		Context:   ctx,
+		Trace:     tw,
+		Tasks:     tools.NewTaskBroker(),
+		Records:   &components.Records{},
+		Latency:   sc.Latency,
+		Hub:       systems.NewHub(newScript(sc.Interactions)),
+		Offspring: &offspring{sc: sc, scoped: scoped, host: host, launch: launch, unattended: unattended, root: root},
+		Limits: subagents.Limits{MaxDepth: host.Subagents.MaxDepth, MaxChildren: host.Subagents.MaxChildren,
+			MaxLive: host.Subagents.MaxAgents},
+		InboxCap:       host.Subagents.Inbox,
+		MaxFanOutItems: host.Subagents.MaxFanOutItems,
 	}
 	pipeline := systems.Pipeline()
 	if opt.Progress != nil {
@@ -251,11 +271,18 @@ func Run(ctx context.Context, sc *Scenario, opt Options) (*Summary, error) {
 	if err := tw.Close(); err != nil {
 		return nil, fmt.Errorf("trace: %w", err)
 	}
-	sum := &Summary{Scenario: sc.Name, Seed: seed, Clock: sc.Clock.Mode.String(), Agents: total,
+	sum := &Summary{Scenario: sc.Name, Seed: seed, Clock: sc.Clock.Mode.String(), Agents: len(records),
 		Ticks: w.Tick() + 1, Stop: stop, Elapsed: elapsed, Records: records, TraceEvents: tw.Events()}
 	for i := range records {
 		r := &records[i]
 		sum.ByStatus[r.Status]++
+		for int(r.Depth) >= len(sum.Tree) {
+			sum.Tree = append(sum.Tree, [5]int{})
+		}
+		sum.Tree[r.Depth][r.Status]++
+		if r.Depth > 0 {
+			sum.Spawned++
+		}
 		sum.ModelTurns += uint64(r.Counters.ModelTurns)
 		sum.ToolCalls += uint64(r.Counters.ToolCalls)
 		sum.ToolErrors += uint64(r.Counters.ToolErrors)
@@ -470,5 +497,8 @@ type progress struct {
 
 func (*progress) Name() string                { return "progress" }
 func (*progress) Initialize(*ecs.World) error { return nil }
-func (p *progress) Update(*ecs.World)         { p.report(p.records.Len(), p.total) }
-func (*progress) Finalize(*ecs.World)         {}
+func (p *progress) Update(w *ecs.World) {
+	// Sub-agents join the run as they are spawned: the total is what ended plus what lives.
+	p.report(p.records.Len(), max(p.total, p.records.Len()+w.Entities()))
+}
+func (*progress) Finalize(*ecs.World) {}

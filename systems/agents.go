@@ -62,6 +62,21 @@ func (m *mover) apply() int {
 	return n
 }
 
+// applyIf moves the collected entities for which keep still holds (an agent killed after it
+// was collected no longer is where the move starts) and reports how many moved.
+func (m *mover) applyIf(keep func(ecs.Entity) bool) int {
+	n := 0
+	for _, e := range m.entities {
+		if keep(e) {
+			m.ex.Exchange(e)
+			n++
+		}
+	}
+	clear(m.entities)
+	m.entities = m.entities[:0]
+	return n
+}
+
 // terminate records an agent's end: its status and the terminal trace event. The caller moves it
 // to the Terminal phase.
 func terminate(h *Host, tick uint64, id *components.Identity, d *components.AgentData, st *components.Status, stage string, kind components.StatusKind, reason string) {

@@ -20,8 +20,8 @@ const (
 )
 
 // PolicyGate is the permission gate: the safety mode's read-only floor, then the resolver's
-// layers (host ceiling, blueprint, defaults, launch overrides), then safe keys and grants, then
-// in auto mode the classifier. An ask it leaves standing goes to the interaction hub (or, in an
+// layers (host ceiling, blueprint, defaults, launch overrides) under the ceilings a sub-agent
+// inherits from its ancestors, then safe keys and grants, then in auto mode the classifier. An ask it leaves standing goes to the interaction hub (or, in an
 // unattended run, is denied by the dispatch system).
 type PolicyGate struct{}
 
@@ -47,8 +47,14 @@ func (PolicyGate) Decide(req *GateRequest) Decision {
 		return d
 	}
 	call := policy.Call{Stage: int(req.Data.Tools.Stage), Tool: req.Tool, Keys: req.Keys, Parsed: req.Parsed}
-	pd := pol.Resolver.Decide(call)
-	pd = pol.Resolver.Cover(call, pd, pol.Safe, req.Data.Tools.Grants)
+	var pd policy.Decision
+	if len(pol.Ceilings) == 0 {
+		pd = pol.Resolver.Decide(call)
+		pd = pol.Resolver.Cover(call, pd, pol.Safe, req.Data.Tools.Grants)
+	} else {
+		pd = pol.Resolver.DecideUnder(call, pol.Ceilings)
+		pd = pol.Resolver.CoverUnder(call, pd, pol.Safe, req.Data.Tools.Grants, pol.Ceilings)
+	}
 	d := Decision{Verdict: pd.Verdict, Layer: pd.Layer, Reason: pd.Reason, Keys: req.Keys}
 	if d.Verdict == policy.Ask && pol.SafetyMode == tools.SafetyAuto {
 		d = classify(pol, req, d)

@@ -8,6 +8,7 @@ import (
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
 	"github.com/warrenhq/warren/policy"
+	"github.com/warrenhq/warren/subagents"
 	"github.com/warrenhq/warren/tools"
 	"github.com/warrenhq/warren/trace"
 )
@@ -39,6 +40,25 @@ type Host struct {
 	Latency Latency
 	// ModelLane and ToolLane run blocking model and tool work.
 	ModelLane, ToolLane *ecs.Lane
+	// Offspring builds the profiles sub-agents are spawned with (nil: spawn_agent and fan_out
+	// refuse every blueprint).
+	Offspring Offspring
+	// Limits are the host's caps on agent trees (zero fields: no cap); InboxCap bounds the
+	// messages waiting in one inbox (0: 64); MaxFanOutItems bounds one fan-out (0: 100000).
+	Limits         subagents.Limits
+	InboxCap       int
+	MaxFanOutItems int
+
+	tree     *treeState
+	teardown []TeardownStep
+}
+
+// Offspring builds the shared profile of sub-agents spawned from blueprint key by an agent of
+// parent's profile while it is in stage parentStage: the child's own blueprint, model and tools,
+// under a tool policy that carries the parent's permission as a ceiling. The same arguments
+// must give the same profile, so children spawned alike share one.
+type Offspring interface {
+	Profile(parent *components.Profile, parentStage int32, key string) (*components.Profile, error)
 }
 
 // Latency is the deterministic latency model of virtual time: how many ticks after it starts a
@@ -108,6 +128,12 @@ func hostOf(w *ecs.World) (*Host, error) {
 	}
 	if h.Hub == nil {
 		h.Hub = NewHub(nil)
+	}
+	if h.Context == nil {
+		h.Context = context.Background()
+	}
+	if h.tree == nil {
+		h.tree = newTreeState()
 	}
 	return h, nil
 }

@@ -33,6 +33,7 @@ const (
 	byScript     = "script"
 	byTimeout    = "timeout"
 	byUnanswered = "unanswered"
+	byCancelled  = "cancelled"
 )
 
 // PromptRequest is a prompt as an Answerer sees it.
@@ -124,6 +125,14 @@ func (h *Hub) open(now, timeout uint64, group string, p *prompt) {
 		at = now + max(delay, 1)
 	}
 	h.queue.Push(at, p)
+}
+
+// cancel closes every open prompt of agent (it was killed), returning them in due order. The
+// returned slice is the hub's scratch, valid until the next call.
+func (h *Hub) cancel(agent uint64) []*prompt {
+	clear(h.buf)
+	h.buf = h.queue.Remove(func(p *prompt) bool { return p.agent == agent }, h.buf[:0])
+	return h.buf
 }
 
 // due returns the prompts settled at tick now, in canonical order (agent id, call index).

@@ -1,15 +1,18 @@
 package systems
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/warrenhq/warren/blueprint"
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
 	"github.com/warrenhq/warren/models"
+	"github.com/warrenhq/warren/subagents"
 )
 
 // InlineModel is implemented by model back ends cheap enough to decide a turn inside the
@@ -124,8 +127,10 @@ func buildView(v *models.View, id *components.Identity, p *components.Profile, d
 	}
 }
 
-// InferDispatch starts a model turn for every agent in ReadyToInfer. An agent that has used its
-// stage's max_iterations ends the visit with outcome max_iterations instead. Inline models decide
+// InferDispatch starts a model turn for every agent in ReadyToInfer. Messages waiting in the
+// agent's inbox join its conversation first, when its stage accepts messages. An agent that has
+// used its stage's max_iterations ends the visit with outcome max_iterations instead; an agent
+// in a fan-out stage is not asked at all (see fanOutStage). Inline models decide
 // on the spot; others are submitted to the model lane and the agent waits in AwaitingInference.
 type InferDispatch struct {
 	turnApplier
@@ -169,6 +174,17 @@ func (s *InferDispatch) Update(w *ecs.World) {
 		p := s.host.Profiles.Get(id.Profile)
 		d := s.host.Agents.Get(id.Slot)
 		stage := &p.Blueprint.Stages[cur.Stage]
+		if stage.FanOut != nil {
+			s.fanOutStage(e, d, cur, stage)
+			continue
+		}
+		if len(d.Inbox) > 0 && stage.AcceptsMessages {
+			for _, m := range d.Inbox {
+				d.Conversation.Append(m)
+			}
+			clear(d.Inbox)
+			d.Inbox = d.Inbox[:0]
+		}
 		if int(cur.Iteration) >= stage.MaxIterations {
 			cur.Outcome = blueprint.OutcomeMaxIterations
 			d.Reason = "stage " + strconv.Quote(stage.Name) + " reached max_iterations (" + strconv.Itoa(stage.MaxIterations) + ")"
@@ -198,6 +214,49 @@ func (s *InferDispatch) Update(w *ecs.World) {
 		s.await.add(e)
 	}
 	w.Touch(s.tools.apply() + s.resolve.apply() + s.await.apply() + s.terminal.apply())
+}
+
+// fanOutStage runs a fan-out stage: its model is not asked. On the first iteration the host
+// makes the stage's fan_out call (which passes the gate like any call); once its merged result
+// is in, the stage ends done, or with outcome error when the fan-out failed.
+func (s *InferDispatch) fanOutStage(e ecs.Entity, d *components.AgentData, cur *components.Cursor, stage *blueprint.Stage) {
+	if cur.Iteration > 0 {
+		cur.Outcome = blueprint.OutcomeDone
+		if msgs := d.Conversation.Messages; len(msgs) > 0 && msgs[len(msgs)-1].IsError {
+			cur.Outcome = blueprint.OutcomeError
+			d.Reason = "fan_out failed: " + firstLine(msgs[len(msgs)-1].Content)
+		}
+		s.resolve.add(e)
+		return
+	}
+	cfg := stage.FanOut
+	args, _ := json.Marshal(struct {
+		Blueprint       string `json:"blueprint"`
+		ItemsFile       string `json:"items_file"`
+		MaxWorkers      int    `json:"max_workers"`
+		OnWorkerFailure string `json:"on_worker_failure"`
+	}{cfg.Blueprint, cfg.ItemsFile, cfg.MaxWorkers, failurePolicy(cfg.FailAll)})
+	calls := []models.ToolCall{{ID: callID(d.Name, cur.Turn, 0), Name: subagents.NameFanOut, Args: args}}
+	cur.Turn++
+	cur.Iteration++
+	d.Conversation.Append(models.Message{Role: models.RoleAssistant, Calls: calls})
+	d.Work.Reset()
+	d.Work.Calls = calls
+	s.tools.add(e)
+}
+
+// failurePolicy spells a fan-out stage's on_worker_failure.
+func failurePolicy(failAll bool) string {
+	if failAll {
+		return subagents.FailAll.String()
+	}
+	return subagents.FailContinue.String()
+}
+
+// firstLine is the first line of text.
+func firstLine(text string) string {
+	line, _, _ := strings.Cut(text, "\n")
+	return line
 }
 
 func (s *InferDispatch) route(e ecs.Entity, d destination) {

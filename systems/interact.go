@@ -49,7 +49,7 @@ func (s *Interact) Update(w *ecs.World) {
 		cur := s.maps.cursor.Get(pr.entity)
 		p := s.host.Profiles.Get(id.Profile)
 		d := s.host.Agents.Get(id.Slot)
-		if d.Tools.Prompts--; d.Tools.Prompts == 0 {
+		if d.Tools.Prompts--; d.Tools.Prompts == 0 && d.Tools.Waits == 0 {
 			s.maps.status.Get(pr.entity).Kind = components.Active
 		}
 		onLane := false

@@ -4,8 +4,10 @@ import "github.com/warrenhq/warren/ecs"
 
 // Pipeline returns the systems of one tick in the order they run. Collect systems follow their
 // dispatch systems so inline work finishes within the tick that started it; interact settles
-// the prompts due this tick before tool_collect files lane results; transition and reap come
-// last so an agent that ends this tick is gone before the next.
+// the prompts due this tick before tool_collect files lane results; subagents settles the
+// sub-agent calls handed over by both (spawning children, parking waits, killing subtrees);
+// transition and reap come last so an agent that ends this tick is gone, with its subtree,
+// before the next.
 func Pipeline() []ecs.System {
 	return []ecs.System{
 		&SyncStage{},
@@ -14,6 +16,7 @@ func Pipeline() []ecs.System {
 		&ToolDispatch{},
 		&Interact{},
 		&ToolCollect{},
+		&Subagents{},
 		&Transition{},
 		&Reap{},
 	}

@@ -1,6 +1,7 @@
 package systems
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/policy"
+	"github.com/warrenhq/warren/subagents"
 	"github.com/warrenhq/warren/tools"
 )
 
@@ -210,8 +212,14 @@ type toolTurn struct {
 func (t *toolTurn) start(tick uint64, e ecs.Entity, id *components.Identity, p *components.Profile, d *components.AgentData, turn uint64, i, msgIndex int, h *tools.Handle) {
 	work := &d.Work
 	call := work.Calls[i]
-	if d.Workdir == "" {
+	if d.Workdir == "" && p.Workdir != nil {
 		d.Workdir = p.Workdir(d.Name, int(id.Index))
+	}
+	if wt, ok := h.Tool().(subagents.WorldTool); ok {
+		// A sub-agent tool changes the world: the sub-agent system settles it later this tick.
+		work.Outstanding++
+		t.host.tree.requests = append(t.host.tree.requests, subRequest{entity: e, agent: id.ID, index: i, op: wt.Op()})
+		return
 	}
 	if h.Inline() {
 		// Inline tools finish before this call returns and never keep their context, so one
@@ -226,6 +234,11 @@ func (t *toolTurn) start(tick uint64, e ecs.Entity, id *components.Identity, p *
 	}
 	ec := &tools.ExecContext{}
 	t.fillContext(ec, id, d, p, turn, call.ID, msgIndex)
+	if work.Cancel == nil {
+		// One cancellation per turn, shared by its lane calls, so kill_agent can stop them.
+		work.Ctx, work.Cancel = context.WithCancel(t.host.Context)
+	}
+	ec.Ctx = work.Ctx
 	work.Outstanding++
 	args := call.Args
 	t.host.ToolLane.Submit(tick, ecs.Job{

@@ -123,6 +123,20 @@ func printSummary(w io.Writer, sc *scenarios.Scenario, s *scenarios.Summary, tra
 		}
 	}
 	fmt.Fprintf(w, "agents       %d: %s\n", s.Agents, strings.Join(parts, ", "))
+	if s.Spawned > 0 {
+		fmt.Fprintf(w, "tree         %d spawned as sub-agents\n", s.Spawned)
+		for depth, counts := range s.Tree {
+			var parts []string
+			total := 0
+			for k, n := range counts {
+				if n > 0 {
+					parts = append(parts, fmt.Sprintf("%s %d", components.StatusKind(k), n))
+					total += n
+				}
+			}
+			fmt.Fprintf(w, "  depth %-4d %d: %s\n", depth, total, strings.Join(parts, ", "))
+		}
+	}
 	fmt.Fprintf(w, "ticks        %d (%s)\n", s.Ticks, s.Stop)
 	fmt.Fprintf(w, "model turns  %d\n", s.ModelTurns)
 	fmt.Fprintf(w, "tool calls   %d (%d errors)\n", s.ToolCalls, s.ToolErrors)

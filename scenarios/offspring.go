@@ -1,0 +1,104 @@
+package scenarios
+
+import (
+	"fmt"
+
+	"github.com/warrenhq/warren/components"
+	"github.com/warrenhq/warren/hostconfig"
+	"github.com/warrenhq/warren/policy"
+	"github.com/warrenhq/warren/subagents"
+	"github.com/warrenhq/warren/tools"
+)
+
+// offspring builds the profiles of sub-agents (systems.Offspring): one per (parent profile,
+// parent stage, blueprint key), shared by every child spawned alike, so a fan-out of 10^5
+// workers costs one profile.
+type offspring struct {
+	sc         *Scenario
+	scoped     *tools.ScopedToolRegistry
+	host       *hostconfig.Config
+	launch     policy.Launch
+	unattended bool
+	root       string
+	cache      map[offspringKey]*components.Profile
+}
+
+type offspringKey struct {
+	parent *components.Profile
+	stage  int32
+	key    string
+}
+
+// Profile implements systems.Offspring.
+func (o *offspring) Profile(parent *components.Profile, stage int32, key string) (*components.Profile, error) {
+	k := offspringKey{parent: parent, stage: stage, key: key}
+	if p, ok := o.cache[k]; ok {
+		return p, nil
+	}
+	sp, ok := o.sc.Spawn[key]
+	if !ok {
+		return nil, fmt.Errorf("%w %q; this scenario spawns: %s", subagents.ErrUnknownBlueprint, key, listOrNone(sortedKeys(o.sc.Spawn)))
+	}
+	pol, err := o.policy(parent, stage, sp)
+	if err != nil {
+		return nil, err
+	}
+	g := &Group{Name: key, BlueprintKey: key, Blueprint: sp.Blueprint, ModelKey: sp.ModelKey, Model: sp.Model}
+	p, err := profile(g, o.scoped, o.root, pol)
+	if err != nil {
+		return nil, err
+	}
+	p.Workdir = nil // a child works in a folder of its parent's workdir, set when it is spawned
+	if o.cache == nil {
+		o.cache = map[offspringKey]*components.Profile{}
+	}
+	o.cache[k] = p
+	return p, nil
+}
+
+// policy builds a child's tool policy: its own blueprint under the host's ceiling and the run's
+// launch overrides without --allow (an --allow grant is the user's answer for the agents they
+// launched, not for whatever those spawn), with the parent's permission in its spawn-time stage
+// (and the parent's own ceilings) on top. Unattended, yolo, the read-only floor and auto mode
+// are inherited; grants are not (a child starts with none).
+func (o *offspring) policy(parent *components.Profile, stage int32, sp *Spawnable) (*components.ToolPolicy, error) {
+	bp := sp.Blueprint
+	launch := o.launch.Inherited()
+	resolver, err := policy.NewResolver(o.host.HostLayer(), bp.PolicyLayer(), launch)
+	if err != nil {
+		return nil, fmt.Errorf("spawn %q: %w", sp.Key, err)
+	}
+	lists := [][]string{policy.ShippedSafeCommands, o.host.SafeCommands}
+	if o.host.AllowBlueprintSafeCommands {
+		lists = append(lists, bp.SafeCommands)
+	}
+	own, err := policy.NewSafeKeys(lists...)
+	if err != nil {
+		return nil, fmt.Errorf("spawn %q: safe commands: %w", sp.Key, err)
+	}
+	pp := parent.Policy
+	if pp == nil || pp.Resolver == nil {
+		return nil, fmt.Errorf("spawn %q: the parent's group %q has no tool policy to inherit", sp.Key, parent.Group)
+	}
+	stageName := ""
+	if int(stage) >= 0 && int(stage) < len(parent.Blueprint.Stages) {
+		stageName = parent.Blueprint.Stages[stage].Name
+	}
+	ceilings := make([]policy.Ceiling, 0, 1+len(pp.Ceilings))
+	ceilings = append(ceilings, policy.Ceiling{Resolver: pp.Resolver, Stage: int(stage), Safe: pp.Safe,
+		Agent: "of group " + parent.Group, StageName: stageName})
+	ceilings = append(ceilings, pp.Ceilings...)
+	pol := &components.ToolPolicy{
+		Resolver: resolver, Safe: policy.SafeUnder(own, ceilings),
+		Unattended: pp.Unattended || o.unattended, TimeoutTicks: o.host.TimeoutTicks,
+		WritePerCall: o.host.WritePerCall, WritePerRun: o.host.WritePerRun,
+		Ceilings: ceilings,
+	}
+	switch {
+	case pp.SafetyMode == tools.SafetyReadOnly || pp.PlanFile != "":
+		pol.SafetyMode = tools.SafetyReadOnly // a parent drafting a plan has children that only read
+	case pp.SafetyMode == tools.SafetyAuto:
+		pol.SafetyMode, pol.Classifier = tools.SafetyAuto, pp.Classifier
+	}
+	return pol, nil
+}

@@ -1,0 +1,210 @@
+package systems
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/warrenhq/warren/components"
+	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/models"
+	"github.com/warrenhq/warren/subagents"
+	"github.com/warrenhq/warren/trace"
+)
+
+// Fan-out defaults and bounds.
+const (
+	defaultFanOutWorkers = 8
+	defaultFanOutItems   = 100_000
+	// maxItemsFileBytes bounds the items file a fan-out reads.
+	maxItemsFileBytes = 64 << 20
+)
+
+// fanOut is one running fan-out: a parent parked on one call while workers, one per item, run
+// with at most maxWorkers alive at once.
+type fanOut struct {
+	parent     ecs.Entity
+	index      int
+	callID     string
+	key        string
+	items      []string
+	next       int
+	running    []uint64 // live workers, in start order
+	maxWorkers int
+	failAll    bool
+	stopped    bool
+	budget     int
+	results    []subagents.WorkerResult
+	done       int
+	failed     int
+	killed     int
+	// err is why the fan-out could not go on (a worker could not be spawned with none running).
+	err error
+}
+
+// fanOut handles the fan_out tool (and a fan-out stage, whose call the host makes): it reads
+// the items, starts the first workers and parks the call until the last worker ends.
+func (s *Subagents) fanOut(w *ecs.World, tick uint64, c caller, index int, call models.ToolCall) components.ToolResult {
+	args, err := subagents.ParseFanOut(call.Args)
+	if err != nil {
+		return errResult(err)
+	}
+	cur := s.maps.cursor.Get(c.e)
+	stage := &c.p.Blueprint.Stages[cur.Stage]
+	maxItems := s.host.MaxFanOutItems
+	if maxItems <= 0 {
+		maxItems = defaultFanOutItems
+	}
+	budget := 0
+	mode := "tool"
+	if cfg := stage.FanOut; cfg != nil {
+		mode = "stage"
+		maxItems = min(maxItems, cfg.MaxItems)
+		budget = cfg.MergeChars
+	}
+	items := args.Items
+	if args.ItemsFile != "" {
+		if items, err = readItems(c.d.Workdir, args.ItemsFile); err != nil {
+			return errResult(fmt.Errorf("fan_out: %w", err))
+		}
+	}
+	switch {
+	case len(items) == 0:
+		return errResult(fmt.Errorf("fan_out: %w: give at least one item", subagents.ErrNoItems))
+	case len(items) > maxItems:
+		return errResult(fmt.Errorf("fan_out: %w: %d items, at most %d; split the work into smaller fan-outs", subagents.ErrTooManyItems, len(items), maxItems))
+	}
+	workers := args.MaxWorkers
+	if workers <= 0 {
+		workers = defaultFanOutWorkers
+	}
+	f := &fanOut{parent: c.e, index: index, callID: call.ID, key: args.Blueprint, items: items,
+		maxWorkers: workers, failAll: args.OnWorkerFailure == subagents.FailAll, budget: budget,
+		results: make([]subagents.WorkerResult, len(items))}
+	s.host.Trace.FanOutStart(tick, ref(c.id, c.d), call.ID, args.Blueprint, len(items), workers, args.OnWorkerFailure.String(), mode)
+	if !s.refill(w, tick, c, f) {
+		return parked
+	}
+	return s.merge(tick, c, f)
+}
+
+// readItems reads a fan-out's items from a file in the workdir: a JSON array of strings, or one
+// item per non-empty line.
+func readItems(workdir, name string) ([]string, error) {
+	if workdir == "" {
+		return nil, errors.New("the agent has no workdir to read the items file from")
+	}
+	root, err := os.OpenRoot(workdir)
+	if err != nil {
+		return nil, fmt.Errorf("items file %s: %w", name, err)
+	}
+	defer root.Close()
+	f, err := root.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("items file: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxItemsFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("items file %s: %w", name, err)
+	}
+	if len(data) > maxItemsFileBytes {
+		return nil, fmt.Errorf("items file %s is larger than %d bytes", name, maxItemsFileBytes)
+	}
+	if trimmed := bytes.TrimSpace(data); len(trimmed) > 0 && trimmed[0] == '[' {
+		var items []string
+		if err := json.Unmarshal(trimmed, &items); err != nil {
+			return nil, fmt.Errorf("items file %s: not a JSON array of strings: %w", name, err)
+		}
+		return items, nil
+	}
+	var items []string
+	for line := range strings.Lines(string(data)) {
+		if line = strings.TrimSpace(line); line != "" {
+			items = append(items, line)
+		}
+	}
+	return items, nil
+}
+
+// refill starts workers until maxWorkers run or the items run out (or the fan-out stopped). It
+// reports whether the fan-out is over: nothing runs and nothing more will start.
+func (s *Subagents) refill(w *ecs.World, tick uint64, c caller, f *fanOut) bool {
+	for !f.stopped && len(f.running) < f.maxWorkers && f.next < len(f.items) {
+		item := f.next
+		n, err := s.spawnChild(w, tick, c, f.key, f.items[item], false, -1, item, f.callID, true)
+		if err != nil {
+			if len(f.running) > 0 && (errors.Is(err, subagents.ErrTooManyChildren) || errors.Is(err, subagents.ErrTooManyAgents)) {
+				break // a slot frees when a running worker ends
+			}
+			f.stopped, f.err = true, err
+			break
+		}
+		f.next++
+		f.running = append(f.running, n.ID)
+		f.results[item] = subagents.WorkerResult{Index: item, Item: f.items[item], Worker: n.Name}
+		s.host.tree.workers[n.ID] = workerRef{fan: f, item: item}
+	}
+	return len(f.running) == 0 && (f.stopped || f.next == len(f.items))
+}
+
+// workerEnded files one worker's end into its fan-out: with fail_all a failure stops the rest;
+// then the next workers start, or the results are merged into the parent.
+func (s *Subagents) workerEnded(w *ecs.World, tick uint64, wr workerRef, rec *components.FinalRecord) {
+	f := wr.fan
+	for i, id := range f.running {
+		if id == rec.ID {
+			f.running = append(f.running[:i], f.running[i+1:]...)
+			break
+		}
+	}
+	r := &f.results[wr.item]
+	r.Status, r.Output, r.Reason = rec.Status.String(), rec.Output, rec.Reason
+	switch rec.Status {
+	case components.Done:
+		f.done++
+	case components.Killed:
+		f.killed++
+	default:
+		f.failed++
+	}
+	c, alive := s.callerOf(w, f.parent)
+	if alive {
+		s.host.Trace.WorkerEnd(tick, ref(c.id, c.d), f.callID, wr.item, trace.AgentRef{ID: rec.ID, Name: rec.Name}, r.Status)
+	}
+	if rec.Status != components.Done && f.failAll && !f.stopped {
+		f.stopped = true
+		reason := "fan_out fail_all: item " + fmt.Sprint(wr.item) + " (" + rec.Name + ") ended " + rec.Status.String()
+		by := trace.AgentRef{ID: rec.ID, Name: rec.Name}
+		if alive {
+			by = ref(c.id, c.d)
+		}
+		for _, id := range f.running {
+			if n, ok := s.host.tree.tree.Get(id); ok {
+				s.killer.cascade(w, tick, n, by, reason)
+			}
+		}
+	}
+	if !alive {
+		return // the parent is gone (killed); its workers die with it
+	}
+	if s.refill(w, tick, c, f) {
+		s.settle(tick, c, f.index, s.merge(tick, c, f))
+	}
+}
+
+// merge renders the fan-out's results into the parent's call result.
+func (s *Subagents) merge(tick uint64, c caller, f *fanOut) components.ToolResult {
+	text := subagents.Merge(f.results[:f.next], len(f.items), f.stopped, f.budget)
+	if f.err != nil {
+		text = "fan_out stopped: " + f.err.Error() + "\n" + text
+	}
+	ok := f.err == nil && !(f.failAll && f.failed+f.killed > 0)
+	notRun := len(f.items) - f.next
+	s.host.Trace.Merge(tick, ref(c.id, c.d), f.callID, f.done, f.failed, f.killed, notRun, len(text), ok)
+	return components.ToolResult{Content: text, IsError: !ok}
+}
