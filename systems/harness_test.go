@@ -19,6 +19,7 @@ import (
 	"github.com/warrenhq/warren/ecs"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/policy"
+	"github.com/warrenhq/warren/subagents"
 	"github.com/warrenhq/warren/systems"
 	"github.com/warrenhq/warren/tools"
 	"github.com/warrenhq/warren/trace"
@@ -274,6 +275,9 @@ type options struct {
 	defaultGate bool
 	// answerer answers the hub's prompts (nil: the host's default hub, which nobody answers).
 	answerer systems.Answerer
+	// limits, inboxCap and maxFanOutItems set the host's sub-agent caps.
+	limits                   subagents.Limits
+	inboxCap, maxFanOutItems int
 }
 
 // harness is one world with a Host, lanes, real registries and a trace in memory, assembled the
@@ -298,6 +302,34 @@ type harness struct {
 	rng      ecs.Map[components.RNG]
 	all      *ecs.View1[components.Identity]
 	closed   bool
+	// offspring is what sub-agents are spawned from: add profiles with spawnable.
+	offspring *testOffspring
+}
+
+// testOffspring hands out one profile per blueprint key, whoever the parent is (the scenario
+// runner's offspring adds the parent's permission ceilings; systems tests use a plain gate).
+type testOffspring struct {
+	profiles map[string]*components.Profile
+	// asked records (parent group, parent stage, key) of every request, in order.
+	asked []string
+}
+
+func (o *testOffspring) Profile(parent *components.Profile, stage int32, key string) (*components.Profile, error) {
+	o.asked = append(o.asked, parent.Group+"@"+strconv.Itoa(int(stage))+":"+key)
+	p, ok := o.profiles[key]
+	if !ok {
+		return nil, fmt.Errorf("%w %q", subagents.ErrUnknownBlueprint, key)
+	}
+	return p, nil
+}
+
+// spawnable lets agents spawn sub-agents of blueprint key: they form group key and run model.
+// Children's workdirs are set at spawn, under their parent's.
+func (h *harness) spawnable(key string, bp *blueprint.Blueprint, model models.Model) *components.Profile {
+	p := h.profile(key, bp, model, "")
+	p.Workdir = nil
+	h.offspring.profiles[key] = p
+	return p
 }
 
 // newHarness builds a world ready to spawn agents into.
@@ -342,6 +374,9 @@ func newHarness(tb testing.TB, opt options) *harness {
 			tb.Fatal(err)
 		}
 	}
+	if err := subagents.Register(reg); err != nil {
+		tb.Fatal(err)
+	}
 	h.scoped = tools.NewScoped(reg)
 	h.known = append(reg.Names(), ghostTool)
 
@@ -357,7 +392,10 @@ func newHarness(tb testing.TB, opt options) *harness {
 		Tasks:   tools.NewTaskBroker(),
 		Records: &components.Records{},
 		Latency: opt.latency,
+		Limits:  opt.limits, InboxCap: opt.inboxCap, MaxFanOutItems: opt.maxFanOutItems,
 	}
+	h.offspring = &testOffspring{profiles: map[string]*components.Profile{}}
+	h.host.Offspring = h.offspring
 	if opt.answerer != nil {
 		h.host.Hub = systems.NewHub(opt.answerer)
 	}
