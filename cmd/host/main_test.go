@@ -83,6 +83,28 @@ model turns  250
 tool calls   250 (0 errors)
 expectations all 3 held
 `},
+		{"kill_tree.toml", nil, `scenario     kill-tree (seed 3, virtual clock)
+agents       4: done 1, killed 3
+tree         3 spawned as sub-agents
+  depth 0    1: done 1
+  depth 1    1: killed 1
+  depth 2    1: killed 1
+  depth 3    1: killed 1
+ticks        11 (fixed_point)
+model turns  28
+tool calls   27 (1 errors)
+expectations all 4 held
+`},
+		{"fanout.toml", nil, `scenario     fanout (seed 11, virtual clock)
+agents       1001: done 981, failed 20
+tree         1000 spawned as sub-agents
+  depth 0    1: done 1
+  depth 1    1000: done 980, failed 20
+ticks        49 (fixed_point)
+model turns  1004
+tool calls   3 (0 errors)
+expectations all 3 held
+`},
 		{"on_error.toml", []string{"--seed", "99"}, `scenario     on-error (seed 99, virtual clock)
 agents       5: done 4, failed 1
 ticks        9 (fixed_point)
