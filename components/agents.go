@@ -78,35 +78,55 @@ func (w *ToolWork) Reset() {
 const agentPage = 4096
 
 // Agents is the store of AgentData, paged so that growth never moves existing entries, with a
-// free list so that reaped slots are reused. It belongs to the world's goroutine.
+// free list so that reaped slots are reused. A page whose agents have all been freed is released
+// (and made again if one of its slots is reused), so a world that once held 10^5 sub-agents
+// gives their memory back. It belongs to the world's goroutine.
 type Agents struct {
 	pages [][]AgentData
-	next  uint32
-	free  []uint32
+	// live counts the slots in use per page.
+	live []uint32
+	next uint32
+	free []uint32
 }
 
 // Alloc reserves a slot and returns it; its data is zero.
 func (a *Agents) Alloc() uint32 {
+	var slot uint32
 	if n := len(a.free); n > 0 {
-		slot := a.free[n-1]
+		slot = a.free[n-1]
 		a.free = a.free[:n-1]
-		return slot
+	} else {
+		slot = a.next
+		a.next++
+		if int(slot/agentPage) == len(a.pages) {
+			a.pages = append(a.pages, nil)
+			a.live = append(a.live, 0)
+		}
 	}
-	slot := a.next
-	a.next++
-	if int(slot/agentPage) == len(a.pages) {
-		a.pages = append(a.pages, make([]AgentData, agentPage))
+	page := slot / agentPage
+	if a.pages[page] == nil {
+		a.pages[page] = make([]AgentData, agentPage)
 	}
+	a.live[page]++
 	return slot
 }
 
 // Get returns the data at slot.
 func (a *Agents) Get(slot uint32) *AgentData { return &a.pages[slot/agentPage][slot%agentPage] }
 
-// Free zeroes the data at slot (dropping its references) and makes the slot reusable.
+// Free zeroes the data at slot (dropping its references) and makes the slot reusable; the last
+// slot freed on a page releases the page.
 func (a *Agents) Free(slot uint32) {
+	page := slot / agentPage
 	*a.Get(slot) = AgentData{}
 	a.free = append(a.free, slot)
+	if a.live[page]--; a.live[page] == 0 {
+		a.pages[page] = nil
+	}
+	if len(a.free) == int(a.next) {
+		// Nothing is live: start over, so the free list itself is released too.
+		*a = Agents{}
+	}
 }
 
 // Live reports how many slots are in use.

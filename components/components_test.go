@@ -149,3 +149,40 @@ func TestStatusNames(t *testing.T) {
 		t.Error("unknown status parsed")
 	}
 }
+
+func TestAgentsReleasesEmptyPages(t *testing.T) {
+	var a Agents
+	slots := make([]uint32, 3*agentPage)
+	for i := range slots {
+		slots[i] = a.Alloc()
+		a.Get(slots[i]).Name = "agent"
+	}
+	keep := a.Alloc() // page 3 stays in use throughout
+	for _, s := range slots[agentPage : 2*agentPage] {
+		a.Free(s)
+	}
+	if a.pages[1] != nil {
+		t.Fatal("page 1 is still held after every agent on it was freed")
+	}
+	if a.pages[0] == nil || a.pages[2] == nil {
+		t.Fatal("a page with live agents was released")
+	}
+	if got := a.Live(); got != 2*agentPage+1 {
+		t.Fatalf("Live = %d, want %d", got, 2*agentPage+1)
+	}
+	reused := a.Alloc() // the free list hands back a slot of page 1, which is made again
+	if reused/agentPage != 1 || a.pages[1] == nil || a.Get(reused).Name != "" {
+		t.Fatalf("reused slot %d: page 1 held %v, data %+v; want a fresh zeroed page", reused, a.pages[1] != nil, *a.Get(reused))
+	}
+	a.Free(reused)
+	for _, s := range append(slots[:agentPage:agentPage], slots[2*agentPage:]...) {
+		a.Free(s)
+	}
+	a.Free(keep)
+	if a.Live() != 0 || len(a.pages) != 0 || a.free != nil {
+		t.Fatalf("after freeing every agent: live %d, %d pages, free list %d; want an empty store", a.Live(), len(a.pages), len(a.free))
+	}
+	if s := a.Alloc(); s != 0 {
+		t.Fatalf("first slot after a reset = %d, want 0", s)
+	}
+}

@@ -20,7 +20,8 @@ type FinalRecord struct {
 	Depth  uint8
 }
 
-// Records is the store of final records, in reap order, with lookup by agent id.
+// Records is the store of final records, in reap order, with lookup by agent id. A nil *Records
+// keeps nothing: Add drops the record, and the getters report none.
 type Records struct {
 	list []FinalRecord
 	byID map[uint64]int32
@@ -28,6 +29,9 @@ type Records struct {
 
 // Add stores r.
 func (rs *Records) Add(r FinalRecord) {
+	if rs == nil {
+		return
+	}
 	if rs.byID == nil {
 		rs.byID = map[uint64]int32{}
 	}
@@ -37,6 +41,9 @@ func (rs *Records) Add(r FinalRecord) {
 
 // Get returns the record of agent id.
 func (rs *Records) Get(id uint64) (*FinalRecord, bool) {
+	if rs == nil {
+		return nil, false
+	}
 	i, ok := rs.byID[id]
 	if !ok {
 		return nil, false
@@ -45,7 +52,17 @@ func (rs *Records) Get(id uint64) (*FinalRecord, bool) {
 }
 
 // All returns every record in reap order (read-only).
-func (rs *Records) All() []FinalRecord { return rs.list }
+func (rs *Records) All() []FinalRecord {
+	if rs == nil {
+		return nil
+	}
+	return rs.list
+}
 
 // Len returns how many agents have been reaped.
-func (rs *Records) Len() int { return len(rs.list) }
+func (rs *Records) Len() int {
+	if rs == nil {
+		return 0
+	}
+	return len(rs.list)
+}
