@@ -199,7 +199,9 @@ func (s *Subagents) workerEnded(w *ecs.World, tick uint64, wr workerRef, rec *co
 
 // merge renders the fan-out's results into the parent's call result.
 func (s *Subagents) merge(tick uint64, c caller, f *fanOut) components.ToolResult {
-	text := subagents.Merge(f.results[:f.next], len(f.items), f.stopped, f.budget)
+	// Merge's stopped note names fail_all: a fan-out stopped by a refused spawn (f.err) says why
+	// in its own first line instead.
+	text := subagents.Merge(f.results[:f.next], len(f.items), f.stopped && f.err == nil, f.budget)
 	if f.err != nil {
 		text = "fan_out stopped: " + f.err.Error() + "\n" + text
 	}

@@ -1,0 +1,350 @@
+package systems_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/warrenhq/warren/components"
+	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/models"
+	"github.com/warrenhq/warren/subagents"
+	"github.com/warrenhq/warren/systems"
+	"github.com/warrenhq/warren/trace"
+)
+
+// bossTemplate is a top-level agent that may use every sub-agent tool; %s adds lines to its
+// [subagents] table. "phantom" is spawnable but no profile exists for it.
+const bossTemplate = `
+name = "boss"
+
+[subagents]
+spawnable = ["deaf", "lead", "loner", "phantom", "worker"]
+%s
+
+[[stages]]
+name = "lead"
+max_iterations = 50
+available_tools = ["spawn_agent", "check_agent", "wait_for_agent", "send_to_agent", "kill_agent", "list_agents", "fan_out", "echo_inline", "park"]
+`
+
+// workerTemplate is a child that may spawn anything (it lists no spawnable keys); %s adds lines
+// to its [subagents] table.
+const workerTemplate = `
+name = "worker"
+
+[subagents]
+%s
+
+[[stages]]
+name = "work"
+max_iterations = 50
+available_tools = ["spawn_agent", "check_agent", "wait_for_agent", "send_to_agent", "kill_agent", "list_agents", "fan_out", "echo_inline", "park", "ctx_probe", "jitter"]
+`
+
+// detachedBlueprint is a child that outlives its parent.
+const detachedBlueprint = `
+name = "loner"
+
+[subagents]
+detached = true
+
+[[stages]]
+name = "work"
+max_iterations = 50
+available_tools = ["echo_inline", "park"]
+`
+
+// deafBlueprint starts in a stage that does not read its inbox, then moves to one that does.
+const deafBlueprint = `
+name = "deaf"
+entry = "heads_down"
+
+[[stages]]
+name = "heads_down"
+accepts_messages = false
+max_iterations = 50
+available_tools = ["echo_inline"]
+[[stages.transitions]]
+on = "done"
+to = "listening"
+
+[[stages]]
+name = "listening"
+max_iterations = 50
+available_tools = ["echo_inline"]
+`
+
+// treeEvent is one trace line with the fields the sub-agent kinds use. "by" and "from" are
+// numbers in kill and message events but strings elsewhere (answer, transition), so they stay
+// raw.
+type treeEvent struct {
+	Tick            uint64          `json:"tick"`
+	Agent           uint64          `json:"agent"`
+	Name            string          `json:"name"`
+	Kind            string          `json:"kind"`
+	Group           string          `json:"group"`
+	Index           int             `json:"index"`
+	Blueprint       string          `json:"blueprint"`
+	Model           string          `json:"model"`
+	Parent          uint64          `json:"parent"`
+	ParentName      string          `json:"parent_name"`
+	Depth           int             `json:"depth"`
+	Detached        bool            `json:"detached"`
+	Call            string          `json:"call"`
+	CallID          string          `json:"call_id"`
+	Tool            string          `json:"tool"`
+	OK              bool            `json:"ok"`
+	Content         string          `json:"content"`
+	Text            string          `json:"text"`
+	From            json.RawMessage `json:"from"`
+	FromName        string          `json:"from_name"`
+	Via             string          `json:"via"`
+	Target          uint64          `json:"target"`
+	TargetName      string          `json:"target_name"`
+	Status          string          `json:"status"`
+	Reason          string          `json:"reason"`
+	By              json.RawMessage `json:"by"`
+	ByName          string          `json:"by_name"`
+	Cascade         []string        `json:"cascade"`
+	Answer          string          `json:"answer"`
+	Items           int             `json:"items"`
+	MaxWorkers      int             `json:"max_workers"`
+	OnWorkerFailure string          `json:"on_worker_failure"`
+	Mode            string          `json:"mode"`
+	Item            int             `json:"item"`
+	Worker          uint64          `json:"worker"`
+	WorkerName      string          `json:"worker_name"`
+	Done            int             `json:"done"`
+	Failed          int             `json:"failed"`
+	Killed          int             `json:"killed"`
+	NotRun          int             `json:"not_run"`
+	Chars           int             `json:"chars"`
+	Stage           string          `json:"stage"`
+	To              string          `json:"to"`
+	On              string          `json:"on"`
+}
+
+// treeEvents decodes the trace so far, keeping the events of kind (all when "") of agent name
+// (all when ""). The harness's events cannot decode kill and message lines, whose "by" and
+// "from" are agent ids.
+func (h *harness) treeEvents(kind, name string) []treeEvent {
+	h.tb.Helper()
+	_, raw, err := trace.ReadAll(bytes.NewReader(h.traceBytes()))
+	if err != nil {
+		h.tb.Fatalf("trace: %v", err)
+	}
+	var out []treeEvent
+	for _, line := range raw {
+		var ev treeEvent
+		if err := json.Unmarshal(line, &ev); err != nil {
+			h.tb.Fatalf("trace line %s: %v", line, err)
+		}
+		if (kind == "" || ev.Kind == kind) && (name == "" || ev.Name == name) {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// treeResults lists the tool_result events of agent name as "tool|ok|content" or
+// "tool|error|content".
+func (h *harness) treeResults(name string) []string {
+	h.tb.Helper()
+	var out []string
+	for _, ev := range h.treeEvents("tool_result", name) {
+		state := "error"
+		if ev.OK {
+			state = "ok"
+		}
+		out = append(out, ev.Tool+"|"+state+"|"+ev.Content)
+	}
+	return out
+}
+
+// resultOf returns the content of agent name's only result of tool, failing when there is not
+// exactly one.
+func (h *harness) resultOf(name, tool string) treeEvent {
+	h.tb.Helper()
+	var found []treeEvent
+	for _, ev := range h.treeEvents("tool_result", name) {
+		if ev.Tool == tool {
+			found = append(found, ev)
+		}
+	}
+	if len(found) != 1 {
+		h.tb.Fatalf("%s has %d %s results, want 1: %q", name, len(found), tool, h.treeResults(name))
+	}
+	return found[0]
+}
+
+// agentStatus decodes a status object a sub-agent tool returned.
+func agentStatus(tb testing.TB, content string) subagents.AgentStatus {
+	tb.Helper()
+	var st subagents.AgentStatus
+	if err := json.Unmarshal([]byte(content), &st); err != nil {
+		tb.Fatalf("status %q: %v", content, err)
+	}
+	return st
+}
+
+// byID reads the numeric "by" or "from" of a kill or message event.
+func byID(tb testing.TB, raw json.RawMessage) uint64 {
+	tb.Helper()
+	n, err := strconv.ParseUint(string(raw), 10, 64)
+	if err != nil {
+		tb.Fatalf("agent id %s: %v", raw, err)
+	}
+	return n
+}
+
+// describeTree renders events for failure messages, one per line.
+func describeTree(evs []treeEvent) string {
+	var sb strings.Builder
+	for _, ev := range evs {
+		fmt.Fprintf(&sb, "\n  tick %d %s %s tool=%s status=%s reason=%q content=%q text=%q cascade=%v",
+			ev.Tick, ev.Kind, ev.Name, ev.Tool, ev.Status, ev.Reason, ev.Content, ev.Text, ev.Cascade)
+	}
+	return sb.String()
+}
+
+// spawnCall is a scripted spawn_agent call; extra adds wait, seed_context or max_child_depth.
+func spawnCall(bp, task string, extra map[string]any) models.ScriptedCall {
+	args := map[string]any{"blueprint": bp, "task": task}
+	for k, v := range extra {
+		args[k] = v
+	}
+	return models.ScriptedCall{Tool: subagents.NameSpawn, Args: args}
+}
+
+// targetCall is a scripted call of a tool that names one agent (check, wait, kill).
+func targetCall(tool, id string) models.ScriptedCall {
+	return models.ScriptedCall{Tool: tool, Args: map[string]any{"id": id}}
+}
+
+// sendCall is a scripted send_to_agent call.
+func sendCall(id, message string) models.ScriptedCall {
+	return models.ScriptedCall{Tool: subagents.NameSend, Args: map[string]any{"id": id, "message": message}}
+}
+
+// listCall is a scripted list_agents call.
+func listCall() models.ScriptedCall {
+	return models.ScriptedCall{Tool: subagents.NameList, Args: map[string]any{}}
+}
+
+// seenTurn is what a recording model saw on one turn.
+type seenTurn struct {
+	stage    string
+	messages []models.Message
+}
+
+// recorder is a scripted model that also records every view it is shown, by agent name.
+type recorder struct {
+	*models.Scripted
+	seen map[string][]seenTurn
+}
+
+func newRecorder(tb testing.TB, id string, turns ...models.ScriptedTurn) *recorder {
+	tb.Helper()
+	return &recorder{Scripted: scripted(tb, id, turns...), seen: map[string][]seenTurn{}}
+}
+
+func (r *recorder) Turn(st *models.State, v *models.View) (models.Reply, error) {
+	r.seen[v.Agent.Name] = append(r.seen[v.Agent.Name], seenTurn{stage: v.Stage, messages: slices.Clone(v.Messages)})
+	return r.Scripted.Turn(st, v)
+}
+
+// contents lists the contents of messages of role.
+func contents(msgs []models.Message, role models.Role) []string {
+	var out []string
+	for _, m := range msgs {
+		if m.Role == role {
+			out = append(out, m.Content)
+		}
+	}
+	return out
+}
+
+// treeSpec shapes a world of one or more bosses and the children they may spawn.
+type treeSpec struct {
+	opt options
+	// bossSub and workerSub add lines to the [subagents] tables of the boss and of the
+	// worker-like children (keys worker, lead, mid, leaf).
+	bossSub, workerSub string
+	// bosses is how many top-level agents run boss (0: one), named boss-0, boss-1, ...
+	bosses int
+	boss   models.Model
+	// bossTask is the bosses' first user message ("": none).
+	bossTask string
+	// children maps blueprint keys to the model their agents run: worker, lead, mid and leaf
+	// run the worker blueprint, loner the detached one, deaf the deaf one.
+	children map[string]models.Model
+}
+
+// treeWorld is a harness with the bosses spawned and the children's profiles registered.
+type treeWorld struct {
+	*harness
+	bosses []ecs.Entity
+}
+
+// newTree builds the world spec describes.
+func newTree(t testing.TB, spec treeSpec) *treeWorld {
+	t.Helper()
+	h := newHarness(t, spec.opt)
+	worker := h.blueprint(fmt.Sprintf(workerTemplate, spec.workerSub))
+	keys := make([]string, 0, len(spec.children))
+	for key := range spec.children {
+		keys = append(keys, key)
+	}
+	slices.Sort(keys)
+	for _, key := range keys {
+		bp := worker
+		switch key {
+		case "loner":
+			bp = h.blueprint(detachedBlueprint)
+		case "deaf":
+			bp = h.blueprint(deafBlueprint)
+		}
+		h.spawnable(key, bp, spec.children[key])
+	}
+	bosses := h.spawn(h.profile("boss", h.blueprint(fmt.Sprintf(bossTemplate, spec.bossSub)), spec.boss, spec.bossTask), max(spec.bosses, 1))
+	return &treeWorld{harness: h, bosses: bosses}
+}
+
+// park is a scripted call of the lane tool park, which the tests give a long latency so that
+// the agent making it stays alive.
+func park(text string) models.ScriptedCall { return call("park", text) }
+
+// parkFor is the latency that keeps a parked agent alive for ticks ticks.
+func parkFor(ticks uint64) options {
+	return options{latency: systems.Latency{PerTool: map[string]uint64{"park": ticks}}}
+}
+
+// runAll runs to a fixed point, failing on any other stop.
+func (h *harness) runAll() {
+	h.tb.Helper()
+	if stop := h.run(1000); stop != ecs.FixedPoint {
+		h.tb.Fatalf("stop %v, want a fixed point", stop)
+	}
+}
+
+// wantRecord checks the final record of name.
+func (h *harness) wantRecord(name string, status components.StatusKind, reasonPart string) components.FinalRecord {
+	h.tb.Helper()
+	r := h.record(name)
+	if r.Status != status || !strings.Contains(r.Reason, reasonPart) {
+		h.tb.Errorf("%s ended %v %q, want %v with a reason containing %q", name, r.Status, r.Reason, status, reasonPart)
+	}
+	return r
+}
+
+// withProbe returns opt with a probe appended to the pipeline: fn runs at the end of every tick,
+// after reap.
+func withProbe(opt options, fn func(w *ecs.World)) options {
+	opt.systems = append(systems.Pipeline(), &probe{fn: fn})
+	return opt
+}
