@@ -27,6 +27,11 @@ func (c *Conversation) Append(m models.Message) {
 		if c.Messages[0].Role == models.RoleUser {
 			start = 1 // the task stays
 		}
+		if m := &c.Messages[start]; m.Role == models.RoleAssistant && start+1+len(m.Calls) >= len(c.Messages) {
+			// The oldest droppable turn is the one being built: checked from its call count,
+			// so appending each of a big turn's results stays O(1).
+			return
+		}
 		end := start + 1
 		for end < len(c.Messages) && c.Messages[end].Role == models.RoleTool {
 			end++

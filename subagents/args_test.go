@@ -38,6 +38,35 @@ func TestParseSpawn(t *testing.T) {
 	}
 }
 
+// TestParseValidatedSpawnAgrees: for every document spawn_agent's schema accepts, the one-pass
+// decode gives exactly what ParseSpawn gives (the documents it cannot take fall back to it).
+func TestParseValidatedSpawnAgrees(t *testing.T) {
+	h, err := tools.NewHandle(Spawn{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range []string{
+		`{"blueprint":"coder","task":"fix"}`,
+		`{"blueprint":"coder","task":"fix","wait":true,"seed_context":true,"max_child_depth":2}`,
+		`{"blueprint":"b","task":"t","max_child_depth":3e0}`,
+		`{"blueprint":"b","task":"t","max_child_depth":0}`,
+		`{"blueprint":"b","task":"","wait":false}`,
+		`{"task":"t","blueprint":"b","blueprint":"c"}`,
+		" \n{\"blueprint\":\"b\",\"task\":\"t\"}\n",
+	} {
+		t.Run(args, func(t *testing.T) {
+			if err := h.Validate(json.RawMessage(args)); err != nil {
+				t.Fatalf("the schema refuses it: %v", err)
+			}
+			want, wantErr := ParseSpawn(json.RawMessage(args))
+			got, err := ParseValidatedSpawn(json.RawMessage(args))
+			if got != want || (err == nil) != (wantErr == nil) {
+				t.Fatalf("ParseValidatedSpawn = %+v, %v; ParseSpawn = %+v, %v", got, err, want, wantErr)
+			}
+		})
+	}
+}
+
 func TestParseTarget(t *testing.T) {
 	cases := []struct {
 		name    string

@@ -31,6 +31,10 @@ type Node struct {
 	// child named "<Name>/<k>" (Lookup relies on it). Ids of forgotten children stay: 8 bytes per
 	// child for as long as the node is held.
 	Children []uint64
+	// Data is the host's own data about the agent (the world keeps its final record here once
+	// it has ended). The tree only holds it, so it lives exactly as long as the node: until
+	// nobody can address the agent any more.
+	Data any
 }
 
 // Tree is the agent tree of one world: who spawned whom, the names tools address agents by, and
@@ -262,29 +266,24 @@ func (t *Tree) Within(caller, target *Node) bool {
 	}
 }
 
-// Resolve finds the agent a tool call names, from caller's point of view. Errors wrap
-// ErrUnknownAgent when no node has that name and ErrOutsideSubtree when it is neither caller nor
-// a descendant; both quote the name. A descendant's name extends the caller's, so the common case
-// walks down from the caller by child links alone, with no name lookup and no ancestry check.
+// Resolve finds the agent a tool call names, from caller's point of view. A descendant's name
+// always extends the caller's with "/", so a name that does not is outside the caller's subtree
+// whether or not such an agent exists (ErrOutsideSubtree; the caller learns nothing about agents
+// it may not address), and one that does is found by walking down child links alone, with no
+// name index and no ancestry check (ErrUnknownAgent when no such descendant was ever spawned or
+// the tree has forgotten it). Both errors quote the name.
 func (t *Tree) Resolve(caller *Node, name string) (*Node, error) {
-	if caller != nil && strings.HasPrefix(name, caller.Name) {
-		if len(name) == len(caller.Name) {
-			return caller, nil
-		}
-		if name[len(caller.Name)] == '/' {
-			if n, ok := t.walk(caller, name, len(caller.Name), false); ok {
-				return n, nil
-			}
-		}
-	}
-	n, ok := t.Lookup(name)
-	if !ok {
-		return nil, fmt.Errorf("%w: %q (list_agents shows the ids you may use)", ErrUnknownAgent, name)
-	}
-	if !t.Within(caller, n) {
+	if caller == nil || !strings.HasPrefix(name, caller.Name) ||
+		(len(name) > len(caller.Name) && name[len(caller.Name)] != '/') {
 		return nil, fmt.Errorf("%w: %q (you may address only yourself and your descendants)", ErrOutsideSubtree, name)
 	}
-	return n, nil
+	if len(name) == len(caller.Name) {
+		return caller, nil
+	}
+	if n, ok := t.walk(caller, name, len(caller.Name), false); ok {
+		return n, nil
+	}
+	return nil, fmt.Errorf("%w: %q (list_agents shows the ids you may use)", ErrUnknownAgent, name)
 }
 
 // LiveSubtree appends the live nodes of n's subtree to out (n first if it is live) in pre-order,

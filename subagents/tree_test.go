@@ -223,7 +223,7 @@ func TestResolve(t *testing.T) {
 		{name: "other root's child", caller: "planner-0", target: "planner-01/1", wantErr: ErrOutsideSubtree},
 		{name: "unknown", caller: "planner-0", target: "planner-0/9", wantErr: ErrUnknownAgent,
 			wantText: `no such agent: "planner-0/9" (list_agents shows the ids you may use)`},
-		{name: "empty name", caller: "planner-0", target: "", wantErr: ErrUnknownAgent},
+		{name: "empty name", caller: "planner-0", target: "", wantErr: ErrOutsideSubtree},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -57,9 +57,22 @@ func (m *mover) apply() int {
 		m.ex.Exchange(e)
 	}
 	n := len(m.entities)
+	m.reset()
+	return n
+}
+
+// maxIdleMover bounds the capacity a mover keeps between ticks: one tick that moved 10^5 agents
+// should not pin their list forever.
+const maxIdleMover = 4096
+
+// reset empties the list after it was applied.
+func (m *mover) reset() {
+	if cap(m.entities) > maxIdleMover {
+		m.entities = nil
+		return
+	}
 	clear(m.entities)
 	m.entities = m.entities[:0]
-	return n
 }
 
 // applyIf moves the collected entities for which keep still holds (an agent killed after it
@@ -72,8 +85,7 @@ func (m *mover) applyIf(keep func(ecs.Entity) bool) int {
 			n++
 		}
 	}
-	clear(m.entities)
-	m.entities = m.entities[:0]
+	m.reset()
 	return n
 }
 

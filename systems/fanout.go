@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/warrenhq/warren/components"
@@ -145,21 +146,26 @@ func (s *Subagents) refill(w *ecs.World, tick uint64, c caller, f *fanOut) bool 
 			break
 		}
 		f.next++
+		nd := dataOf(n)
+		nd.fan, nd.item, nd.slot = f, item, len(f.running)
 		f.running = append(f.running, n.ID)
 		f.results[item] = subagents.WorkerResult{Index: item, Item: f.items[item], Worker: n.Name}
-		s.host.tree.workers[n.ID] = workerRef{fan: f, item: item}
 	}
 	return len(f.running) == 0 && (f.stopped || f.next == len(f.items))
 }
 
 // workerEnded files one worker's end into its fan-out: with fail_all a failure stops the rest;
 // then the next workers start, or the results are merged into the parent.
-func (s *Subagents) workerEnded(w *ecs.World, tick uint64, wr workerRef, rec *components.FinalRecord) {
+func (s *Subagents) workerEnded(w *ecs.World, tick uint64, wr *nodeData, rec *components.FinalRecord) {
 	f := wr.fan
-	for i, id := range f.running {
-		if id == rec.ID {
-			f.running = append(f.running[:i], f.running[i+1:]...)
-			break
+	// Swap-delete in O(1): order does not matter until a kill, which sorts (ids grow with start
+	// order); the worker moved into the gap learns its new place.
+	if i, last := wr.slot, len(f.running)-1; i <= last && f.running[i] == rec.ID {
+		moved := f.running[last]
+		f.running[i] = moved
+		f.running = f.running[:last]
+		if _, md, ok := s.host.tree.node(moved); ok && i < last {
+			md.slot = i
 		}
 	}
 	r := &f.results[wr.item]
@@ -183,7 +189,7 @@ func (s *Subagents) workerEnded(w *ecs.World, tick uint64, wr workerRef, rec *co
 		if alive {
 			by = ref(c.id, c.d)
 		}
-		for _, id := range f.running {
+		for _, id := range slices.Sorted(slices.Values(f.running)) {
 			if n, ok := s.host.tree.tree.Get(id); ok {
 				s.killer.cascade(w, tick, n, by, reason)
 			}

@@ -310,12 +310,9 @@ type harness struct {
 // runner's offspring adds the parent's permission ceilings; systems tests use a plain gate).
 type testOffspring struct {
 	profiles map[string]*components.Profile
-	// asked records (parent group, parent stage, key) of every request, in order.
-	asked []string
 }
 
 func (o *testOffspring) Profile(parent *components.Profile, stage int32, key string) (*components.Profile, error) {
-	o.asked = append(o.asked, parent.Group+"@"+strconv.Itoa(int(stage))+":"+key)
 	p, ok := o.profiles[key]
 	if !ok {
 		return nil, fmt.Errorf("%w %q", subagents.ErrUnknownBlueprint, key)

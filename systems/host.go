@@ -31,7 +31,11 @@ type Host struct {
 	Tasks *tools.TaskBroker
 	// Settings is the read-only host settings view handed to tools.
 	Settings tools.Settings
-	// Records keeps reaped agents' final records.
+	// Records, when set, receives every reaped agent's final record: the embedder chose to keep
+	// them all (the scenario runner does, for expectations and the summary). nil keeps none
+	// beyond what check_agent and wait_for_agent need, which the agent tree holds only while
+	// some live agent can still address the agent, so a long-running host does not grow with
+	// every agent it ever ran.
 	Records *components.Records
 	// Agents stores what each agent owns that holds references; Profiles what groups share.
 	Agents   *components.Agents
@@ -119,9 +123,6 @@ func hostOf(w *ecs.World) (*Host, error) {
 	}
 	if h.Profiles == nil {
 		h.Profiles = &components.Profiles{}
-	}
-	if h.Records == nil {
-		h.Records = &components.Records{}
 	}
 	if h.Gate == nil {
 		h.Gate = PolicyGate{}

@@ -195,6 +195,7 @@ func (s *InferDispatch) Update(w *ecs.World) {
 			s.rngRef.src = &s.maps.rng.Get(e).Source
 			buildView(&s.scratch, id, p, d, cur, s.rnd)
 			out := callModel(p.Model, &d.Model, &s.scratch)
+			s.scratch = models.View{} // it points into the agent's conversation: let it go with the agent
 			s.route(e, s.apply(tick, e, id, cur, out))
 			continue
 		}

@@ -53,10 +53,11 @@ func (k *killer) cascade(w *ecs.World, tick uint64, n *subagents.Node, by trace.
 	k.names = k.names[:0]
 	kept := k.ids[:0]
 	for _, id := range k.ids {
-		e, ok := t.entities[id]
-		if !ok || !w.Alive(e) || k.terminal.Has(e) {
+		_, nd, ok := t.node(id)
+		if !ok || !w.Alive(nd.entity) || k.terminal.Has(nd.entity) {
 			continue
 		}
+		e := nd.entity
 		kept = append(kept, id)
 		k.names = append(k.names, k.host.Agents.Get(k.maps.identity.Get(e).Slot).Name)
 	}
@@ -65,7 +66,8 @@ func (k *killer) cascade(w *ecs.World, tick uint64, n *subagents.Node, by trace.
 	}
 	k.host.Trace.Kill(tick, trace.AgentRef{ID: kept[0], Name: k.names[0]}, by, reason, k.names)
 	for _, id := range kept {
-		e := t.entities[id]
+		_, nd, _ := t.node(id)
+		e := nd.entity
 		ident := k.maps.identity.Get(e)
 		k.kill(w, tick, e, ident, k.host.Agents.Get(ident.Slot), reason)
 	}

@@ -71,7 +71,7 @@ func TestKillAgentCascades(t *testing.T) {
 				t.Fatalf("kill events by kill_agent:%s\nwant one", describeTree(kills))
 			}
 			k := kills[0]
-			if k.Tick != killTick || k.Name != tc.target || byID(t, k.By) != 1 || k.ByName != "boss-0" || !slices.Equal(k.Cascade, tc.cascade) {
+			if k.Tick != killTick || k.Name != tc.target || byID(t, k.Killer) != 1 || k.KillerName != "boss-0" || !slices.Equal(k.Cascade, tc.cascade) {
 				t.Errorf("kill event %+v, want %s killed by boss-0 with cascade %q", k, tc.target, tc.cascade)
 			}
 			for _, name := range tc.cascade {
@@ -132,7 +132,7 @@ func TestParentEndKillsLiveChildren(t *testing.T) {
 				}
 			}
 			kills := w.treeEvents("kill", "")
-			if len(kills) != 1 || kills[0].Tick != end || kills[0].Name != "boss-0/1" || byID(t, kills[0].By) != 1 || kills[0].ByName != "boss-0" ||
+			if len(kills) != 1 || kills[0].Tick != end || kills[0].Name != "boss-0/1" || byID(t, kills[0].Killer) != 1 || kills[0].KillerName != "boss-0" ||
 				kills[0].Reason != tc.reason || !slices.Equal(kills[0].Cascade, []string{"boss-0/1", "boss-0/1/1"}) {
 				t.Errorf("kill events:%s\nwant one of boss-0/1 and its child by boss-0", describeTree(kills))
 			}
@@ -244,7 +244,7 @@ func TestKillClosesOpenPrompts(t *testing.T) {
 	if len(prompts) != 1 || prompts[0].Tick != 1 {
 		t.Errorf("prompt events:%s\nwant one at tick 1", describeTree(prompts))
 	}
-	if len(answers) != 1 || answers[0].Tick != 2 || answers[0].CallID != "boss-0/1-t0-c0" || string(answers[0].By) != strconv.Quote("cancelled") {
+	if len(answers) != 1 || answers[0].Tick != 2 || answers[0].CallID != "boss-0/1-t0-c0" || answers[0].By != "cancelled" {
 		t.Errorf("answer events:%s\nwant one by cancelled at tick 2", describeTree(answers))
 	}
 	for tick, n := range open {

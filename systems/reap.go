@@ -66,6 +66,7 @@ type Reap struct {
 	steps  []TeardownStep
 	tick   uint64
 	status components.StatusKind
+	rec    components.FinalRecord
 }
 
 // orphan is a live child of an agent that ended, killed once the batch is removed.
@@ -142,12 +143,13 @@ func (s *Reap) reapBatch(w *ecs.World, tick uint64) int {
 		rec := record(h, &s.maps, q.Entity(), id, d, tick)
 		h.Records.Add(rec)
 		h.Trace.Reap(tick, ref(id, d), rec.Status.String(), int(rec.Counters.ModelTurns), int(rec.Counters.ToolCalls), int(rec.Counters.ToolErrors))
-		s.status = rec.Status
+		s.status, s.rec = rec.Status, rec
 		for _, step := range s.steps {
 			step.Release(id, d)
 		}
 		h.Agents.Free(id.Slot)
 	}
+	s.rec = components.FinalRecord{}
 	return count
 }
 
@@ -156,17 +158,18 @@ func (s *Reap) reapBatch(w *ecs.World, tick uint64) int {
 // parent's inbox).
 func (s *Reap) leaveTree(id *components.Identity, d *components.AgentData) {
 	t := s.host.tree
-	n, ok := t.tree.Get(id.ID)
+	n, nd, ok := t.node(id.ID)
 	if !ok {
 		return // it neither spawned nor was spawned: not part of any tree
 	}
-	delete(t.entities, id.ID)
+	rec := s.rec
+	nd.record = &rec // kept with the node, for as long as someone can address the agent
 	reason := "parent " + d.Name + " ended (" + s.status.String() + ")"
 	for _, child := range t.tree.End(n) {
 		s.orphans = append(s.orphans, orphan{child: child, parent: ref(id, d), reason: reason})
 	}
 	if d.Parent != 0 {
-		t.ended = append(t.ended, id.ID)
+		t.ended = append(t.ended, nd)
 	}
 }
 

@@ -71,8 +71,7 @@ func (s *Subagents) Update(w *ecs.World) {
 	for i := range t.requests {
 		s.handle(w, tick, t.requests[i])
 	}
-	clear(t.requests)
-	t.requests = t.requests[:0]
+	t.resetRequests()
 	w.Touch(s.ready.applyIf(s.awaiting.Has) + s.terminal.applyIf(s.awaiting.Has))
 }
 
@@ -105,8 +104,9 @@ func (s *Subagents) nodeOf(e ecs.Entity, id *components.Identity, d *components.
 	if n, ok := t.tree.Get(id.ID); ok {
 		return n
 	}
-	t.entities[id.ID] = e
-	return t.tree.Root(id.ID, d.Name, p.Blueprint.Subagents.MaxChildDepth)
+	n := t.tree.Root(id.ID, d.Name, p.Blueprint.Subagents.MaxChildDepth)
+	n.Data = &nodeData{entity: e}
+	return n
 }
 
 // handle settles one request, or parks it when it waits.
@@ -168,7 +168,7 @@ func (s *Subagents) settle(tick uint64, c caller, index int, res components.Tool
 
 // spawn handles spawn_agent.
 func (s *Subagents) spawn(w *ecs.World, tick uint64, c caller, index int, call models.ToolCall) components.ToolResult {
-	args, err := subagents.ParseSpawn(call.Args)
+	args, err := subagents.ParseValidatedSpawn(call.Args) // the gate's schema check came first
 	if err != nil {
 		return errResult(err)
 	}
@@ -239,7 +239,7 @@ func (s *Subagents) spawnChild(w *ecs.World, tick uint64, c caller, key, task st
 	if c.d.Workdir != "" {
 		d.Workdir = filepath.Join(c.d.Workdir, "agents", strconv.FormatUint(uint64(c.node.Spawned), 10))
 	}
-	h.tree.entities[cid] = e
+	n.Data = &nodeData{entity: e}
 	h.Trace.SpawnChild(tick, ref(ident, d), cp.Group, index, bp.Name, cp.ModelID, ref(c.id, c.d), callID, int(n.Depth), detached)
 	w.Touch(1)
 	return n, nil
@@ -259,8 +259,8 @@ func (s *Subagents) profileIndex(p *components.Profile) uint32 {
 
 // park holds call index of c until target ends.
 func (s *Subagents) park(tick uint64, c caller, index int, callID string, target *subagents.Node) {
-	t := s.host.tree
-	t.waiters[target.ID] = append(t.waiters[target.ID], waiter{entity: c.e, agent: c.id.ID, index: index, callID: callID})
+	nd := dataOf(target)
+	nd.waiters = append(nd.waiters, waiter{entity: c.e, agent: c.id.ID, index: index, callID: callID})
 	c.d.Tools.Waits++
 	s.maps.status.Get(c.e).Kind = components.Waiting
 	s.host.Trace.WaitStart(tick, ref(c.id, c.d), callID, trace.AgentRef{ID: target.ID, Name: target.Name})
@@ -365,7 +365,9 @@ func (s *Subagents) listAgents(c caller) components.ToolResult {
 	}
 	s.list = append(s.list, s.statusOf(c.node))
 	walk(c.node)
-	return components.ToolResult{Content: subagents.ListJSON(s.list, listLimit)}
+	out := subagents.ListJSON(s.list, listLimit)
+	clear(s.list)
+	return components.ToolResult{Content: out}
 }
 
 // live reports whether the agent of n is still running (not ended, not killed this tick).
@@ -373,20 +375,21 @@ func (s *Subagents) live(n *subagents.Node) bool {
 	if !n.Live {
 		return false
 	}
-	e, ok := s.host.tree.entities[n.ID]
-	return ok && !s.ended.Has(e) && !s.maps.status.Get(e).Kind.Terminal()
+	e := dataOf(n).entity
+	return !s.ended.Has(e) && !s.maps.status.Get(e).Kind.Terminal()
 }
 
 // dataOf returns the agent data of a live node.
 func (s *Subagents) dataOf(n *subagents.Node) *components.AgentData {
-	e := s.host.tree.entities[n.ID]
-	return s.host.Agents.Get(s.maps.identity.Get(e).Slot)
+	return s.host.Agents.Get(s.maps.identity.Get(dataOf(n).entity).Slot)
 }
 
 // statusOf describes the agent of n: from its components while it lives, from its final record
 // once reaped.
 func (s *Subagents) statusOf(n *subagents.Node) subagents.AgentStatus {
-	if e, ok := s.host.tree.entities[n.ID]; ok && n.Live {
+	nd := dataOf(n)
+	if n.Live {
+		e := nd.entity
 		id := s.maps.identity.Get(e)
 		d := s.host.Agents.Get(id.Slot)
 		p := s.host.Profiles.Get(id.Profile)
@@ -400,7 +403,7 @@ func (s *Subagents) statusOf(n *subagents.Node) subagents.AgentStatus {
 		}
 		return st
 	}
-	return s.recordStatus(n.ID, n.Name, int(n.Depth))
+	return s.recordStatus(nd.record, n.Name, int(n.Depth))
 }
 
 // liveStatus describes a child just spawned.
@@ -409,9 +412,8 @@ func (s *Subagents) liveStatus(n *subagents.Node) subagents.AgentStatus {
 }
 
 // recordStatus describes a reaped agent from its final record.
-func (s *Subagents) recordStatus(id uint64, name string, depth int) subagents.AgentStatus {
-	rec, ok := s.host.Records.Get(id)
-	if !ok {
+func (s *Subagents) recordStatus(rec *components.FinalRecord, name string, depth int) subagents.AgentStatus {
+	if rec == nil {
 		return subagents.AgentStatus{ID: name, Depth: depth, Status: "unknown"}
 	}
 	return subagents.AgentStatus{ID: rec.Name, Blueprint: s.host.tree.blueprints[rec.Group], Depth: int(rec.Depth), Status: rec.Status.String(),
@@ -422,21 +424,15 @@ func (s *Subagents) recordStatus(id uint64, name string, depth int) subagents.Ag
 // settleEnded tells waiters, fan-outs and parents about the sub-agents reap removed.
 func (s *Subagents) settleEnded(w *ecs.World, tick uint64) {
 	t := s.host.tree
-	for _, id := range t.ended {
-		rec, ok := s.host.Records.Get(id)
-		if !ok {
-			continue
-		}
+	for _, nd := range t.ended {
+		rec := nd.record
 		consumed := false
-		if ws, ok := t.waiters[id]; ok {
-			delete(t.waiters, id)
-			for _, wt := range ws {
-				consumed = s.endWait(w, tick, wt, rec) || consumed
-			}
+		for _, wt := range nd.waiters {
+			consumed = s.endWait(w, tick, wt, rec) || consumed
 		}
-		if wr, ok := t.workers[id]; ok {
-			delete(t.workers, id)
-			s.workerEnded(w, tick, wr, rec)
+		nd.waiters = nil
+		if nd.fan != nil {
+			s.workerEnded(w, tick, nd, rec)
 			continue
 		}
 		if !consumed {
@@ -457,14 +453,18 @@ func (s *Subagents) endWait(w *ecs.World, tick uint64, wt waiter, rec *component
 		s.maps.status.Get(c.e).Kind = components.Active
 	}
 	s.host.Trace.WaitEnd(tick, ref(c.id, c.d), wt.callID, trace.AgentRef{ID: rec.ID, Name: rec.Name}, rec.Status.String())
-	s.settle(tick, c, wt.index, components.ToolResult{Content: s.recordStatus(rec.ID, rec.Name, int(rec.Depth)).JSON()})
+	s.settle(tick, c, wt.index, components.ToolResult{Content: s.recordStatus(rec, rec.Name, int(rec.Depth)).JSON()})
 	return true
 }
 
 // notify puts a child's end into its parent's inbox: the notify path of work nobody waited for.
 func (s *Subagents) notify(w *ecs.World, tick uint64, rec *components.FinalRecord) {
-	e, ok := s.host.tree.entities[rec.Parent]
-	if !ok || !w.Alive(e) || s.ended.Has(e) {
+	pn, pd, ok := s.host.tree.node(rec.Parent)
+	if !ok || !pn.Live {
+		return
+	}
+	e := pd.entity
+	if !w.Alive(e) || s.ended.Has(e) {
 		return
 	}
 	id := s.maps.identity.Get(e)

@@ -133,10 +133,18 @@ func TestSubagentCallRefusals(t *testing.T) {
 			wantParts: []string{`check_agent: no such agent: "boss-0/7"`},
 		},
 		{
+			name:      "a child never spawned",
+			bossTurns: []models.ScriptedTurn{turn("", targetCall(subagents.NameWait, "boss-0/9"))},
+			agent:     "boss-0", tool: subagents.NameWait, wantErr: subagents.ErrUnknownAgent,
+			wantParts: []string{`wait_for_agent: no such agent: "boss-0/9"`},
+		},
+		{
+			// The name is not below the caller's: outside its subtree, whether or not anyone has
+			// it, so the caller learns nothing about agents it may not address.
 			name:      "a name nobody has",
 			bossTurns: []models.ScriptedTurn{turn("", targetCall(subagents.NameWait, "nobody"))},
-			agent:     "boss-0", tool: subagents.NameWait, wantErr: subagents.ErrUnknownAgent,
-			wantParts: []string{`wait_for_agent: no such agent: "nobody"`},
+			agent:     "boss-0", tool: subagents.NameWait, wantErr: subagents.ErrOutsideSubtree,
+			wantParts: []string{`wait_for_agent: not in your subtree: "nobody"`},
 		},
 		{
 			name:      "a wait on oneself",

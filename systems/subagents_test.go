@@ -236,8 +236,8 @@ func TestSendToAgent(t *testing.T) {
 				t.Errorf("send_to_agent returned %q", res.Content)
 			}
 			msgs := w.treeEvents("message", "")
-			if len(msgs) != 1 || msgs[0].Tick != 1 || msgs[0].Name != "boss-0/1" || msgs[0].Agent != 2 || byID(t, msgs[0].From) != 1 ||
-				msgs[0].FromName != "boss-0" || msgs[0].Via != "send" || msgs[0].Text != "use blue" {
+			if len(msgs) != 1 || msgs[0].Tick != 1 || msgs[0].Name != "boss-0/1" || msgs[0].Agent != 2 || byID(t, msgs[0].Sender) != 1 ||
+				msgs[0].SenderName != "boss-0" || msgs[0].Via != "send" || msgs[0].Text != "use blue" {
 				t.Errorf("message events:%s\nwant one send from boss-0 to boss-0/1 at tick 1", describeTree(msgs))
 			}
 			seen := child.seen["boss-0/1"]
@@ -375,7 +375,7 @@ func TestChildEndNotifiesItsParent(t *testing.T) {
 				return
 			}
 			end := w.record("boss-0/1").Tick
-			if len(msgs) != 1 || msgs[0].Tick != end+1 || msgs[0].Name != "boss-0" || byID(t, msgs[0].From) != 2 || msgs[0].FromName != "boss-0/1" ||
+			if len(msgs) != 1 || msgs[0].Tick != end+1 || msgs[0].Name != "boss-0" || byID(t, msgs[0].Sender) != 2 || msgs[0].SenderName != "boss-0/1" ||
 				msgs[0].Via != "notify" || msgs[0].Text != tc.want {
 				t.Fatalf("message events:%s\nwant a notify of %q to boss-0 at tick %d", describeTree(msgs), tc.want, end+1)
 			}

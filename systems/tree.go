@@ -10,28 +10,38 @@ import (
 )
 
 // treeState is the world's side of the agent tree, shared by the sub-agent system (which acts on
-// the tools' calls) and reap (which ends agents and kills their orphans). Everything in it is
-// keyed by agent id and touched only by the world's goroutine.
+// the tools' calls) and reap (which ends agents and kills their orphans). It is touched only by
+// the world's goroutine. What the world knows about one agent of the tree hangs off its node
+// (nodeData), so it lives exactly as long as the tree remembers the agent, and no id-keyed map
+// keeps the high-water mark of a wide tree after it is gone.
 type treeState struct {
 	tree *subagents.Tree
-	// entities maps the live agents of the tree (every agent that spawned or was spawned) to
-	// their entities.
-	entities map[uint64]ecs.Entity
 	// requests are the sub-agent tool calls handed over this tick, settled by the sub-agent
 	// system in canonical order (agent id, call index).
 	requests []subRequest
-	// waiters maps an agent to the calls parked until it ends.
-	waiters map[uint64][]waiter
 	// ended holds the sub-agents reaped since the sub-agent system last ran: their waiters,
 	// parents and fan-outs hear of it on its next update.
-	ended []uint64
-	// workers maps a fan-out worker to its fan-out and item.
-	workers map[uint64]workerRef
+	ended []*nodeData
 	// profiles remembers the profile index of each profile Offspring returned.
 	profiles map[*components.Profile]uint32
 	// blueprints names the blueprint of each group of spawned agents, for the status of a
 	// reaped child.
 	blueprints map[string]string
+}
+
+// nodeData is the world's data about one agent of the tree, kept in its node.
+type nodeData struct {
+	// entity is the agent's entity while it lives.
+	entity ecs.Entity
+	// record is its final record, once reaped: check_agent and wait_for_agent read it for as
+	// long as someone can address the agent.
+	record *components.FinalRecord
+	// waiters are the calls parked until it ends.
+	waiters []waiter
+	// fan is the fan-out it works for (nil unless it is a fan-out worker), item its item, and
+	// slot its place in the fan-out's running list.
+	fan        *fanOut
+	item, slot int
 }
 
 // subRequest is one allowed sub-agent tool call, parked until the sub-agent system runs.
@@ -50,26 +60,50 @@ type waiter struct {
 	callID string
 }
 
-// workerRef says which fan-out a worker belongs to and which item it works on.
-type workerRef struct {
-	fan  *fanOut
-	item int
-}
-
 func newTreeState() *treeState {
 	return &treeState{
 		tree:       subagents.NewTree(),
-		entities:   map[uint64]ecs.Entity{},
-		waiters:    map[uint64][]waiter{},
-		workers:    map[uint64]workerRef{},
 		profiles:   map[*components.Profile]uint32{},
 		blueprints: map[string]string{},
 	}
 }
+
+// dataOf returns the world's data about node n.
+func dataOf(n *subagents.Node) *nodeData {
+	nd, _ := n.Data.(*nodeData)
+	if nd == nil {
+		nd = &nodeData{}
+		n.Data = nd
+	}
+	return nd
+}
+
+// node returns the tree's node of agent id and the world's data about it.
+func (t *treeState) node(id uint64) (*subagents.Node, *nodeData, bool) {
+	n, ok := t.tree.Get(id)
+	if !ok {
+		return nil, nil, false
+	}
+	return n, dataOf(n), true
+}
+
+// maxIdleRequests bounds the request queue's capacity kept between ticks: a tick that settled
+// 10^5 spawns should not pin their queue forever.
+const maxIdleRequests = 4096
 
 // sortRequests puts the tick's requests in canonical order.
 func (t *treeState) sortRequests() {
 	slices.SortFunc(t.requests, func(a, b subRequest) int {
 		return cmp.Or(cmp.Compare(a.agent, b.agent), cmp.Compare(a.index, b.index))
 	})
+}
+
+// resetRequests empties the queue after a tick, releasing it when it grew large.
+func (t *treeState) resetRequests() {
+	if cap(t.requests) > maxIdleRequests {
+		t.requests = nil
+		return
+	}
+	clear(t.requests)
+	t.requests = t.requests[:0]
 }

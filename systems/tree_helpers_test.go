@@ -101,15 +101,16 @@ type treeEvent struct {
 	OK              bool            `json:"ok"`
 	Content         string          `json:"content"`
 	Text            string          `json:"text"`
-	From            json.RawMessage `json:"from"`
-	FromName        string          `json:"from_name"`
+	Sender          json.RawMessage `json:"sender"`
+	SenderName      string          `json:"sender_name"`
 	Via             string          `json:"via"`
 	Target          uint64          `json:"target"`
 	TargetName      string          `json:"target_name"`
 	Status          string          `json:"status"`
 	Reason          string          `json:"reason"`
-	By              json.RawMessage `json:"by"`
-	ByName          string          `json:"by_name"`
+	Killer          json.RawMessage `json:"killer"`
+	By              string          `json:"by"`
+	KillerName      string          `json:"killer_name"`
 	Cascade         []string        `json:"cascade"`
 	Answer          string          `json:"answer"`
 	Items           int             `json:"items"`

@@ -47,8 +47,13 @@ type Handle struct {
 	passed map[string]struct{}
 }
 
-// maxPassedMemo bounds the validation memo of one tool.
-const maxPassedMemo = 4096
+// maxPassedMemo bounds the validation memo of one tool, and maxMemoArgs the documents it keeps:
+// 4096 entries of at most 4 KiB, so a tool's memo never holds more than 16 MiB (a fan_out with
+// 10^5 inline items would otherwise pin its megabytes for the rest of the run).
+const (
+	maxPassedMemo = 4096
+	maxMemoArgs   = 4 << 10
+)
 
 // NewHandle checks a tool's spec and compiles its parameters schema. Registries call it on
 // Register; it is exported so a caller can compile a tool ahead of time (for example before taking
@@ -135,6 +140,9 @@ func (h *Handle) Validate(args json.RawMessage) error {
 	}
 	if err := h.validate(args); err != nil {
 		return err
+	}
+	if len(args) > maxMemoArgs {
+		return nil // big documents are rare and costly to keep: validate them every time
 	}
 	h.mu.Lock()
 	if len(h.passed) < maxPassedMemo {

@@ -432,6 +432,13 @@ func TestValidateMemoizesOnlyPassingArguments(t *testing.T) {
 	if len(h.passed) != 1 {
 		t.Fatalf("memo holds %d documents, want only the passing one", len(h.passed))
 	}
+	big := json.RawMessage(`{"path":"` + strings.Repeat("d/", maxMemoArgs/2) + `a.txt"}`)
+	if err := h.Validate(big); err != nil {
+		t.Fatalf("Validate(big) = %v", err)
+	}
+	if _, kept := h.passed[string(big)]; kept || len(h.passed) != 1 {
+		t.Fatalf("memo kept a %d-byte document; documents over %d bytes are validated every time", len(big), maxMemoArgs)
+	}
 	for i := range maxPassedMemo + 10 {
 		_ = h.Validate(json.RawMessage(`{"path":"f` + strconv.Itoa(i) + `"}`))
 	}

@@ -23,10 +23,10 @@
 //	transition    from, to, on
 //	terminal      status, reason, stage
 //	reap          status, model_turns, tool_calls, tool_errors
-//	message       from, from_name, via, text (the event's agent is the recipient)
+//	message       sender, sender_name, via, text (the event's agent is the recipient)
 //	wait_start    call_id, target, target_name
 //	wait_end      call_id, target, target_name, status
-//	kill          by, by_name, reason, cascade (the event's agent is the top of the cascade)
+//	kill          killer, killer_name, reason, cascade (the event's agent is the top of the cascade)
 //	fanout_start  call_id, blueprint, items, max_workers, on_worker_failure, mode
 //	worker_end    call_id, item, worker, worker_name, status
 //	merge         call_id, done, failed, killed, not_run, chars, ok

@@ -49,8 +49,8 @@ func ExampleWriter_SpawnChild() {
 	// Output:
 	// {"format":"warren-trace","version":3,"scenario":"tree","scenario_hash":"sha256:00","seed":1,"clock":"virtual"}
 	// {"tick":3,"seq":1,"agent":2,"name":"planner-0/1","kind":"spawn","group":"planners","index":0,"blueprint":"researcher","model":"scripted:researcher","parent":1,"parent_name":"planner-0","depth":1,"detached":false,"call":"planner-0-t1-c0"}
-	// {"tick":4,"seq":2,"agent":2,"name":"planner-0/1","kind":"message","from":1,"from_name":"planner-0","via":"send","text":"start with the README"}
-	// {"tick":5,"seq":3,"agent":2,"name":"planner-0/1","kind":"kill","by":0,"by_name":"host","reason":"run timeout","cascade":["planner-0/1"]}
+	// {"tick":4,"seq":2,"agent":2,"name":"planner-0/1","kind":"message","sender":1,"sender_name":"planner-0","via":"send","text":"start with the README"}
+	// {"tick":5,"seq":3,"agent":2,"name":"planner-0/1","kind":"kill","killer":0,"killer_name":"host","reason":"run timeout","cascade":["planner-0/1"]}
 }
 
 func ExampleDiff() {

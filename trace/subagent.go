@@ -21,8 +21,8 @@ func (w *Writer) SpawnChild(tick uint64, a AgentRef, group string, index int, bl
 }
 
 // Message records a message put in an agent's inbox; the event's agent is the recipient,
-// because that is whose next model turn the message changes. from is the sender ("from",
-// "from_name"; id 0 and HostName for the host); via says how it came: "send"
+// because that is whose next model turn the message changes. from is the sender ("sender",
+// "sender_name"; id 0 and HostName for the host); via says how it came: "send"
 // (send_to_agent) or "notify" (a child's end reported to its parent). text is truncated
 // like tool_result content.
 func (w *Writer) Message(tick uint64, to AgentRef, from AgentRef, via, text string) {
@@ -30,7 +30,7 @@ func (w *Writer) Message(tick uint64, to AgentRef, from AgentRef, via, text stri
 	if e == nil {
 		return
 	}
-	e.Uint64("from", from.ID).Str("from_name", from.Name).Str("via", via)
+	e.Uint64("sender", from.ID).Str("sender_name", from.Name).Str("via", via)
 	w.appendText(e, "text", text)
 	e.Msg("")
 }
@@ -56,15 +56,15 @@ func (w *Writer) WaitEnd(tick uint64, a AgentRef, callID string, target AgentRef
 }
 
 // Kill records one kill as a single event, so a subtree's end reads as one decision: the
-// event's agent is target, the agent at the top of the cascade; by is who killed it ("by",
-// "by_name"; an agent, or id 0 and HostName for the host); reason says why; cascade names
+// event's agent is target, the agent at the top of the cascade; by is who killed it ("killer",
+// "killer_name"; an agent, or id 0 and HostName for the host); reason says why; cascade names
 // every agent the kill ended, target first, in the order they were ended.
 func (w *Writer) Kill(tick uint64, target AgentRef, by AgentRef, reason string, cascade []string) {
 	e := w.begin(tick, target, KindKill)
 	if e == nil {
 		return
 	}
-	e.Uint64("by", by.ID).Str("by_name", by.Name).Str("reason", reason).Strs("cascade", cascade).Msg("")
+	e.Uint64("killer", by.ID).Str("killer_name", by.Name).Str("reason", reason).Strs("cascade", cascade).Msg("")
 }
 
 // FanOutStart records the agent starting a fan-out (by its call callID): the workers'

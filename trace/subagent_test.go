@@ -39,15 +39,15 @@ var subAgentSampleLines = []string{
 	`{"tick":1,"seq":1,"agent":2,"name":"planner-0/1","kind":"spawn","group":"planners","index":0,"blueprint":"researcher","model":"scripted:researcher","parent":1,"parent_name":"planner-0","depth":1,"detached":false,"call":"planner-0-t0-c0"}`,
 	`{"tick":1,"seq":2,"agent":3,"name":"planner-0/1/1","kind":"spawn","group":"planners","index":0,"blueprint":"scout","model":"scripted:scout","parent":2,"parent_name":"planner-0/1","depth":2,"detached":true,"call":"planner-0/1-t0-c0"}`,
 	`{"tick":1,"seq":3,"agent":1,"name":"planner-0","kind":"wait_start","call_id":"planner-0-t0-c1","target":2,"target_name":"planner-0/1"}`,
-	`{"tick":2,"seq":4,"agent":2,"name":"planner-0/1","kind":"message","from":1,"from_name":"planner-0","via":"send","text":"look in docs/ first"}`,
-	`{"tick":2,"seq":5,"agent":2,"name":"planner-0/1","kind":"message","from":0,"from_name":"host","via":"send","text":""}`,
-	`{"tick":3,"seq":6,"agent":2,"name":"planner-0/1","kind":"kill","by":1,"by_name":"planner-0","reason":"kill_agent","cascade":["planner-0/1","planner-0/1/1"]}`,
-	`{"tick":3,"seq":7,"agent":1,"name":"planner-0","kind":"message","from":2,"from_name":"planner-0/1","via":"notify","text":"planner-0/1 ended: killed"}`,
+	`{"tick":2,"seq":4,"agent":2,"name":"planner-0/1","kind":"message","sender":1,"sender_name":"planner-0","via":"send","text":"look in docs/ first"}`,
+	`{"tick":2,"seq":5,"agent":2,"name":"planner-0/1","kind":"message","sender":0,"sender_name":"host","via":"send","text":""}`,
+	`{"tick":3,"seq":6,"agent":2,"name":"planner-0/1","kind":"kill","killer":1,"killer_name":"planner-0","reason":"kill_agent","cascade":["planner-0/1","planner-0/1/1"]}`,
+	`{"tick":3,"seq":7,"agent":1,"name":"planner-0","kind":"message","sender":2,"sender_name":"planner-0/1","via":"notify","text":"planner-0/1 ended: killed"}`,
 	`{"tick":3,"seq":8,"agent":1,"name":"planner-0","kind":"wait_end","call_id":"planner-0-t0-c1","target":2,"target_name":"planner-0/1","status":"killed"}`,
 	`{"tick":4,"seq":9,"agent":1,"name":"planner-0","kind":"fanout_start","call_id":"planner-0-t1-c0","blueprint":"coder","items":3,"max_workers":2,"on_worker_failure":"continue","mode":"tool"}`,
 	`{"tick":6,"seq":10,"agent":1,"name":"planner-0","kind":"worker_end","call_id":"planner-0-t1-c0","item":0,"worker":4,"worker_name":"planner-0/2","status":"done"}`,
 	`{"tick":7,"seq":11,"agent":1,"name":"planner-0","kind":"merge","call_id":"planner-0-t1-c0","done":1,"failed":1,"killed":0,"not_run":1,"chars":512,"ok":true}`,
-	`{"tick":8,"seq":12,"agent":1,"name":"planner-0","kind":"kill","by":0,"by_name":"host","reason":"run timeout","cascade":["planner-0","planner-0/2"]}`,
+	`{"tick":8,"seq":12,"agent":1,"name":"planner-0","kind":"kill","killer":0,"killer_name":"host","reason":"run timeout","cascade":["planner-0","planner-0/2"]}`,
 }
 
 func TestSubAgentEventsGolden(t *testing.T) {
@@ -161,7 +161,7 @@ func TestMessageTextTruncation(t *testing.T) {
 			}
 			var ev struct {
 				Kind, Via, Text string
-				From            uint64
+				Sender          uint64
 			}
 			line := lastLine(t, out.Bytes())
 			if err := json.Unmarshal(line, &ev); err != nil {
@@ -170,8 +170,8 @@ func TestMessageTextTruncation(t *testing.T) {
 			if ev.Text != tt.wantText {
 				t.Errorf("text = %q…, want %q… (len %d, want %d)", head(ev.Text), head(tt.wantText), len(ev.Text), len(tt.wantText))
 			}
-			if !utf8.ValidString(ev.Text) || ev.Kind != KindMessage || ev.Via != "send" || ev.From != planner.ID {
-				t.Errorf("valid UTF-8 %v, kind %q, via %q, from %d", utf8.ValidString(ev.Text), ev.Kind, ev.Via, ev.From)
+			if !utf8.ValidString(ev.Text) || ev.Kind != KindMessage || ev.Via != "send" || ev.Sender != planner.ID {
+				t.Errorf("valid UTF-8 %v, kind %q, via %q, sender %d", utf8.ValidString(ev.Text), ev.Kind, ev.Via, ev.Sender)
 			}
 		})
 	}
