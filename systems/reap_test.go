@@ -1,9 +1,11 @@
 package systems_test
 
 import (
+	"runtime"
 	"slices"
 	"strconv"
 	"testing"
+	"weak"
 
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
@@ -168,5 +170,25 @@ available_tools = ["slow"]
 	}
 	if n := h.w.Entities(); n != 2 {
 		t.Errorf("Unfinished removed entities: %d left", n)
+	}
+}
+
+// TestReapReleasesTheAgentsMemory: once an agent is reaped nothing the host holds still reaches
+// its conversation (an inline model's reused view once did, until the next inline turn).
+func TestReapReleasesTheAgentsMemory(t *testing.T) {
+	h := newHarness(t, options{noTrace: true})
+	h.host.Records = nil // the host on its own keeps no record of a top-level agent
+	var task weak.Pointer[models.Message]
+	model := inlineModel{id: "weak", turn: func(_ *models.State, v *models.View) (models.Reply, error) {
+		task = weak.Make(&v.Messages[0])
+		return models.Reply{Text: "done"}, nil
+	}}
+	h.spawn(h.profile("w", h.blueprint(oneStageBlueprint), model, "remember me"), 1)
+	if stop := h.run(0); stop != ecs.FixedPoint || h.w.Entities() != 0 {
+		t.Fatalf("stop %v with %d agents left", stop, h.w.Entities())
+	}
+	runtime.GC()
+	if task.Value() != nil {
+		t.Fatal("the reaped agent's conversation is still reachable")
 	}
 }
