@@ -109,14 +109,14 @@ func TestFanOutTool(t *testing.T) {
 			if policy == "" {
 				policy = "continue"
 			}
-			starts := w.treeEvents("fanout_start", "boss-0")
+			starts := w.events("fanout_start", "boss-0")
 			if len(starts) != 1 || starts[0].Tick != 0 || starts[0].CallID != "boss-0-t0-c0" || starts[0].Blueprint != "worker" || starts[0].Items != len(tc.items) ||
 				starts[0].MaxWorkers != tc.maxWorkers || starts[0].OnWorkerFailure != policy || starts[0].Mode != "tool" {
 				t.Errorf("fanout_start events:%s", describeTree(starts))
 			}
 			var ends []string
 			itemOf := map[string]int{}
-			for _, ev := range w.treeEvents("worker_end", "boss-0") {
+			for _, ev := range w.events("worker_end", "boss-0") {
 				if ev.CallID != "boss-0-t0-c0" {
 					t.Errorf("worker_end for call %q", ev.CallID)
 				}
@@ -127,7 +127,7 @@ func TestFanOutTool(t *testing.T) {
 				t.Errorf("worker_end events %q, want %q", ends, tc.wantEnds)
 			}
 			spawned := 0
-			for _, sp := range w.treeEvents("spawn", "") {
+			for _, sp := range w.events("spawn", "") {
 				if sp.Parent != 1 {
 					continue
 				}
@@ -139,12 +139,12 @@ func TestFanOutTool(t *testing.T) {
 			if spawned != len(tc.wantEnds) {
 				t.Errorf("%d workers spawned, want %d", spawned, len(tc.wantEnds))
 			}
-			merges := w.treeEvents("merge", "boss-0")
+			merges := w.events("merge", "boss-0")
 			if len(merges) != 1 || [4]int{merges[0].Done, merges[0].Failed, merges[0].Killed, merges[0].NotRun} != tc.counts ||
 				merges[0].OK != tc.wantOK || merges[0].Chars != len(tc.wantText) || merges[0].Tick != res.Tick {
 				t.Errorf("merge events:%+v\nwant counts %v ok=%v", merges, tc.counts, tc.wantOK)
 			}
-			if msgs := w.treeEvents("message", ""); len(msgs) != 0 {
+			if msgs := w.events("message", ""); len(msgs) != 0 {
 				t.Errorf("fan-out workers notified their parent:%s", describeTree(msgs))
 			}
 		})
@@ -327,7 +327,7 @@ func TestFanOutStage(t *testing.T) {
 			if tc.wantReason == "" && h.record("boss-0").Reason != "" {
 				t.Errorf("the splitter's reason %q, want none", h.record("boss-0").Reason)
 			}
-			starts := h.treeEvents("fanout_start", "boss-0")
+			starts := h.events("fanout_start", "boss-0")
 			if tc.noStart {
 				if len(starts) != 0 {
 					t.Errorf("fanout_start events:%s\nwant none", describeTree(starts))
@@ -335,10 +335,10 @@ func TestFanOutStage(t *testing.T) {
 			} else if len(starts) != 1 || starts[0].Mode != "stage" || starts[0].Items != 3 || starts[0].MaxWorkers != 2 || starts[0].OnWorkerFailure != tc.onFailure {
 				t.Errorf("fanout_start events:%s", describeTree(starts))
 			}
-			if turns := h.treeEvents("model_turn", "boss-0"); len(turns) != len(tc.turns) {
+			if turns := h.events("model_turn", "boss-0"); len(turns) != len(tc.turns) {
 				t.Errorf("the splitter's model was asked %d times, want %d (never in the fan-out stage)", len(turns), len(tc.turns))
 			}
-			moves := h.treeEvents("transition", "boss-0")
+			moves := h.events("transition", "boss-0")
 			switch {
 			case tc.wantTo == "" && len(moves) != 0:
 				t.Errorf("transitions:%+v, want none", moves)
@@ -373,7 +373,7 @@ func TestSubagentTreesAreDeterministic(t *testing.T) {
 		opt.latency.Tool, opt.toolCapacity = 2, 4
 		w := newTree(t, treeSpec{opt: opt, bosses: 3, boss: boss, children: map[string]models.Model{"worker": worker, "lead": lead}})
 		w.runAll()
-		if len(w.treeEvents("merge", "")) != 3 || len(w.treeEvents("kill", "")) == 0 || len(w.treeEvents("message", "")) == 0 {
+		if len(w.events("merge", "")) != 3 || len(w.events("kill", "")) == 0 || len(w.events("message", "")) == 0 {
 			t.Fatal("the forest did not fan out, kill and message")
 		}
 		return bytes.Clone(w.traceBytes())

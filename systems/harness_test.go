@@ -607,6 +607,32 @@ type event struct {
 	Deadline   uint64          `json:"deadline"`
 	Answer     string          `json:"answer"`
 	By         string          `json:"by"`
+	// Sub-agent events.
+	Parent          uint64   `json:"parent"`
+	ParentName      string   `json:"parent_name"`
+	Depth           int      `json:"depth"`
+	Detached        bool     `json:"detached"`
+	Call            string   `json:"call"`
+	Sender          uint64   `json:"sender"`
+	SenderName      string   `json:"sender_name"`
+	Via             string   `json:"via"`
+	Target          uint64   `json:"target"`
+	TargetName      string   `json:"target_name"`
+	Killer          uint64   `json:"killer"`
+	KillerName      string   `json:"killer_name"`
+	Cascade         []string `json:"cascade"`
+	Items           int      `json:"items"`
+	MaxWorkers      int      `json:"max_workers"`
+	OnWorkerFailure string   `json:"on_worker_failure"`
+	Mode            string   `json:"mode"`
+	Item            int      `json:"item"`
+	Worker          uint64   `json:"worker"`
+	WorkerName      string   `json:"worker_name"`
+	Done            int      `json:"done"`
+	Failed          int      `json:"failed"`
+	Killed          int      `json:"killed"`
+	NotRun          int      `json:"not_run"`
+	Chars           int      `json:"chars"`
 }
 
 // traceBytes flushes the trace and returns everything written so far.

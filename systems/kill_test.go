@@ -61,8 +61,8 @@ func TestKillAgentCascades(t *testing.T) {
 			if !res.OK || res.Content != want || res.Tick != killTick {
 				t.Errorf("kill_agent returned %q at tick %d, want %q at tick %d", res.Content, res.Tick, want, killTick)
 			}
-			var kills []treeEvent
-			for _, ev := range w.treeEvents("kill", "") {
+			var kills []event
+			for _, ev := range w.events("kill", "") {
 				if ev.Reason == reason {
 					kills = append(kills, ev)
 				}
@@ -71,7 +71,7 @@ func TestKillAgentCascades(t *testing.T) {
 				t.Fatalf("kill events by kill_agent:%s\nwant one", describeTree(kills))
 			}
 			k := kills[0]
-			if k.Tick != killTick || k.Name != tc.target || byID(t, k.Killer) != 1 || k.KillerName != "boss-0" || !slices.Equal(k.Cascade, tc.cascade) {
+			if k.Tick != killTick || k.Name != tc.target || k.Killer != 1 || k.KillerName != "boss-0" || !slices.Equal(k.Cascade, tc.cascade) {
 				t.Errorf("kill event %+v, want %s killed by boss-0 with cascade %q", k, tc.target, tc.cascade)
 			}
 			for _, name := range tc.cascade {
@@ -79,7 +79,7 @@ func TestKillAgentCascades(t *testing.T) {
 				if r.Tick != killTick {
 					t.Errorf("%s was reaped at tick %d, want %d", name, r.Tick, killTick)
 				}
-				ends := w.treeEvents("terminal", name)
+				ends := w.events("terminal", name)
 				if len(ends) != 1 || ends[0].Tick != killTick || ends[0].Status != "killed" || ends[0].Reason != reason {
 					t.Errorf("terminal events of %s:%s", name, describeTree(ends))
 				}
@@ -131,19 +131,19 @@ func TestParentEndKillsLiveChildren(t *testing.T) {
 					t.Errorf("%s was reaped at tick %d, want the parent's tick %d", name, r.Tick, end)
 				}
 			}
-			kills := w.treeEvents("kill", "")
-			if len(kills) != 1 || kills[0].Tick != end || kills[0].Name != "boss-0/1" || byID(t, kills[0].Killer) != 1 || kills[0].KillerName != "boss-0" ||
+			kills := w.events("kill", "")
+			if len(kills) != 1 || kills[0].Tick != end || kills[0].Name != "boss-0/1" || kills[0].Killer != 1 || kills[0].KillerName != "boss-0" ||
 				kills[0].Reason != tc.reason || !slices.Equal(kills[0].Cascade, []string{"boss-0/1", "boss-0/1/1"}) {
 				t.Errorf("kill events:%s\nwant one of boss-0/1 and its child by boss-0", describeTree(kills))
 			}
-			if sp := w.treeEvents("spawn", "boss-0/2"); len(sp) != 1 || !sp[0].Detached {
+			if sp := w.events("spawn", "boss-0/2"); len(sp) != 1 || !sp[0].Detached {
 				t.Errorf("the loner's spawn event:%s\nwant it detached", describeTree(sp))
 			}
 			loner := w.wantRecord("boss-0/2", components.Done, "")
 			if loner.Output != "loner finished" || loner.Tick <= end {
 				t.Errorf("the loner ended at tick %d with %q, want it to finish after its parent (tick %d)", loner.Tick, loner.Output, end)
 			}
-			if msgs := w.treeEvents("message", ""); len(msgs) != 0 {
+			if msgs := w.events("message", ""); len(msgs) != 0 {
 				t.Errorf("message events:%s\nwant none (nobody is left to notify)", describeTree(msgs))
 			}
 		})
@@ -209,7 +209,7 @@ available_tools = ["spawn_agent", "kill_agent"]
 	if r.Tick != 1 || r.Counters.ToolCalls != 0 {
 		t.Errorf("the blocker's record %+v, want it reaped at tick 1 with no call finished", r)
 	}
-	if res := h.treeEvents("tool_result", "boss-0/1"); len(res) != 0 {
+	if res := h.events("tool_result", "boss-0/1"); len(res) != 0 {
 		t.Errorf("the killed agent's lane result was filed:%s", describeTree(res))
 	}
 	if got := h.resultOf("boss-0", subagents.NameKill).Content; got != subagents.KillJSON([]string{"boss-0/1"}) {
@@ -239,8 +239,8 @@ func TestKillClosesOpenPrompts(t *testing.T) {
 	if st := agentStatus(t, w.resultOf("boss-0", subagents.NameCheck).Content); st.Status != "waiting" {
 		t.Errorf("the child on its prompt is %q, want waiting", st.Status)
 	}
-	prompts := w.treeEvents("prompt", "boss-0/1")
-	answers := w.treeEvents("answer", "boss-0/1")
+	prompts := w.events("prompt", "boss-0/1")
+	answers := w.events("answer", "boss-0/1")
 	if len(prompts) != 1 || prompts[0].Tick != 1 {
 		t.Errorf("prompt events:%s\nwant one at tick 1", describeTree(prompts))
 	}
@@ -425,7 +425,7 @@ func TestKillFromEveryPhase(t *testing.T) {
 				if r := w.wantRecord(name, components.Killed, reason); r.Tick != tc.killTick {
 					t.Errorf("%s was reaped at tick %d, want %d", name, r.Tick, tc.killTick)
 				}
-				for _, ev := range w.treeEvents("", name) {
+				for _, ev := range w.events("", name) {
 					if ev.Tick > tc.killTick {
 						t.Errorf("%s has a %s event at tick %d, after its kill", name, ev.Kind, ev.Tick)
 					}
@@ -435,7 +435,7 @@ func TestKillFromEveryPhase(t *testing.T) {
 				t.Errorf("the victim took %d model turns, want %d", r.Counters.ModelTurns, tc.turns)
 			}
 			for _, kind := range []string{"worker_end", "merge"} {
-				if evs := w.treeEvents(kind, ""); len(evs) != 0 {
+				if evs := w.events(kind, ""); len(evs) != 0 {
 					t.Errorf("%s events of a killed fan-out:%s", kind, describeTree(evs))
 				}
 			}

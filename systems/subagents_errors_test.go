@@ -204,8 +204,8 @@ func TestSubagentCallRefusals(t *testing.T) {
 				children: map[string]models.Model{"worker": scripted(t, "scripted:child", child...)}})
 			w.runAll()
 
-			var results []treeEvent
-			for _, ev := range w.treeEvents("tool_result", tc.agent) {
+			var results []event
+			for _, ev := range w.events("tool_result", tc.agent) {
 				if ev.Tool == tc.tool {
 					results = append(results, ev)
 				}

@@ -61,7 +61,7 @@ func TestSpawnAgent(t *testing.T) {
 			if !res.OK || st.ID != "boss-0/1" || st.Blueprint != "worker" || st.Depth != 1 || st.Status != tc.wantSpawn || st.Output != tc.wantOutput {
 				t.Errorf("spawn_agent result %q, want boss-0/1 of worker at depth 1 %s with output %q", res.Content, tc.wantSpawn, tc.wantOutput)
 			}
-			spawns := w.treeEvents("spawn", "boss-0/1")
+			spawns := w.events("spawn", "boss-0/1")
 			if len(spawns) != 1 {
 				t.Fatalf("spawn events of the child:%s", describeTree(spawns))
 			}
@@ -74,7 +74,7 @@ func TestSpawnAgent(t *testing.T) {
 			if len(seen) == 0 || !slices.Equal(contents(seen[0].messages, models.RoleUser), []string{"count the sheep"}) {
 				t.Errorf("the child's first turn saw %+v, want the task alone", seen)
 			}
-			if turns := w.treeEvents("model_turn", "boss-0/1"); len(turns) == 0 || turns[0].Tick != 1 {
+			if turns := w.events("model_turn", "boss-0/1"); len(turns) == 0 || turns[0].Tick != 1 {
 				t.Errorf("child model turns:%s\nwant the first at tick 1", describeTree(turns))
 			}
 			wantDir := filepath.Join(w.root, "boss", "boss-0", "agents", "1")
@@ -84,7 +84,7 @@ func TestSpawnAgent(t *testing.T) {
 			if r := w.wantRecord("boss-0/1", components.Done, ""); r.Parent != 1 || r.Depth != 1 || r.Output != "42 sheep" {
 				t.Errorf("child record %+v", r)
 			}
-			starts, ends := w.treeEvents("wait_start", "boss-0"), w.treeEvents("wait_end", "boss-0")
+			starts, ends := w.events("wait_start", "boss-0"), w.events("wait_end", "boss-0")
 			if !tc.wantWaits {
 				return
 			}
@@ -95,7 +95,7 @@ func TestSpawnAgent(t *testing.T) {
 			if len(ends) != 1 || ends[0].Tick != childEnd+1 || ends[0].CallID != "boss-0-t0-c0" || ends[0].TargetName != "boss-0/1" || ends[0].Status != "done" {
 				t.Errorf("wait_end events:%s\nwant one at tick %d with status done", describeTree(ends), childEnd+1)
 			}
-			for _, ev := range w.treeEvents("model_turn", "boss-0") {
+			for _, ev := range w.events("model_turn", "boss-0") {
 				if ev.Tick > 0 && ev.Tick <= ends[0].Tick {
 					t.Errorf("the parked boss took a model turn at tick %d", ev.Tick)
 				}
@@ -171,12 +171,12 @@ func TestWaitForAgent(t *testing.T) {
 				t.Errorf("wait_for_agent returned %q, want the child's final status", res.Content)
 			}
 			var callTick uint64
-			for _, ev := range w.treeEvents("tool_call", "boss-0") {
+			for _, ev := range w.events("tool_call", "boss-0") {
 				if ev.Tool == subagents.NameWait {
 					callTick = ev.Tick
 				}
 			}
-			starts := w.treeEvents("wait_start", "boss-0")
+			starts := w.events("wait_start", "boss-0")
 			if !tc.wantPark {
 				if len(starts) != 0 || res.Tick != callTick {
 					t.Errorf("a wait on an ended child parked (wait_start:%s), result at tick %d for a call at tick %d", describeTree(starts), res.Tick, callTick)
@@ -235,8 +235,8 @@ func TestSendToAgent(t *testing.T) {
 			if res := w.resultOf("boss-0", subagents.NameSend); !res.OK || res.Content != `{"id":"boss-0/1","queued":true,"inbox":1}` {
 				t.Errorf("send_to_agent returned %q", res.Content)
 			}
-			msgs := w.treeEvents("message", "")
-			if len(msgs) != 1 || msgs[0].Tick != 1 || msgs[0].Name != "boss-0/1" || msgs[0].Agent != 2 || byID(t, msgs[0].Sender) != 1 ||
+			msgs := w.events("message", "")
+			if len(msgs) != 1 || msgs[0].Tick != 1 || msgs[0].Name != "boss-0/1" || msgs[0].Agent != 2 || msgs[0].Sender != 1 ||
 				msgs[0].SenderName != "boss-0" || msgs[0].Via != "send" || msgs[0].Text != "use blue" {
 				t.Errorf("message events:%s\nwant one send from boss-0 to boss-0/1 at tick 1", describeTree(msgs))
 			}
@@ -303,7 +303,7 @@ func TestListAgents(t *testing.T) {
 		return out
 	}
 	var bossLists []string
-	for _, ev := range w.treeEvents("tool_result", "boss-0") {
+	for _, ev := range w.events("tool_result", "boss-0") {
 		if ev.Tool == subagents.NameList {
 			bossLists = append(bossLists, ev.Content)
 		}
@@ -367,7 +367,7 @@ func TestChildEndNotifiesItsParent(t *testing.T) {
 			w := newTree(t, treeSpec{opt: parkFor(4), boss: boss, children: map[string]models.Model{"worker": scripted(t, "scripted:child", tc.childTurns...)}})
 			w.runAll()
 			w.wantRecord("boss-0", components.Done, "")
-			msgs := w.treeEvents("message", "")
+			msgs := w.events("message", "")
 			if tc.want == "" {
 				if len(msgs) != 0 {
 					t.Errorf("message events:%s\nwant none", describeTree(msgs))
@@ -375,7 +375,7 @@ func TestChildEndNotifiesItsParent(t *testing.T) {
 				return
 			}
 			end := w.record("boss-0/1").Tick
-			if len(msgs) != 1 || msgs[0].Tick != end+1 || msgs[0].Name != "boss-0" || byID(t, msgs[0].Sender) != 2 || msgs[0].SenderName != "boss-0/1" ||
+			if len(msgs) != 1 || msgs[0].Tick != end+1 || msgs[0].Name != "boss-0" || msgs[0].Sender != 2 || msgs[0].SenderName != "boss-0/1" ||
 				msgs[0].Via != "notify" || msgs[0].Text != tc.want {
 				t.Fatalf("message events:%s\nwant a notify of %q to boss-0 at tick %d", describeTree(msgs), tc.want, end+1)
 			}
@@ -447,12 +447,12 @@ func TestWaitForTwoChildrenInOneTurn(t *testing.T) {
 	}})
 	w.runAll()
 
-	ends := w.treeEvents("wait_end", "boss-0")
+	ends := w.events("wait_end", "boss-0")
 	if len(ends) != 2 || ends[0].TargetName != "boss-0/1" || ends[1].TargetName != "boss-0/2" || ends[0].Tick >= ends[1].Tick {
 		t.Fatalf("wait_end events:%s\nwant boss-0/1's, then boss-0/2's", describeTree(ends))
 	}
 	var got []string
-	for _, ev := range w.treeEvents("tool_result", "boss-0") {
+	for _, ev := range w.events("tool_result", "boss-0") {
 		if ev.Tool == subagents.NameWait {
 			st := agentStatus(t, ev.Content)
 			got = append(got, st.ID+" "+st.Status+" "+st.Output)

@@ -1,11 +1,9 @@
 package systems_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -14,7 +12,6 @@ import (
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/subagents"
 	"github.com/warrenhq/warren/systems"
-	"github.com/warrenhq/warren/trace"
 )
 
 // bossTemplate is a top-level agent that may use every sub-agent tool; %s adds lines to its
@@ -79,85 +76,12 @@ max_iterations = 50
 available_tools = ["echo_inline"]
 `
 
-// treeEvent is one trace line with the fields the sub-agent kinds use. "by" and "from" are
-// numbers in kill and message events but strings elsewhere (answer, transition), so they stay
-// raw.
-type treeEvent struct {
-	Tick            uint64          `json:"tick"`
-	Agent           uint64          `json:"agent"`
-	Name            string          `json:"name"`
-	Kind            string          `json:"kind"`
-	Group           string          `json:"group"`
-	Index           int             `json:"index"`
-	Blueprint       string          `json:"blueprint"`
-	Model           string          `json:"model"`
-	Parent          uint64          `json:"parent"`
-	ParentName      string          `json:"parent_name"`
-	Depth           int             `json:"depth"`
-	Detached        bool            `json:"detached"`
-	Call            string          `json:"call"`
-	CallID          string          `json:"call_id"`
-	Tool            string          `json:"tool"`
-	OK              bool            `json:"ok"`
-	Content         string          `json:"content"`
-	Text            string          `json:"text"`
-	Sender          json.RawMessage `json:"sender"`
-	SenderName      string          `json:"sender_name"`
-	Via             string          `json:"via"`
-	Target          uint64          `json:"target"`
-	TargetName      string          `json:"target_name"`
-	Status          string          `json:"status"`
-	Reason          string          `json:"reason"`
-	Killer          json.RawMessage `json:"killer"`
-	By              string          `json:"by"`
-	KillerName      string          `json:"killer_name"`
-	Cascade         []string        `json:"cascade"`
-	Answer          string          `json:"answer"`
-	Items           int             `json:"items"`
-	MaxWorkers      int             `json:"max_workers"`
-	OnWorkerFailure string          `json:"on_worker_failure"`
-	Mode            string          `json:"mode"`
-	Item            int             `json:"item"`
-	Worker          uint64          `json:"worker"`
-	WorkerName      string          `json:"worker_name"`
-	Done            int             `json:"done"`
-	Failed          int             `json:"failed"`
-	Killed          int             `json:"killed"`
-	NotRun          int             `json:"not_run"`
-	Chars           int             `json:"chars"`
-	Stage           string          `json:"stage"`
-	To              string          `json:"to"`
-	On              string          `json:"on"`
-}
-
-// treeEvents decodes the trace so far, keeping the events of kind (all when "") of agent name
-// (all when ""). The harness's events cannot decode kill and message lines, whose "by" and
-// "from" are agent ids.
-func (h *harness) treeEvents(kind, name string) []treeEvent {
-	h.tb.Helper()
-	_, raw, err := trace.ReadAll(bytes.NewReader(h.traceBytes()))
-	if err != nil {
-		h.tb.Fatalf("trace: %v", err)
-	}
-	var out []treeEvent
-	for _, line := range raw {
-		var ev treeEvent
-		if err := json.Unmarshal(line, &ev); err != nil {
-			h.tb.Fatalf("trace line %s: %v", line, err)
-		}
-		if (kind == "" || ev.Kind == kind) && (name == "" || ev.Name == name) {
-			out = append(out, ev)
-		}
-	}
-	return out
-}
-
 // treeResults lists the tool_result events of agent name as "tool|ok|content" or
 // "tool|error|content".
 func (h *harness) treeResults(name string) []string {
 	h.tb.Helper()
 	var out []string
-	for _, ev := range h.treeEvents("tool_result", name) {
+	for _, ev := range h.events("tool_result", name) {
 		state := "error"
 		if ev.OK {
 			state = "ok"
@@ -169,10 +93,10 @@ func (h *harness) treeResults(name string) []string {
 
 // resultOf returns the content of agent name's only result of tool, failing when there is not
 // exactly one.
-func (h *harness) resultOf(name, tool string) treeEvent {
+func (h *harness) resultOf(name, tool string) event {
 	h.tb.Helper()
-	var found []treeEvent
-	for _, ev := range h.treeEvents("tool_result", name) {
+	var found []event
+	for _, ev := range h.events("tool_result", name) {
 		if ev.Tool == tool {
 			found = append(found, ev)
 		}
@@ -193,18 +117,8 @@ func agentStatus(tb testing.TB, content string) subagents.AgentStatus {
 	return st
 }
 
-// byID reads the numeric "by" or "from" of a kill or message event.
-func byID(tb testing.TB, raw json.RawMessage) uint64 {
-	tb.Helper()
-	n, err := strconv.ParseUint(string(raw), 10, 64)
-	if err != nil {
-		tb.Fatalf("agent id %s: %v", raw, err)
-	}
-	return n
-}
-
 // describeTree renders events for failure messages, one per line.
-func describeTree(evs []treeEvent) string {
+func describeTree(evs []event) string {
 	var sb strings.Builder
 	for _, ev := range evs {
 		fmt.Fprintf(&sb, "\n  tick %d %s %s tool=%s status=%s reason=%q content=%q text=%q cascade=%v",
