@@ -46,18 +46,16 @@ type agentList struct {
 	Omitted int           `json:"omitted"`
 }
 
-// ListJSON renders list_agents' result, {"agents":[...],"total":N,"omitted":M}: the first limit
-// entries (all of them when limit <= 0), the number of entries in all, and how many were left out
-// to keep the result short. An empty list renders as "agents":[], never null.
-func ListJSON(entries []AgentStatus, limit int) string {
-	shown := entries
-	if limit > 0 && len(shown) > limit {
-		shown = shown[:limit]
-	}
+// ListJSON renders list_agents' result, {"agents":[...],"total":N,"omitted":M}: the entries shown
+// (a caller keeps at most its limit of them), how many agents there are in all (total, never less
+// than len(shown)), and how many were left out to keep the result short. An empty list renders as
+// "agents":[], never null.
+func ListJSON(shown []AgentStatus, total int) string {
 	if shown == nil {
 		shown = []AgentStatus{}
 	}
-	return encode(agentList{Agents: shown, Total: len(entries), Omitted: len(entries) - len(shown)})
+	total = max(total, len(shown))
+	return encode(agentList{Agents: shown, Total: total, Omitted: total - len(shown)})
 }
 
 // killReport is kill_agent's result.

@@ -352,6 +352,7 @@ func (s *Subagents) kill(w *ecs.World, tick uint64, c caller, call models.ToolCa
 // included while someone above them lives).
 func (s *Subagents) listAgents(c caller) components.ToolResult {
 	s.list = s.list[:0]
+	total := 1 // the caller
 	var walk func(n *subagents.Node)
 	walk = func(n *subagents.Node) {
 		for _, cid := range n.Children {
@@ -359,13 +360,16 @@ func (s *Subagents) listAgents(c caller) components.ToolResult {
 			if !ok {
 				continue // forgotten: ended, and nobody above it is live any more
 			}
-			s.list = append(s.list, s.statusOf(child))
+			total++
+			if len(s.list) < listLimit {
+				s.list = append(s.list, s.statusOf(child)) // the rest are only counted
+			}
 			walk(child)
 		}
 	}
 	s.list = append(s.list, s.statusOf(c.node))
 	walk(c.node)
-	out := subagents.ListJSON(s.list, listLimit)
+	out := subagents.ListJSON(s.list, total)
 	clear(s.list)
 	return components.ToolResult{Content: out}
 }
