@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/warrenhq/warren/models"
+	"github.com/warrenhq/warren/tools"
 )
 
 // AgentData is what an agent owns that holds references, kept out of arche (see the package
@@ -40,6 +41,9 @@ type AgentData struct {
 type ToolResult struct {
 	Content string
 	IsError bool
+	// Notes are what the call did that the trace shows besides its result (a script's logs
+	// and host calls), written when the turn's results are filed.
+	Notes []tools.Note
 	// Panic is set when the tool panicked: the agent fails once its turn is applied.
 	Panic string
 }

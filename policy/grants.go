@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"maps"
 )
 
 // ErrBadScope reports an approval scope that is not one of once, stage or run. Scripted answers
@@ -85,6 +86,22 @@ func (g *Grants) Grant(keys []string, scope Scope, stage int) {
 			g.stage[k] = struct{}{}
 		}
 	}
+}
+
+// Clone returns an independent copy (nil for nil): a snapshot that another goroutine may read
+// while the agent's own grants change.
+func (g *Grants) Clone() *Grants {
+	if g == nil {
+		return nil
+	}
+	c := &Grants{stageIndex: g.stageIndex}
+	if len(g.run) > 0 {
+		c.run = maps.Clone(g.run)
+	}
+	if len(g.stage) > 0 {
+		c.stage = maps.Clone(g.stage)
+	}
+	return c
 }
 
 // EnterStage tells the grants that the agent is now in stage. Moving to a different index

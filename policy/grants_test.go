@@ -171,3 +171,25 @@ func TestGrantParseScope(t *testing.T) {
 		t.Errorf("Scope(0).String() = %q", got)
 	}
 }
+
+func TestGrantsCloneIsASnapshot(t *testing.T) {
+	var nilGrants *Grants
+	if nilGrants.Clone() != nil {
+		t.Fatal("the clone of nil grants is not nil")
+	}
+	g := &Grants{}
+	g.Grant([]string{"write_file"}, ScopeRun, 0)
+	g.Grant([]string{"shell:ls"}, ScopeStage, 2)
+	c := g.Clone()
+	g.Grant([]string{"edit_file"}, ScopeRun, 2)
+	g.EnterStage(3)
+	if _, ok := c.Covers("edit_file"); ok {
+		t.Error("a grant given after the clone shows in it")
+	}
+	if scope, ok := c.coversIn("shell:ls", 2); !ok || scope != ScopeStage {
+		t.Error("the clone lost the stage grant its original dropped later")
+	}
+	if scope, ok := c.Covers("write_file"); !ok || scope != ScopeRun {
+		t.Error("the clone lost the run grant")
+	}
+}

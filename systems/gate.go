@@ -1,6 +1,7 @@
 package systems
 
 import (
+	"context"
 	"encoding/json"
 	"path/filepath"
 	"strings"
@@ -39,47 +40,64 @@ var defaultPolicy = func() *components.ToolPolicy {
 
 // Decide implements Gate.
 func (PolicyGate) Decide(req *GateRequest) Decision {
-	pol := req.Profile.Policy
+	return decide(req.Profile.Policy, gateCall{ctx: req.Ctx, agent: tools.AgentRef{ID: req.Agent.ID, Name: req.Data.Name},
+		stage: int(req.Data.Tools.Stage), grants: req.Data.Tools.Grants,
+		tool: req.Tool, args: req.Args, keys: req.Keys, parsed: req.Parsed})
+}
+
+// gateCall is what the policy gate reads of one call: nothing of the world but this, so the same
+// decision can be made on a lane goroutine (a script's call_tool) from a snapshot.
+type gateCall struct {
+	ctx    context.Context
+	agent  tools.AgentRef
+	stage  int
+	grants *policy.Grants
+	tool   string
+	args   json.RawMessage
+	keys   []string
+	parsed bool
+}
+
+// decide is the policy gate's decision for c under pol (the built-in defaults when nil).
+func decide(pol *components.ToolPolicy, c gateCall) Decision {
 	if pol == nil || pol.Resolver == nil {
 		pol = defaultPolicy
 	}
-	if d, refused := readOnlyFloor(pol, req); refused {
+	if d, refused := readOnlyFloor(pol, c.tool, c.args, c.keys, c.parsed); refused {
 		return d
 	}
-	call := policy.Call{Stage: int(req.Data.Tools.Stage), Tool: req.Tool, Keys: req.Keys, Parsed: req.Parsed}
+	call := policy.Call{Stage: c.stage, Tool: c.tool, Keys: c.keys, Parsed: c.parsed}
 	var pd policy.Decision
 	if len(pol.Ceilings) == 0 {
 		pd = pol.Resolver.Decide(call)
-		pd = pol.Resolver.Cover(call, pd, pol.Safe, req.Data.Tools.Grants)
+		pd = pol.Resolver.Cover(call, pd, pol.Safe, c.grants)
 	} else {
 		pd = pol.Resolver.DecideUnder(call, pol.Ceilings)
-		pd = pol.Resolver.CoverUnder(call, pd, pol.Safe, req.Data.Tools.Grants, pol.Ceilings)
+		pd = pol.Resolver.CoverUnder(call, pd, pol.Safe, c.grants, pol.Ceilings)
 	}
-	d := Decision{Verdict: pd.Verdict, Layer: pd.Layer, Reason: pd.Reason, Keys: req.Keys}
+	d := Decision{Verdict: pd.Verdict, Layer: pd.Layer, Reason: pd.Reason, Keys: c.keys}
 	if d.Verdict == policy.Ask && pol.SafetyMode == tools.SafetyAuto {
-		d = classify(pol, req, d)
+		d = classify(pol, c, d)
 	}
 	return d
 }
 
 // classify lets auto mode's classifier settle an ask: allow, deny, or escalate (the ask stands).
 // Without a classifier, or when it fails, the gate fails safe: the ask stands.
-func classify(pol *components.ToolPolicy, req *GateRequest, d Decision) Decision {
+func classify(pol *components.ToolPolicy, c gateCall, d Decision) Decision {
 	if pol.Classifier == nil {
 		d.Reason += "; auto mode has no classifier bound, so it fails safe to ask"
 		return d
 	}
-	v, err := pol.Classifier.Classify(req.Ctx, tools.ClassifyRequest{
-		Agent: tools.AgentRef{ID: req.Agent.ID, Name: req.Data.Name}, Tool: req.Tool, Args: req.Args, Keys: req.Keys,
-	})
+	v, err := pol.Classifier.Classify(c.ctx, tools.ClassifyRequest{Agent: c.agent, Tool: c.tool, Args: c.args, Keys: c.keys})
 	switch {
 	case err != nil:
 		d.Reason += "; the classifier failed (" + err.Error() + "), so it fails safe to ask"
 		return d
 	case v.Decision == tools.ClassifyAllow:
-		return Decision{Verdict: policy.Allow, Layer: layerClassifier, Reason: "auto mode: the classifier allows it: " + v.Reason, Keys: req.Keys}
+		return Decision{Verdict: policy.Allow, Layer: layerClassifier, Reason: "auto mode: the classifier allows it: " + v.Reason, Keys: c.keys}
 	case v.Decision == tools.ClassifyDeny:
-		return Decision{Verdict: policy.Deny, Layer: layerClassifier, Reason: "auto mode: the classifier denies it: " + v.Reason, Keys: req.Keys}
+		return Decision{Verdict: policy.Deny, Layer: layerClassifier, Reason: "auto mode: the classifier denies it: " + v.Reason, Keys: c.keys}
 	}
 	d.Reason += "; the classifier escalates: " + v.Reason
 	return d
@@ -90,7 +108,7 @@ func classify(pol *components.ToolPolicy, req *GateRequest, d Decision) Decision
 // checklist, write only the agent's own notes) and pass; file writes pass only to the plan file;
 // a shell line passes only if every command is a safe key and every redirect goes to the plan
 // file.
-func readOnlyFloor(pol *components.ToolPolicy, req *GateRequest) (Decision, bool) {
+func readOnlyFloor(pol *components.ToolPolicy, tool string, args json.RawMessage, keys []string, parsed bool) (Decision, bool) {
 	if pol.SafetyMode != tools.SafetyReadOnly && pol.PlanFile == "" {
 		return Decision{}, false
 	}
@@ -99,19 +117,19 @@ func readOnlyFloor(pol *components.ToolPolicy, req *GateRequest) (Decision, bool
 		if pol.PlanFile != "" {
 			why = "the agent is drafting a plan, so everything is read-only except " + pol.PlanFile + ": " + what
 		}
-		return Decision{Verdict: policy.Deny, Layer: layerReadOnly, Reason: why, Keys: req.Keys}, true
+		return Decision{Verdict: policy.Deny, Layer: layerReadOnly, Reason: why, Keys: keys}, true
 	}
 	switch {
-	case req.Tool == tools.NameWriteFile || req.Tool == tools.NameEditFile:
-		if pol.PlanFile != "" && isPlanFile(pol.PlanFile, argPath(req.Args)) {
+	case tool == tools.NameWriteFile || tool == tools.NameEditFile:
+		if pol.PlanFile != "" && isPlanFile(pol.PlanFile, argPath(args)) {
 			return Decision{}, false
 		}
-		return deny(req.Tool + " writes " + argPath(req.Args))
-	case req.Tool == policy.ShellTool:
-		if !req.Parsed {
+		return deny(tool + " writes " + argPath(args))
+	case tool == policy.ShellTool:
+		if !parsed {
 			return deny("the shell line could not be analysed")
 		}
-		for _, k := range req.Keys {
+		for _, k := range keys {
 			switch {
 			case policy.IsRedirectKey(k):
 				if pol.PlanFile == "" || !isPlanFile(pol.PlanFile, strings.TrimPrefix(k, "shell:>")) {
@@ -122,10 +140,10 @@ func readOnlyFloor(pol *components.ToolPolicy, req *GateRequest) (Decision, bool
 			}
 		}
 		return Decision{}, false
-	case policy.DefaultVerdict(req.Tool) == policy.Allow:
+	case policy.DefaultVerdict(tool) == policy.Allow:
 		return Decision{}, false
 	}
-	return deny(req.Tool + " is not known to be read-only")
+	return deny(tool + " is not known to be read-only")
 }
 
 // argPath is the "path" argument of a file tool call ("" when absent).

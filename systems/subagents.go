@@ -135,7 +135,7 @@ func (s *Subagents) handle(w *ecs.World, tick uint64, r subRequest) {
 	default:
 		res = errResult(fmt.Errorf("%s is not a sub-agent operation this host knows", call.Name))
 	}
-	if res == parked {
+	if isParked(res) {
 		return
 	}
 	s.settle(tick, c, r.index, res)
@@ -151,6 +151,9 @@ func listOrNone(names []string) string {
 
 // parked is the result of a call that waits; it is never given to an agent.
 var parked = components.ToolResult{Panic: "parked"}
+
+// isParked reports whether res says the call waits.
+func isParked(res components.ToolResult) bool { return res.Panic == parked.Panic && res.Content == "" }
 
 func errResult(err error) components.ToolResult {
 	return components.ToolResult{Content: err.Error(), IsError: true}

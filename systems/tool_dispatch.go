@@ -191,7 +191,7 @@ func runTool(h *tools.Handle, ec *tools.ExecContext, args json.RawMessage) (res 
 	if err != nil {
 		return components.ToolResult{Content: err.Error(), IsError: true}
 	}
-	return components.ToolResult{Content: out.Content, IsError: out.IsError}
+	return components.ToolResult{Content: out.Content, IsError: out.IsError, Notes: out.Notes}
 }
 
 // Finalize implements ecs.System.
@@ -281,6 +281,9 @@ func (t *toolTurn) finish(tick uint64, e ecs.Entity, id *components.Identity, d 
 			counters.ToolErrors++
 		}
 		d.ByTool.Add(call.Name)
+		for _, n := range r.Notes {
+			t.host.Trace.ToolNote(tick, ref(id, d), call.ID, call.Name, n.Fn, n.Text, n.OK, n.Err)
+		}
 		t.host.Trace.ToolResult(tick, ref(id, d), call.ID, call.Name, !r.IsError, r.Content)
 		if r.Panic != "" && panicked == "" {
 			panicked = "panic in tool " + call.Name + ": " + r.Panic

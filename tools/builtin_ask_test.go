@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -196,7 +197,7 @@ func TestInteractionAnswer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res != TextResult(tc.want) {
+			if !reflect.DeepEqual(res, TextResult(tc.want)) {
 				t.Fatalf("result %+v, want %q", res, tc.want)
 			}
 		})
@@ -258,7 +259,7 @@ func TestInteractionExecuteNilContext(t *testing.T) {
 			args = `{"question":"Proceed?","choices":["yes","later"]}`
 		}
 		res, err := tool.Execute(nil, json.RawMessage(args))
-		if err != nil || res != TextResult(UnattendedAnswer) {
+		if err != nil || !reflect.DeepEqual(res, TextResult(UnattendedAnswer)) {
 			t.Fatalf("%s with a nil context = %+v, %v; want the unattended answer", tool.Spec().Name, res, err)
 		}
 	}

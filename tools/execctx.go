@@ -2,7 +2,9 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // AgentRef identifies the agent making a call. It is a Warren addition to the reference context:
@@ -102,6 +104,22 @@ type ExecContext struct {
 	// live path; nil only in bare contexts, where the checklist tools return a graceful no-op
 	// result.
 	Tasks *TaskBroker
+	// Now is the world clock's time when the call was dispatched (virtual time in scenarios), so
+	// a tool that shows the time (a script's Date) stays deterministic. Zero in bare contexts.
+	Now time.Time
+	// Seed seeds the call's own random stream: derived from the run's seed, the agent and the
+	// call, so a tool that draws random numbers (a script's Math.random) draws the same ones in
+	// every replay, whichever worker runs it.
+	Seed uint64
+	// ScriptPermit is Layer 3 for script tools: whether the host function fn (read_file,
+	// write_file, shell, http_get, ...) may run now for this agent, evaluated at each host call.
+	// nil in bare contexts, where scripts may call nothing that needs a permission.
+	ScriptPermit func(fn string) error
+	// CallTool runs another tool for this agent through the full gate (visibility aside: the
+	// called tool need not be advertised), synchronously on the caller's goroutine. An ask that
+	// no grant or safe key covers is refused, since a call inside a tool cannot open a prompt.
+	// nil in bare contexts.
+	CallTool func(name string, args json.RawMessage) (Result, error)
 }
 
 // NewExecContext builds a context for one call with the "unknown" sentinels set (MessageIndex and

@@ -29,6 +29,20 @@ type Result struct {
 	Content string
 	// IsError is true for an error result: the agent is told the call failed.
 	IsError bool
+	// Notes are what the call did that the trace should show besides its result, in order: a
+	// script tool's log lines and the host functions it called. The dispatcher writes them into
+	// the trace on the world's goroutine when it files the result; most tools have none.
+	Notes []Note
+}
+
+// Note is one thing a call did that the trace shows: a log line (Fn "log") or one host function
+// a script called (Fn its name, Text a short summary of its argument, OK whether it succeeded,
+// Err why not).
+type Note struct {
+	Fn   string
+	Text string
+	OK   bool
+	Err  string
 }
 
 // TextResult is a successful result carrying text. It exists so tools read the same way at every
