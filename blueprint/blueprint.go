@@ -3,6 +3,7 @@ package blueprint
 import (
 	"strconv"
 
+	"github.com/warrenhq/warren/internal/tomlfile"
 	"github.com/warrenhq/warren/policy"
 )
 
@@ -196,6 +197,38 @@ type Blueprint struct {
 	// Hash is the hex SHA-256 of the file's bytes, recorded in traces so a
 	// replay can tell that a blueprint changed.
 	Hash string
+	// DynamicTools is dynamic_tools: whether the host may re-scan this
+	// blueprint's script tools during a run, so an agent sees tools added
+	// after it was spawned. false (the default) fixes the tool set at spawn.
+	DynamicTools bool
+	// ScriptPermissions is the blueprint's [tool_script_permissions] (nil if
+	// none): host function -> verdict, with values already validated. It
+	// may only tighten the host's table; CheckScriptCeiling says whether it
+	// does, once the host is known.
+	ScriptPermissions map[string]policy.ScriptVerdict
+	// scriptAt positions each ScriptPermissions entry for
+	// CheckScriptCeiling's errors (File, Line, Column and Key set).
+	scriptAt map[string]tomlfile.Error
+}
+
+// CheckScriptCeiling reports every [tool_script_permissions] entry of the
+// blueprint that is looser than what host (the host config's table; nil
+// for the built-in defaults) sets for the same function, each positioned
+// at the entry in the blueprint file and wrapping policy.ErrScriptLoosens.
+// Loaders call it once both files are known, since the host may come from
+// a separate config file; nil means the blueprint only tightens.
+func (b *Blueprint) CheckScriptCeiling(host map[string]policy.ScriptVerdict) error {
+	var errs tomlfile.Errors
+	for _, p := range policy.CheckScriptTightening(host, b.ScriptPermissions) {
+		e, ok := b.scriptAt[p.Name]
+		if !ok {
+			e = tomlfile.Error{File: b.Path, Key: tomlfile.JoinKey("tool_script_permissions", p.Name)}
+		}
+		e.Msg, e.Err = p.Err.Error(), p.Err
+		errs = append(errs, &e)
+	}
+	errs.Sort()
+	return errs.Err()
 }
 
 // Stage returns the stage called name, for tools and tests that refer to

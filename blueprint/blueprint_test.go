@@ -55,6 +55,7 @@ func describe(bp *Blueprint) string {
 	fmt.Fprintf(&b, "name=%s entry=%d(%s) max_messages=%d\n", bp.Name, bp.Entry, bp.Stages[bp.Entry].Name, bp.MaxMessages)
 	fmt.Fprintf(&b, "description=%q\n", bp.Description)
 	fmt.Fprintf(&b, "permissions=%s\n", describePermissions(bp.ToolPermissions))
+	fmt.Fprintf(&b, "dynamic_tools=%v script_permissions=%s\n", bp.DynamicTools, describeScriptPermissions(bp.ScriptPermissions))
 	sa := bp.Subagents
 	spawnable := "any"
 	if sa.Spawnable != nil {
@@ -126,6 +127,14 @@ func checkInvariants(t *testing.T, bp *Blueprint) {
 	for _, ref := range bp.SpawnRefs {
 		if ref.Key == "" || !strings.HasPrefix(ref.Where, bp.Path+":") {
 			t.Errorf("bad spawn ref %+v", ref)
+		}
+	}
+	for fn, v := range bp.ScriptPermissions {
+		if err := policy.CheckScriptEntry(fn, v); err != nil {
+			t.Errorf("invalid script permission kept: %v", err)
+		}
+		if at := bp.scriptAt[fn]; at.File != bp.Path || at.Line < 1 || at.Key != "tool_script_permissions."+fn {
+			t.Errorf("script permission %s positioned at %+v", fn, at)
 		}
 	}
 	for i := range bp.Stages {

@@ -79,6 +79,9 @@ type fileBlueprint struct {
 	ToolPermissions map[string]string `toml:"tool_permissions"`
 	Subagents       fileSubagents     `toml:"subagents"`
 	Stages          []fileStage       `toml:"stages"`
+	// DynamicTools and ToolScriptPermissions concern the blueprint's script tools.
+	DynamicTools          bool              `toml:"dynamic_tools"`
+	ToolScriptPermissions map[string]string `toml:"tool_script_permissions"`
 }
 
 // fileStage is one [[stages]] table as written.
@@ -227,7 +230,9 @@ func (c *compiler) compile(raw *fileBlueprint) *Blueprint {
 		ToolPermissions: c.permissions("tool_permissions", raw.ToolPermissions),
 		SafeCommands:    c.safeCommands(raw.SafeCommands),
 		Subagents:       c.subagents(&raw.Subagents),
+		DynamicTools:    raw.DynamicTools,
 	}
+	bp.ScriptPermissions, bp.scriptAt = c.scriptPermissions("tool_script_permissions", raw.ToolScriptPermissions)
 	c.sub = &bp.Subagents
 	switch {
 	case raw.Name == "" && !c.present("name"):
@@ -383,6 +388,26 @@ func (c *compiler) permissions(path string, raw map[string]string) map[string]po
 		c.errorf(tomlfile.JoinKey(path, p.Name), "%w", p.Err)
 	}
 	return verdicts
+}
+
+// scriptPermissions validates the [tool_script_permissions] table (keys host functions, values
+// allow | deny | inherit) and records where each valid entry is written, so that the check
+// against the host, which needs both files, can point at it.
+func (c *compiler) scriptPermissions(path string, raw map[string]string) (map[string]policy.ScriptVerdict, map[string]tomlfile.Error) {
+	verdicts, problems := policy.ParseScriptTable(raw)
+	for _, p := range problems {
+		c.errorf(tomlfile.JoinKey(path, p.Name), "%w", p.Err)
+	}
+	if len(verdicts) == 0 {
+		return verdicts, nil
+	}
+	at := make(map[string]tomlfile.Error, len(verdicts))
+	for fn := range verdicts {
+		key := tomlfile.JoinKey(path, fn)
+		line, col, _ := c.doc.Pos(key)
+		at[fn] = tomlfile.Error{File: c.doc.File, Line: line, Column: col, Key: key}
+	}
+	return verdicts, at
 }
 
 // transition resolves one transition; ok is false when it has a problem.

@@ -3,7 +3,9 @@
 // the security switches, the write budget and the interaction settings. It is the user's file,
 // passed to `host run --config` or embedded in a scenario as [host]; blueprints (which may come
 // from anywhere) can only tighten what it allows. Its [subagents] table caps the sub-agent
-// trees of every agent, whatever their blueprints ask for.
+// trees of every agent, whatever their blueprints ask for. Its [tool_script_permissions] table is
+// Layer 3, the ceiling on the host functions script tools may call, and [scripting] holds the
+// script tools' folder and limits.
 package hostconfig
 
 import (
@@ -27,6 +29,9 @@ type File struct {
 	WriteBudget          fileWriteBudget              `toml:"write_budget"`
 	Interaction          fileInteraction              `toml:"interaction"`
 	Subagents            fileSubagents                `toml:"subagents"`
+	// ToolScriptPermissions and Scripting are the script-tool tables (see scripting.go).
+	ToolScriptPermissions map[string]string `toml:"tool_script_permissions"`
+	Scripting             fileScripting     `toml:"scripting"`
 }
 
 type fileSafeCommands struct {
@@ -120,10 +125,18 @@ type Config struct {
 	Unattended bool
 	// Subagents are the host-wide caps on sub-agent trees.
 	Subagents SubagentLimits
+	// ScriptPermissions is [tool_script_permissions], Layer 3: host function -> verdict, the
+	// ceiling a blueprint's own table may only tighten (nil: the built-in defaults apply; see
+	// policy.NewScriptPermissions).
+	ScriptPermissions map[string]policy.ScriptVerdict
+	// Scripting is the [scripting] table: the host-wide script tools folder and the limits every
+	// script tool call runs under.
+	Scripting ScriptingConfig
 }
 
 // Default returns the configuration used when none is given: no ceiling entries, no extra safe
-// commands, no blueprint opt-ins, the default write budget, prompt timeout and sub-agent caps.
+// commands, no blueprint opt-ins, the default write budget, prompt timeout and sub-agent caps,
+// the built-in script permissions and the default script limits.
 func Default() *Config {
 	return &Config{
 		WritePerCall: DefaultPerCallBytes, WritePerRun: DefaultPerRunBytes, TimeoutTicks: DefaultTimeoutTicks,
@@ -131,6 +144,7 @@ func Default() *Config {
 			MaxDepth: DefaultMaxDepth, MaxChildren: DefaultMaxChildren, MaxAgents: DefaultMaxAgents,
 			Inbox: DefaultInbox, MaxFanOutItems: DefaultMaxFanOutItems,
 		},
+		Scripting: DefaultScripting(),
 	}
 }
 
@@ -186,7 +200,9 @@ func onlyUnknownKeys(err error) (tomlfile.Errors, bool) {
 }
 
 // Compile validates a decoded File whose keys sit under prefix in doc ("" for a config file,
-// "host" for a scenario's [host] table) and returns the config and every problem found.
+// "host" for a scenario's [host] table) and returns the config and every problem found. A
+// relative [scripting] tools_dir is resolved against the folder of doc.File, the file the table
+// was written in: the config file, or the scenario that embeds it.
 func Compile(doc *tomlfile.Doc, prefix string, f *File, knownTools []string) (*Config, tomlfile.Errors) {
 	c := compiler{doc: doc, prefix: prefix, known: knownTools}
 	cfg := Default()
@@ -223,6 +239,8 @@ func Compile(doc *tomlfile.Doc, prefix string, f *File, knownTools []string) (*C
 	}
 	cfg.Unattended = f.Interaction.Unattended
 	c.subagents(&f.Subagents, &cfg.Subagents)
+	cfg.ScriptPermissions = c.scriptPermissions("tool_script_permissions", f.ToolScriptPermissions)
+	c.scripting(&f.Scripting, &cfg.Scripting)
 	return cfg, c.errs
 }
 

@@ -1,0 +1,195 @@
+package hostconfig
+
+import (
+	"errors"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/warrenhq/warren/internal/tomlfile"
+	"github.com/warrenhq/warren/policy"
+)
+
+// fileScripting is the [scripting] table as written. Pointers tell an absent key (keep the
+// default) from an explicit value.
+type fileScripting struct {
+	ToolsDir             *string  `toml:"tools_dir"`
+	AllowEnv             []string `toml:"allow_env"`
+	HTTPAllowPrivate     bool     `toml:"http_allow_private"`
+	CallTimeout          *string  `toml:"call_timeout"`
+	MaxCallStack         *int64   `toml:"max_call_stack"`
+	HTTPTimeout          *string  `toml:"http_timeout"`
+	MaxHTTPResponseBytes *int64   `toml:"max_http_response_bytes"`
+}
+
+// Sentinel errors of the [scripting] table, wrapped by the problems Load and Compile report.
+var (
+	// ErrBadDuration: a [scripting] timeout is not a Go duration string ("2s", "500ms").
+	ErrBadDuration = errors.New("invalid duration")
+	// ErrBadEnvName: an allow_env entry is not a variable name, or is listed twice.
+	ErrBadEnvName = errors.New("invalid environment variable name")
+	// ErrEmptyPath: tools_dir is given but empty, which can only be a mistake.
+	ErrEmptyPath = errors.New("empty path")
+)
+
+// Defaults of the [scripting] table.
+const (
+	// DefaultScriptCallTimeout is the wall-time budget of one script tool call; a script still
+	// running then is interrupted and its call fails.
+	DefaultScriptCallTimeout = 2 * time.Second
+	// DefaultScriptMaxCallStack is the deepest JavaScript call stack a script may build, so a
+	// runaway recursion fails its call instead of exhausting memory.
+	DefaultScriptMaxCallStack = 256
+	// DefaultScriptHTTPTimeout bounds one http_get or http_post from a script.
+	DefaultScriptHTTPTimeout = 10 * time.Second
+	// DefaultScriptMaxHTTPResponseBytes caps the body a script's HTTP call reads: 1 MiB.
+	DefaultScriptMaxHTTPResponseBytes = 1 << 20
+)
+
+// Limits of the [scripting] settings, checked at load.
+const (
+	minScriptTimeout        = time.Millisecond
+	maxScriptTimeout        = 10 * time.Minute
+	minScriptCallStack      = 16
+	maxScriptCallStack      = 100_000
+	maxScriptResponseBytes  = 1 << 30
+	scriptTimeoutRangeWords = "1ms to 10m"
+)
+
+// ScriptingConfig is the [scripting] table: where host-wide script tools live and the limits
+// every script tool call runs under. Layer 3 ([tool_script_permissions]) is separate, in
+// Config.ScriptPermissions.
+type ScriptingConfig struct {
+	// ToolsDir is a host-wide folder of script tools offered to every blueprint ("" for none). A
+	// relative tools_dir is resolved against the folder of the file it was written in.
+	ToolsDir string
+	// AllowEnv are the environment variables a script's env() may read, sorted and unique;
+	// any other name reads as unset. Empty: none.
+	AllowEnv []string
+	// HTTPAllowPrivate lets http_get and http_post reach private, loopback and link-local
+	// addresses, which are refused by default so a script cannot probe the host's network.
+	HTTPAllowPrivate bool
+	// CallTimeout is the wall-time budget of one script tool call (1ms to 10m).
+	CallTimeout time.Duration
+	// MaxCallStack is the deepest call stack a script may build (16 to 100000).
+	MaxCallStack int
+	// HTTPTimeout bounds one HTTP call of a script (1ms to 10m).
+	HTTPTimeout time.Duration
+	// MaxHTTPResponseBytes caps the response body an HTTP call reads (1 to 1 GiB).
+	MaxHTTPResponseBytes int64
+}
+
+// DefaultScripting returns the [scripting] settings used when the table or a key is left out:
+// no tools folder, no environment variables, no private addresses, and the default limits.
+func DefaultScripting() ScriptingConfig {
+	return ScriptingConfig{
+		CallTimeout:          DefaultScriptCallTimeout,
+		MaxCallStack:         DefaultScriptMaxCallStack,
+		HTTPTimeout:          DefaultScriptHTTPTimeout,
+		MaxHTTPResponseBytes: DefaultScriptMaxHTTPResponseBytes,
+	}
+}
+
+// scriptPermissions validates the [tool_script_permissions] table: keys host functions, values
+// allow | deny | inherit (inherit only where a built-in tool of the same name exists).
+func (c *compiler) scriptPermissions(path string, raw map[string]string) map[string]policy.ScriptVerdict {
+	verdicts, problems := policy.ParseScriptTable(raw)
+	for _, p := range problems {
+		c.errorf(tomlfile.JoinKey(path, p.Name), "%w", p.Err)
+	}
+	return verdicts
+}
+
+// scripting fills out from the [scripting] table, keeping the default of every key left out.
+func (c *compiler) scripting(f *fileScripting, out *ScriptingConfig) {
+	if f.ToolsDir != nil {
+		out.ToolsDir = c.toolsDir(*f.ToolsDir)
+	}
+	out.AllowEnv = c.allowEnv(f.AllowEnv)
+	out.HTTPAllowPrivate = f.HTTPAllowPrivate
+	c.scriptTimeout("scripting.call_timeout", f.CallTimeout, "the wall-time budget of one script tool call", &out.CallTimeout)
+	c.scriptTimeout("scripting.http_timeout", f.HTTPTimeout, "the time one HTTP call of a script may take", &out.HTTPTimeout)
+	if v := f.MaxCallStack; v != nil {
+		if *v < minScriptCallStack || *v > maxScriptCallStack {
+			c.errorf("scripting.max_call_stack", "%w: %d; valid: %d to %d (the deepest call stack a script may build)", ErrOutOfRange, *v, minScriptCallStack, maxScriptCallStack)
+		} else {
+			out.MaxCallStack = int(*v)
+		}
+	}
+	if v := f.MaxHTTPResponseBytes; v != nil {
+		if *v < 1 || *v > maxScriptResponseBytes {
+			c.errorf("scripting.max_http_response_bytes", "%w: %d; valid: 1 to %d (the response bytes one HTTP call of a script reads)", ErrOutOfRange, *v, maxScriptResponseBytes)
+		} else {
+			out.MaxHTTPResponseBytes = *v
+		}
+	}
+}
+
+// toolsDir resolves a tools_dir against the folder of the file it was written in.
+func (c *compiler) toolsDir(dir string) string {
+	if dir == "" {
+		c.errorf("scripting.tools_dir", "%w; tools_dir is a folder of script tools, absolute or relative to this file's folder (leave the key out for none)", ErrEmptyPath)
+		return ""
+	}
+	if filepath.IsAbs(dir) {
+		return filepath.Clean(dir)
+	}
+	base := "."
+	if c.doc != nil {
+		base = filepath.Dir(c.doc.File)
+	}
+	return filepath.Join(base, dir)
+}
+
+// allowEnv checks the variable names scripts may read and returns them sorted.
+func (c *compiler) allowEnv(names []string) []string {
+	if len(names) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(names))
+	firstAt := make(map[string]int, len(names))
+	for i, name := range names {
+		path := tomlfile.JoinIndex("scripting.allow_env", i)
+		if first, dup := firstAt[name]; dup {
+			c.errorf(path, "%w %q: listed twice (first at allow_env[%d]); list each variable once", ErrBadEnvName, name, first)
+			continue
+		}
+		firstAt[name] = i
+		if !validEnvName(name) {
+			c.errorf(path, "%w %q; a variable name is letters, digits and '_', not starting with a digit", ErrBadEnvName, name)
+			continue
+		}
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// validEnvName reports whether name is [A-Za-z_][A-Za-z0-9_]*, the portable variable names.
+func validEnvName(name string) bool {
+	if name == "" || name[0] >= '0' && name[0] <= '9' {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if ch := name[i]; !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// scriptTimeout parses a [scripting] duration into out when the key is given.
+func (c *compiler) scriptTimeout(path string, raw *string, meaning string, out *time.Duration) {
+	if raw == nil {
+		return
+	}
+	d, err := time.ParseDuration(*raw)
+	switch {
+	case err != nil:
+		c.errorf(path, "%w %q; write a Go duration such as \"2s\", \"500ms\" or \"1m30s\" (%s)", ErrBadDuration, *raw, meaning)
+	case d < minScriptTimeout || d > maxScriptTimeout:
+		c.errorf(path, "%w: %q; valid: %s (%s)", ErrOutOfRange, *raw, scriptTimeoutRangeWords, meaning)
+	default:
+		*out = d
+	}
+}
