@@ -28,6 +28,9 @@ type ToolPolicy struct {
 	SafetyMode tools.SafetyMode
 	PlanFile   string
 	Classifier tools.AutoClassifier
+	// Scripts is Layer 3, [tool_script_permissions]: which host functions script tools may
+	// call (nil: the defaults).
+	Scripts *policy.ScriptPermissions
 	// Ceilings are the agent's ancestors' permissions as they stood when each spawned the line
 	// below it, nearest first: the gate never lets a sub-agent do what an ancestor could not
 	// (nil for a top-level agent).

@@ -173,6 +173,7 @@ func (c *compiler) compile(data []byte) {
 	c.spawnables()
 	c.expectations()
 	c.host()
+	c.scriptCeilings()
 	c.launch()
 	c.compileInteractions()
 	c.sc.Hash = "sha256:" + hex.EncodeToString(hash.Sum(nil))
@@ -548,6 +549,16 @@ func (c *compiler) host() {
 	c.errs = append(c.errs, errs...)
 	cfg.Path = c.sc.Path + " [host]"
 	c.sc.Host = cfg
+}
+
+// scriptCeilings checks that no blueprint's [tool_script_permissions] loosens the host's: Layer 3
+// may only be tightened by a blueprint.
+func (c *compiler) scriptCeilings() {
+	for _, key := range sortedKeys(c.sc.Blueprints) {
+		if err := c.sc.Blueprints[key].CheckScriptCeiling(c.sc.Host.ScriptPermissions); err != nil {
+			c.errs = append(c.errs, c.doc.Errorf(tomlfile.JoinKey("blueprints", key), "blueprint %q under this scenario's host config:\n%w", key, err))
+		}
+	}
 }
 
 // launch compiles the [launch] overrides.

@@ -88,8 +88,14 @@ func (o *offspring) policy(parent *components.Profile, stage int32, sp *Spawnabl
 	ceilings = append(ceilings, policy.Ceiling{Resolver: pp.Resolver, Stage: int(stage), Safe: pp.Safe,
 		Agent: "of group " + parent.Group, StageName: stageName})
 	ceilings = append(ceilings, pp.Ceilings...)
+	// Layer 3 of a child: for each host function the stricter of its own blueprint's value and
+	// its parent's (inherit then asks the gate, which judges under the parent's ceilings too).
+	scripts, err := policy.NewScriptPermissions(o.host.ScriptPermissions, inheritScripts(bp.ScriptPermissions, pp.Scripts))
+	if err != nil {
+		return nil, fmt.Errorf("spawn %q: %w", sp.Key, err)
+	}
 	pol := &components.ToolPolicy{
-		Resolver: resolver, Safe: policy.SafeUnder(own, ceilings),
+		Resolver: resolver, Safe: policy.SafeUnder(own, ceilings), Scripts: scripts,
 		Unattended: pp.Unattended || o.unattended, TimeoutTicks: o.host.TimeoutTicks,
 		WritePerCall: o.host.WritePerCall, WritePerRun: o.host.WritePerRun,
 		Ceilings: ceilings,
@@ -101,4 +107,22 @@ func (o *offspring) policy(parent *components.Profile, stage int32, sp *Spawnabl
 		pol.SafetyMode, pol.Classifier = tools.SafetyAuto, pp.Classifier
 	}
 	return pol, nil
+}
+
+// inheritScripts is a child's [tool_script_permissions]: per host function, the stricter of its
+// own blueprint's value (the default where it says nothing) and its parent's effective one.
+func inheritScripts(own map[string]policy.ScriptVerdict, parent *policy.ScriptPermissions) map[string]policy.ScriptVerdict {
+	if parent == nil {
+		return own
+	}
+	out := make(map[string]policy.ScriptVerdict, len(policy.ScriptFuncs()))
+	for _, fn := range policy.ScriptFuncs() {
+		v, ok := own[fn]
+		if !ok {
+			v = policy.DefaultScriptVerdict(fn)
+		}
+		pv, _ := parent.Verdict(fn)
+		out[fn] = max(v, pv)
+	}
+	return out
 }

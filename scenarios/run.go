@@ -421,8 +421,12 @@ func toolPolicy(g *Group, host *hostconfig.Config, launch policy.Launch, unatten
 	if err != nil {
 		return nil, fmt.Errorf("group %q: safe commands: %w", g.Name, err)
 	}
+	scripts, err := policy.NewScriptPermissions(host.ScriptPermissions, bp.ScriptPermissions)
+	if err != nil {
+		return nil, fmt.Errorf("group %q: %w", g.Name, err)
+	}
 	pol := &components.ToolPolicy{
-		Resolver: resolver, Safe: safe, Unattended: unattended, TimeoutTicks: host.TimeoutTicks,
+		Resolver: resolver, Safe: safe, Scripts: scripts, Unattended: unattended, TimeoutTicks: host.TimeoutTicks,
 		WritePerCall: host.WritePerCall, WritePerRun: host.WritePerRun,
 		SafetyMode: g.SafetyMode, PlanFile: g.PlanFile,
 	}

@@ -55,6 +55,9 @@ type Host struct {
 
 	tree     *treeState
 	teardown []TeardownStep
+	// clock and seed are the world's, for the calls' ExecContext (Now, Seed).
+	clock *ecs.Clock
+	seed  uint64
 }
 
 // Offspring builds the shared profile of sub-agents spawned from blueprint key by an agent of
@@ -136,5 +139,6 @@ func hostOf(w *ecs.World) (*Host, error) {
 	if h.tree == nil {
 		h.tree = newTreeState()
 	}
+	h.clock, h.seed = w.Clock(), w.Seed()
 	return h, nil
 }

@@ -234,6 +234,9 @@ func (t *toolTurn) start(tick uint64, e ecs.Entity, id *components.Identity, p *
 	}
 	ec := &tools.ExecContext{}
 	t.fillContext(ec, id, d, p, turn, call.ID, msgIndex)
+	if usesHost(h) {
+		t.hostAccess(ec, id, d, p, d.Tools.Stage)
+	}
 	if work.Cancel == nil {
 		// One cancellation per turn, shared by its lane calls, so kill_agent can stop them.
 		work.Ctx, work.Cancel = context.WithCancel(t.host.Context)
@@ -261,6 +264,7 @@ func (t *toolTurn) fillContext(ec *tools.ExecContext, id *components.Identity, d
 		ContextPercent: -1,
 		Tasks:          t.host.Tasks,
 		Writes:         d.Tools.Writes,
+		Now:            t.host.clock.Now(),
 	}
 	if p.Policy != nil {
 		ec.SafetyMode, ec.PlanFile, ec.Classifier = p.Policy.SafetyMode, p.Policy.PlanFile, p.Policy.Classifier

@@ -80,6 +80,14 @@ type Inline interface {
 	Inline() bool
 }
 
+// HostUser is implemented by tools that call back into the host while they run (script tools:
+// their host functions and call_tool). The dispatcher fills ExecContext.ScriptPermit, CallTool
+// and Seed only for them, so other calls pay nothing for it.
+type HostUser interface {
+	// UsesHost reports whether the tool needs the host callbacks.
+	UsesHost() bool
+}
+
 // Interactive is implemented by tools that ask a person. The host does not call Execute on the
 // dispatch path when a hub is attached: it builds the Question, parks the agent until an answer
 // (or a timeout, or the unattended answer) arrives, and turns the answer into the result. Parking
