@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -19,6 +20,7 @@ import (
 	"github.com/warrenhq/warren/internal/tomlfile"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/policy"
+	"github.com/warrenhq/warren/scripting"
 	"github.com/warrenhq/warren/systems"
 	"github.com/warrenhq/warren/tools"
 )
@@ -51,7 +53,11 @@ type Scenario struct {
 	// Interactions answer prompts; Classifier rules are the scripted auto-mode classifier.
 	Interactions []Interaction
 	Classifier   []ClassifierRule
-	// Hash identifies the scenario's content: the scenario file and every blueprint it uses.
+	// Scripts are the script tools the scenario offers, by name: every blueprint's tools/ folder
+	// and the host's tools_dir, compiled once and shared by every agent of a run.
+	Scripts []*scripting.Script
+	// Hash identifies the scenario's content: the scenario file, every blueprint it uses and
+	// every script tool.
 	Hash string
 }
 
@@ -167,6 +173,7 @@ func (c *compiler) compile(data []byte) {
 	c.lanes()
 	hash := sha256.New()
 	hash.Write(data)
+	c.scripts(hash)
 	c.blueprints(hash)
 	c.compileModels()
 	c.groups()
@@ -237,6 +244,68 @@ func (c *compiler) lanes() {
 		ToolCapacity:  check("lanes.tool_capacity", fl.ToolCapacity, 256),
 		ToolWorkers:   check("lanes.tool_workers", fl.ToolWorkers, 0),
 	}
+}
+
+// scripts discovers the script tools the scenario offers, before its blueprints are loaded so
+// that their available_tools may name them: the *.js files of the tools/ folder beside each
+// blueprint and of the host's [scripting] tools_dir. Every file must compile; no two tools may
+// share a name, and none may take a built-in or sub-agent tool's name. Their names join the
+// known tools, and their sources the scenario's hash.
+func (c *compiler) scripts(hash interface{ Write([]byte) (int, error) }) {
+	type folder struct{ dir, key string }
+	var folders []folder
+	for _, key := range sortedKeys(c.file.Blueprints) {
+		path := c.file.Blueprints[key]
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(c.sc.Dir, path)
+		}
+		folders = append(folders, folder{filepath.Join(filepath.Dir(path), "tools"), tomlfile.JoinKey("blueprints", key)})
+	}
+	if h := c.file.Host; h != nil && h.Scripting.ToolsDir != nil && *h.Scripting.ToolsDir != "" {
+		dir := *h.Scripting.ToolsDir
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(c.sc.Dir, dir)
+		}
+		folders = append(folders, folder{dir, "host.scripting.tools_dir"})
+	}
+	builtin := map[string]bool{}
+	for _, name := range c.known {
+		builtin[name] = true
+	}
+	byName := map[string]*scripting.Script{}
+	seen := map[string]bool{}
+	for _, f := range folders {
+		dir := filepath.Clean(f.dir)
+		if seen[dir] {
+			continue // blueprints side by side share one tools/ folder
+		}
+		seen[dir] = true
+		found, err := scripting.Discover(dir)
+		if err != nil {
+			c.errorf(f.key, "script tools in %s:\n%w", dir, err)
+			continue
+		}
+		for _, sc := range found {
+			switch prev, dup := byName[sc.Name]; {
+			case builtin[sc.Name]:
+				c.errorf(f.key, "%s: script tool %q takes the name of a built-in tool; rename it", sc.File, sc.Name)
+			case dup:
+				c.errorf(f.key, "script tool %q is defined twice: in %s and in %s", sc.Name, prev.File, sc.File)
+			default:
+				byName[sc.Name] = sc
+			}
+		}
+	}
+	for _, name := range sortedKeys(byName) {
+		sc := byName[name]
+		c.sc.Scripts = append(c.sc.Scripts, sc)
+		c.known = append(c.known, name)
+		src, err := os.ReadFile(sc.File)
+		if err == nil {
+			fmt.Fprintf(hash, "\nscript %s %x\n", name, sha256.Sum256(src))
+		}
+	}
+	slices.Sort(c.known)
 }
 
 // blueprints loads every blueprint once, relative to the scenario, and folds its bytes into the

@@ -45,6 +45,7 @@ type gateEvent struct {
 	Content string   `json:"content"`
 	Stage   string   `json:"stage"`
 	Visit   int      `json:"visit"`
+	Fn      string   `json:"fn"`
 }
 
 // decodeEvents reads a trace back into gateEvents, in trace order.

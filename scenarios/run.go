@@ -20,6 +20,7 @@ import (
 	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/policy"
+	"github.com/warrenhq/warren/scripting"
 	"github.com/warrenhq/warren/subagents"
 	"github.com/warrenhq/warren/systems"
 	"github.com/warrenhq/warren/tools"
@@ -184,11 +185,16 @@ func Run(ctx context.Context, sc *Scenario, opt Options) (*Summary, error) {
 	if err := subagents.Register(reg); err != nil {
 		return nil, err
 	}
-	scoped := tools.NewScoped(reg)
 	host := sc.Host
 	if opt.Host != nil {
 		host = opt.Host
 	}
+	engine := scripting.NewEngine(scriptLimits(host))
+	defer engine.Close()
+	if err := registerScripts(reg, sc.Scripts, engine, host); err != nil {
+		return nil, err
+	}
+	scoped := tools.NewScoped(reg)
 	launch := mergeLaunch(sc.Launch, opt.Launch)
 	if err := launch.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrLaunch, err)
@@ -506,3 +512,37 @@ func (p *progress) Update(w *ecs.World) {
 	p.report(p.records.Len(), max(p.total, p.records.Len()+w.Entities()))
 }
 func (*progress) Finalize(*ecs.World) {}
+
+// scriptLimits are the limits of every script call of a run, from the host's [scripting].
+func scriptLimits(host *hostconfig.Config) scripting.Limits {
+	l := scripting.DefaultLimits()
+	if host.Scripting.CallTimeout > 0 {
+		l.CallTimeout = host.Scripting.CallTimeout
+	}
+	if host.Scripting.MaxCallStack > 0 {
+		l.MaxCallStack = host.Scripting.MaxCallStack
+	}
+	return l
+}
+
+// registerScripts registers the scenario's script tools, run by engine with the host's HTTP
+// settings and the environment variables its allow-list names (read now, once per run).
+func registerScripts(reg *tools.Registry, scripts []*scripting.Script, engine *scripting.Engine, host *hostconfig.Config) error {
+	if len(scripts) == 0 {
+		return nil
+	}
+	env := map[string]string{}
+	for _, name := range host.Scripting.AllowEnv {
+		if v, ok := os.LookupEnv(name); ok {
+			env[name] = v
+		}
+	}
+	httpCfg := scripting.HTTPConfig{Timeout: host.Scripting.HTTPTimeout, MaxResponseBytes: host.Scripting.MaxHTTPResponseBytes,
+		AllowPrivate: host.Scripting.HTTPAllowPrivate}
+	for _, s := range scripts {
+		if err := reg.Register(&scripting.Tool{Script: s, Engine: engine, HTTP: httpCfg, Env: env}); err != nil {
+			return fmt.Errorf("script tool %s: %w", s.File, err)
+		}
+	}
+	return nil
+}

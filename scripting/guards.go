@@ -1,0 +1,450 @@
+package scripting
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/dop251/goja"
+)
+
+// goja has no memory limit, and its built-ins are Go loops that do not observe interrupts: one
+// call such as 'x'.repeat(2**40), new Array(2**32-1).fill(0), Array(1e7).fill(s).join('') or a
+// JSON.stringify of a deeply nested object can exhaust the host's memory, or its goroutine stack
+// (a fatal error no recover catches), before the budget's interrupt lands. The guards below
+// replace the built-ins whose work is not bounded by memory the script already paid for:
+//
+//   - string builders (repeat, padStart, padEnd, concat, replace/replaceAll and
+//     RegExp.prototype[Symbol.replace], String.raw, Array.prototype.join and toLocaleString,
+//     JSON.stringify) throw a RangeError rather than build more than MaxStringBytes;
+//   - every String.prototype and RegExp matching method, Object.keys and its kin, and the URI
+//     functions refuse a string longer than MaxStringBytes (a string that long can only come
+//     from concatenating in a loop); every Array.prototype method, Array.from,
+//     Function.prototype.apply, Reflect.apply and Reflect.construct refuse an array-like longer
+//     than MaxStringBytes elements (new Array(n) costs nothing, walking it costs n);
+//   - native recursion (nested arrays joined, flat, JSON.parse and JSON.stringify) stops at
+//     maxNesting levels;
+//   - the guards and the built-in iterators' next check the supervisor's stop flag, so a spread
+//     or a guarded loop stops as soon as the call is interrupted.
+//
+// What remains (string concatenation in a loop, a catastrophic regular expression, a sort of
+// millions of elements, compiling a huge string as a RegExp) is bounded by the budget: the
+// supervisor returns on time and abandons the runtime.
+
+// maxNesting bounds the native recursion of the built-ins that walk nested values.
+const maxNesting = 1000
+
+// nativeFunc is the Go shape of a goja built-in: Export of a native function returns it, so a
+// guard calls the original directly, without another trip through the VM.
+type nativeFunc = func(goja.FunctionCall) goja.Value
+
+// installGuards replaces the risky built-ins of w's runtime (before the lockdown freezes them).
+func (w *worker) installGuards(intrinsics *goja.Object) {
+	global := w.vm.GlobalObject()
+	object := func(o *goja.Object, name string) *goja.Object { return o.Get(name).(*goja.Object) }
+	stringCtor, arrayCtor := object(global, "String"), object(global, "Array")
+	stringProto, arrayProto := object(stringCtor, "prototype"), object(arrayCtor, "prototype")
+	regexpProto := object(object(global, "RegExp"), "prototype")
+	reflect, json := object(global, "Reflect"), object(global, "JSON")
+
+	stringGuards := map[string]func(nativeFunc) nativeFunc{
+		"repeat":     w.repeatGuard,
+		"padStart":   w.padGuard,
+		"padEnd":     w.padGuard,
+		"concat":     w.stringConcatGuard,
+		"replace":    w.stringReplaceGuard,
+		"replaceAll": w.stringReplaceGuard,
+	}
+	for _, name := range stringProto.GetOwnPropertyNames() {
+		switch guard, special := stringGuards[name]; {
+		case special:
+			w.guardMethod(stringProto, name, guard)
+		case isFunction(stringProto.Get(name)) && name != "constructor" && name != "toString" && name != "valueOf":
+			w.guardMethod(stringProto, name, w.stringReceiverGuard)
+		}
+	}
+	w.guardMethod(stringCtor, "raw", w.replacement(w.stringRaw))
+
+	arrayGuards := map[string]func(nativeFunc) nativeFunc{
+		"concat":         w.arrayConcatGuard,
+		"join":           w.replacement(w.arrayJoin),
+		"toLocaleString": w.replacement(w.arrayToLocaleString),
+		"flat":           w.replacement(w.arrayFlat),
+		"flatMap":        w.replacement(w.arrayFlatMap),
+	}
+	for _, name := range arrayProto.GetOwnPropertyNames() {
+		switch guard, special := arrayGuards[name]; {
+		case special:
+			w.guardMethod(arrayProto, name, guard)
+		case isFunction(arrayProto.Get(name)) && name != "constructor":
+			w.guardMethod(arrayProto, name, w.arrayReceiverGuard)
+		}
+	}
+	objectCtor := object(global, "Object")
+	for _, name := range []string{"keys", "values", "entries", "getOwnPropertyNames", "getOwnPropertyDescriptors", "assign"} {
+		w.guardMethod(objectCtor, name, w.stringArgumentsGuard)
+	}
+	w.guardMethod(reflect, "ownKeys", w.stringArgumentsGuard)
+	for _, name := range []string{"encodeURI", "encodeURIComponent", "decodeURI", "decodeURIComponent", "escape", "unescape"} {
+		w.guardMethod(global, name, w.stringArgumentsGuard)
+	}
+	w.guardMethod(arrayCtor, "from", w.argumentLengthGuard(0))
+	w.guardMethod(object(object(global, "Function"), "prototype"), "apply", w.argumentLengthGuard(1))
+	w.guardMethod(reflect, "apply", w.argumentLengthGuard(2))
+	w.guardMethod(reflect, "construct", w.argumentLengthGuard(1))
+
+	for _, name := range []string{"exec", "test"} {
+		w.guardMethod(regexpProto, name, w.subjectGuard)
+	}
+	for _, sym := range []*goja.Symbol{goja.SymMatch, goja.SymMatchAll, goja.SymSearch, goja.SymSplit} {
+		w.guardSymbolMethod(regexpProto, sym, w.subjectGuard)
+	}
+	w.guardSymbolMethod(regexpProto, goja.SymReplace, w.regexpReplaceGuard)
+
+	w.guardMethod(json, "parse", w.jsonParseGuard)
+	w.guardMethod(json, "stringify", w.jsonStringifyGuard)
+
+	for _, name := range []string{"arrayIterator", "mapIterator", "setIterator", "stringIterator", "regexpStringIterator"} {
+		w.guardMethod(object(intrinsics, name), "next", w.checkpointGuard)
+	}
+}
+
+// guardMethod replaces obj[name] with guard(original), keeping the original's name and length.
+func (w *worker) guardMethod(obj *goja.Object, name string, guard func(nativeFunc) nativeFunc) {
+	fn, orig := originalOf(obj.Get(name), name)
+	w.must(obj.DefineDataProperty(name, w.guarded(fn, orig, guard), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE))
+}
+
+// guardSymbolMethod is guardMethod for a symbol-keyed method.
+func (w *worker) guardSymbolMethod(obj *goja.Object, sym *goja.Symbol, guard func(nativeFunc) nativeFunc) {
+	fn, orig := originalOf(obj.GetSymbol(sym), sym.String())
+	w.must(obj.DefineDataPropertySymbol(sym, w.guarded(fn, orig, guard), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE))
+}
+
+// originalOf returns a built-in's function object and its Go implementation. A guarded
+// built-in that is not a native function means goja changed under the sandbox: building the
+// runtime fails loudly rather than leave the built-in unguarded.
+func originalOf(v goja.Value, name string) (*goja.Object, nativeFunc) {
+	fn, _ := v.(*goja.Object)
+	var orig nativeFunc
+	if fn != nil {
+		orig, _ = fn.Export().(nativeFunc)
+	}
+	if orig == nil {
+		panic("scripting: the built-in " + name + " is not a native function; the sandbox cannot guard it")
+	}
+	return fn, orig
+}
+
+// isFunction reports whether v is callable.
+func isFunction(v goja.Value) bool {
+	_, ok := goja.AssertFunction(v)
+	return ok
+}
+
+// guarded builds the replacement function object.
+func (w *worker) guarded(fn *goja.Object, orig nativeFunc, guard func(nativeFunc) nativeFunc) *goja.Object {
+	return w.native(fn.Get("name").String(), int(fn.Get("length").ToInteger()), guard(orig))
+}
+
+// replacement adapts a reimplemented built-in to guardMethod (the original is not called).
+func (w *worker) replacement(impl nativeFunc) func(nativeFunc) nativeFunc {
+	return func(nativeFunc) nativeFunc { return impl }
+}
+
+// checkpointGuard only makes orig interruptible between calls (iterator steps).
+func (w *worker) checkpointGuard(orig nativeFunc) nativeFunc {
+	return func(call goja.FunctionCall) goja.Value {
+		w.checkpoint()
+		return orig(call)
+	}
+}
+
+// overLimit is the RangeError of a built-in asked to produce or walk more than the caps allow.
+func (w *worker) overLimit(format string, args ...any) *goja.Object {
+	return w.jsError(w.rangeErrorCtor, fmt.Sprintf(format, args...))
+}
+
+// checkChars throws when a built-in would build a string of n characters, over MaxStringBytes.
+func (w *worker) checkChars(n int64, fn string) {
+	if n > int64(w.limits.MaxStringBytes) {
+		panic(w.overLimit("%s: a string of %d characters is over the scripts' cap of %d", fn, n, w.limits.MaxStringBytes))
+	}
+}
+
+// checkElements throws when a built-in would walk or build n elements, over MaxStringBytes.
+func (w *worker) checkElements(n int64, fn string) {
+	if n > int64(w.limits.MaxStringBytes) {
+		panic(w.overLimit("%s: %d elements are over the scripts' cap of %d", fn, n, w.limits.MaxStringBytes))
+	}
+}
+
+// str is ToString, typed: goja's ToString leaves numbers as numbers.
+func (w *worker) str(v goja.Value) goja.String {
+	if v == nil {
+		v = goja.Undefined()
+	}
+	if s, ok := v.(goja.String); ok {
+		return s
+	}
+	v = v.ToString()
+	if s, ok := v.(goja.String); ok {
+		return s
+	}
+	return w.vm.ToValue(v.String()).(goja.String)
+}
+
+// toLength is the ECMAScript ToLength of v.
+func toLength(v goja.Value) int64 {
+	if v == nil {
+		return 0
+	}
+	f := v.ToFloat()
+	switch {
+	case math.IsNaN(f) || f <= 0:
+		return 0
+	case f >= 1<<53-1:
+		return 1<<53 - 1
+	}
+	return int64(f)
+}
+
+// lengthOf reads an array-like's length and throws over MaxStringBytes elements.
+func (w *worker) lengthOf(o *goja.Object, fn string) int64 {
+	n := toLength(o.Get("length"))
+	w.checkElements(n, fn)
+	return n
+}
+
+// isArray reports whether v is an Array object.
+func isArray(v goja.Value) (*goja.Object, bool) {
+	o, ok := v.(*goja.Object)
+	return o, ok && o.ClassName() == "Array"
+}
+
+// index is the property key of element i.
+func index(i int64) string { return strconv.FormatInt(i, 10) }
+
+// stringReceiverGuard refuses a receiver string over the cap. The receiver is converted once,
+// here, and the original gets the primitive, so a receiver's toString runs once as usual.
+func (w *worker) stringReceiverGuard(orig nativeFunc) nativeFunc {
+	return func(call goja.FunctionCall) goja.Value {
+		w.checkpoint()
+		call.This = w.receiverString(call.This, "String.prototype method")
+		return orig(call)
+	}
+}
+
+// receiverString converts an object receiver with ToString and checks the string's length;
+// undefined and null pass through for the original to reject.
+func (w *worker) receiverString(this goja.Value, fn string) goja.Value {
+	if this == nil || goja.IsUndefined(this) || goja.IsNull(this) {
+		return this
+	}
+	s := w.str(this)
+	w.checkChars(int64(s.Length()), fn)
+	return s
+}
+
+// repeatGuard bounds String.prototype.repeat by the result's length.
+func (w *worker) repeatGuard(orig nativeFunc) nativeFunc {
+	return func(call goja.FunctionCall) goja.Value {
+		w.checkpoint()
+		call.This = w.receiverString(call.This, "repeat")
+		count := call.Argument(0).ToNumber()
+		if s, ok := call.This.(goja.String); ok {
+			if f := count.ToFloat(); f > 0 && !math.IsInf(f, 1) && s.Length() > 0 {
+				w.checkChars(int64(math.Min(f*float64(s.Length()), math.MaxInt64/2)), "repeat")
+			}
+		}
+		call.Arguments = []goja.Value{count}
+		return orig(call)
+	}
+}
+
+// padGuard bounds padStart and padEnd by their target length.
+func (w *worker) padGuard(orig nativeFunc) nativeFunc {
+	return func(call goja.FunctionCall) goja.Value {
+		w.checkpoint()
+		call.This = w.receiverString(call.This, "pad")
+		target := call.Argument(0).ToNumber()
+		w.checkChars(toLength(target), "pad")
+		call.Arguments = append([]goja.Value{target}, call.Arguments[min(1, len(call.Arguments)):]...)
+		return orig(call)
+	}
+}
+
+// stringConcatGuard bounds String.prototype.concat by the sum of its parts.
+func (w *worker) stringConcatGuard(orig nativeFunc) nativeFunc {
+	return func(call goja.FunctionCall) goja.Value {
+		w.checkpoint()
+		call.This = w.receiverString(call.This, "concat")
+		var total int64
+		if s, ok := call.This.(goja.String); ok {
+			total = int64(s.Length())
+		}
+		parts := make([]goja.Value, len(call.Arguments))
+		for i, a := range call.Arguments {
+			s := w.str(a)
+			total += int64(s.Length())
+			w.checkChars(total, "concat")
+			parts[i] = s
+		}
+		call.Arguments = parts
+		return orig(call)
+	}
+}
+
+// stringReplaceGuard bounds replace and replaceAll with a string pattern by what the
+// replacements add. A RegExp pattern goes through RegExp.prototype[Symbol.replace], guarded on
+// its own; any other object pattern's Symbol.replace is script code, and gets the replacement
+// as given.
+func (w *worker) stringReplaceGuard(orig nativeFunc) nativeFunc {
+	return func(call goja.FunctionCall) goja.Value {
+		w.checkpoint()
+		call.This = w.receiverString(call.This, "replace")
+		subject, ok := call.This.(goja.String)
+		if _, patternIsObject := call.Argument(0).(*goja.Object); !ok || patternIsObject {
+			return orig(call)
+		}
+		call.Arguments = []goja.Value{call.Argument(0), w.boundedReplacer(subject.Length(), call.Argument(1))}
+		return orig(call)
+	}
+}
+
+// regexpReplaceGuard is stringReplaceGuard for RegExp.prototype[Symbol.replace](string, replacement).
+func (w *worker) regexpReplaceGuard(orig nativeFunc) nativeFunc {
+	return func(call goja.FunctionCall) goja.Value {
+		w.checkpoint()
+		subject := w.str(call.Argument(0))
+		w.checkChars(int64(subject.Length()), "replace")
+		call.Arguments = []goja.Value{subject, w.boundedReplacer(subject.Length(), call.Argument(1))}
+		return orig(call)
+	}
+}
+
+// subjectGuard refuses a RegExp method's subject string over the cap.
+func (w *worker) subjectGuard(orig nativeFunc) nativeFunc {
+	return func(call goja.FunctionCall) goja.Value {
+		w.checkpoint()
+		subject := w.str(call.Argument(0))
+		w.checkChars(int64(subject.Length()), "RegExp method")
+		args := append([]goja.Value{subject}, call.Arguments[min(1, len(call.Arguments)):]...)
+		call.Arguments = args
+		return orig(call)
+	}
+}
+
+// boundedReplacer turns a replacement (a function, or a template with $-patterns) into a
+// function that computes the same text and throws once the replacements would grow the result
+// past the cap.
+func (w *worker) boundedReplacer(subjectLength int, replacement goja.Value) goja.Value {
+	total := int64(subjectLength)
+	account := func(s goja.String) goja.String {
+		total += int64(s.Length())
+		w.checkChars(total, "replace")
+		return s
+	}
+	if fn, ok := goja.AssertFunction(replacement); ok {
+		return w.vm.ToValue(func(call goja.FunctionCall) goja.Value {
+			w.checkpoint()
+			v, err := fn(goja.Undefined(), call.Arguments...)
+			w.must(err)
+			return account(w.str(v))
+		})
+	}
+	template := w.str(replacement)
+	return w.vm.ToValue(func(call goja.FunctionCall) goja.Value {
+		w.checkpoint()
+		return account(w.substitute(template, call.Arguments))
+	})
+}
+
+// stringRaw reimplements String.raw with the cap on its result.
+func (w *worker) stringRaw(call goja.FunctionCall) goja.Value {
+	raw := call.Argument(0).ToObject(w.vm).Get("raw")
+	if raw == nil {
+		raw = goja.Undefined()
+	}
+	segments := raw.ToObject(w.vm)
+	n := w.lengthOf(segments, "String.raw")
+	substitutions := call.Arguments[min(1, len(call.Arguments)):]
+	var b goja.StringBuilder
+	var total int64
+	add := func(s goja.String) {
+		total += int64(s.Length())
+		w.checkChars(total, "String.raw")
+		b.WriteString(s)
+	}
+	for i := int64(0); i < n; i++ {
+		w.checkpoint()
+		add(w.str(segments.Get(index(i))))
+		if i+1 < n && i < int64(len(substitutions)) {
+			add(w.str(substitutions[i]))
+		}
+	}
+	return b.String()
+}
+
+// arrayReceiverGuard refuses a receiver array-like longer than the cap.
+func (w *worker) arrayReceiverGuard(orig nativeFunc) nativeFunc {
+	return func(call goja.FunctionCall) goja.Value {
+		w.checkpoint()
+		w.lengthOf(call.This.ToObject(w.vm), "Array.prototype method")
+		return orig(call)
+	}
+}
+
+// argumentLengthGuard refuses an array-like argument (at position at) longer than the cap:
+// Array.from's source, apply's argument list.
+func (w *worker) argumentLengthGuard(at int) func(nativeFunc) nativeFunc {
+	return func(orig nativeFunc) nativeFunc {
+		return func(call goja.FunctionCall) goja.Value {
+			w.checkpoint()
+			switch v := call.Argument(at).(type) {
+			case *goja.Object:
+				w.lengthOf(v, "argument list")
+			case goja.String:
+				w.checkChars(int64(v.Length()), "argument list")
+			}
+			return orig(call)
+		}
+	}
+}
+
+// stringArgumentsGuard refuses a string argument (or String object) over the cap, for the
+// built-ins whose work or output grows with a string's length (Object.keys of a string, the URI
+// encoders).
+func (w *worker) stringArgumentsGuard(orig nativeFunc) nativeFunc {
+	return func(call goja.FunctionCall) goja.Value {
+		w.checkpoint()
+		for _, a := range call.Arguments {
+			switch v := a.(type) {
+			case goja.String:
+				w.checkChars(int64(v.Length()), "string argument")
+			case *goja.Object:
+				if v.ClassName() == "String" {
+					w.checkChars(toLength(v.Get("length")), "string argument")
+				}
+			}
+		}
+		return orig(call)
+	}
+}
+
+// arrayConcatGuard bounds Array.prototype.concat by the sum of its parts.
+func (w *worker) arrayConcatGuard(orig nativeFunc) nativeFunc {
+	return func(call goja.FunctionCall) goja.Value {
+		w.checkpoint()
+		total := w.lengthOf(call.This.ToObject(w.vm), "concat")
+		for _, a := range call.Arguments {
+			if arr, ok := isArray(a); ok {
+				total += w.lengthOf(arr, "concat")
+			} else {
+				total++
+			}
+			w.checkElements(total, "concat")
+		}
+		return orig(call)
+	}
+}

@@ -1,0 +1,7 @@
+// Tool names are lower case.
+defineTool({
+  name: "Word-Count",
+  description: "d",
+  parameters: { type: "object" },
+  run() {},
+});

@@ -1,0 +1,2 @@
+defineTool({ name: "escape", description: "d", parameters: { type: "object" }, run() { return 1; } });
+}); globalThis.leaked = true; (function () {

@@ -1,0 +1,2 @@
+counter = 0; // strict mode: no implicit globals
+defineTool({ name: "counts", description: "d", parameters: { type: "object" }, run() { return counter; } });

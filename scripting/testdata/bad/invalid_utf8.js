@@ -1,0 +1,1 @@
+defineTool({ name: "latin", description: "café", parameters: { type: "object" }, run() {} });

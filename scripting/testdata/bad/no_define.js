@@ -1,0 +1,2 @@
+// A file that forgets to define its tool.
+const answer = 42;

@@ -1,0 +1,1 @@
+defineTool({ name: "quiet", description: "   ", parameters: { type: "object" }, run() {} });

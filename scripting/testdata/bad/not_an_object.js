@@ -1,0 +1,1 @@
+defineTool("word_count");

@@ -1,0 +1,1 @@
+defineTool({ name: "stringly", description: "d", parameters: "object", run() {} });

@@ -1,0 +1,1 @@
+defineTool({ name: "lazy", description: "d", parameters: { type: "object" }, run: "soon" });

@@ -1,0 +1,1 @@
+defineTool({ name: "today", description: "Tells the date of the virtual clock.", parameters: { type: "object", additionalProperties: false }, run() { return new Date().toISOString(); } }); // no newline at the end
