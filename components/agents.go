@@ -2,6 +2,7 @@ package components
 
 import (
 	"context"
+	"slices"
 
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/tools"
@@ -35,6 +36,42 @@ type AgentData struct {
 	// how far below a top-level agent it sits.
 	Parent uint64
 	Depth  uint8
+	// Dynamic holds the script tools an agent whose blueprint sets dynamic_tools found in its
+	// own workdir (nil for every other agent).
+	Dynamic *DynamicTools
+}
+
+// DynamicTools are the script tools an agent with dynamic_tools wrote into its workdir's tools/
+// folder: a tool scope of their own on a ScopedToolRegistry (rebuilt when a file changes), what
+// the model is shown of them, and what the last scan saw.
+type DynamicTools struct {
+	// Registry resolves the agent's dynamic tools (its one scope); Scope is that scope.
+	Registry *tools.ScopedToolRegistry
+	Scope    tools.ScopeID
+	// Infos describe the dynamic tools to the model, sorted by name.
+	Infos []models.ToolInfo
+	// Names are the dynamic tools' names, sorted (the stage's visibility check admits them).
+	Names []string
+	// Stamps hold each file's size and modification time at the last scan, so an unchanged
+	// folder costs a directory read; Reported holds the problem last told to the agent per
+	// file, so a broken file is reported once per version.
+	Stamps   map[string]FileStamp
+	Reported map[string]string
+}
+
+// FileStamp is what a scan remembers of a file to notice that it changed.
+type FileStamp struct {
+	Size    int64
+	ModNano int64
+}
+
+// Has reports whether name is one of the dynamic tools.
+func (t *DynamicTools) Has(name string) bool {
+	if t == nil {
+		return false
+	}
+	_, ok := slices.BinarySearch(t.Names, name)
+	return ok
 }
 
 // ToolResult is one finished call of the current turn.

@@ -191,8 +191,11 @@ func Run(ctx context.Context, sc *Scenario, opt Options) (*Summary, error) {
 	}
 	engine := scripting.NewEngine(scriptLimits(host))
 	defer engine.Close()
-	if err := registerScripts(reg, sc.Scripts, engine, host); err != nil {
-		return nil, err
+	scriptTool := scriptTools(engine, host)
+	for _, s := range sc.Scripts {
+		if err := reg.Register(scriptTool(s)); err != nil {
+			return nil, fmt.Errorf("script tool %s: %w", s.File, err)
+		}
 	}
 	scoped := tools.NewScoped(reg)
 	launch := mergeLaunch(sc.Launch, opt.Launch)
@@ -216,13 +219,14 @@ func Run(ctx context.Context, sc *Scenario, opt Options) (*Summary, error) {
 
 	w := ecs.NewWorld(ecs.Config{Seed: seed, Clock: sc.Clock})
 	hostRes := &systems.Host{
-		Context:   ctx,
-		Trace:     tw,
-		Tasks:     tools.NewTaskBroker(),
-		Records:   &components.Records{},
-		Latency:   sc.Latency,
-		Hub:       systems.NewHub(newScript(sc.Interactions)),
-		Offspring: &offspring{sc: sc, scoped: scoped, host: host, launch: launch, unattended: unattended, root: root},
+		Context:    ctx,
+		Trace:      tw,
+		Tasks:      tools.NewTaskBroker(),
+		Records:    &components.Records{},
+		Latency:    sc.Latency,
+		Hub:        systems.NewHub(newScript(sc.Interactions)),
+		Offspring:  &offspring{sc: sc, scoped: scoped, host: host, launch: launch, unattended: unattended, root: root},
+		ScriptTool: scriptTool,
 		Limits: subagents.Limits{MaxDepth: host.Subagents.MaxDepth, MaxChildren: host.Subagents.MaxChildren,
 			MaxLive: host.Subagents.MaxAgents},
 		InboxCap:       host.Subagents.Inbox,
@@ -525,12 +529,10 @@ func scriptLimits(host *hostconfig.Config) scripting.Limits {
 	return l
 }
 
-// registerScripts registers the scenario's script tools, run by engine with the host's HTTP
-// settings and the environment variables its allow-list names (read now, once per run).
-func registerScripts(reg *tools.Registry, scripts []*scripting.Script, engine *scripting.Engine, host *hostconfig.Config) error {
-	if len(scripts) == 0 {
-		return nil
-	}
+// scriptTools returns how the run makes a script's tool: run by engine with the host's HTTP
+// settings and the environment variables its allow-list names (read once, when the run starts).
+// The scenario's script tools and the dynamic tools agents write share it.
+func scriptTools(engine *scripting.Engine, host *hostconfig.Config) systems.ScriptTool {
 	env := map[string]string{}
 	for _, name := range host.Scripting.AllowEnv {
 		if v, ok := os.LookupEnv(name); ok {
@@ -539,10 +541,7 @@ func registerScripts(reg *tools.Registry, scripts []*scripting.Script, engine *s
 	}
 	httpCfg := scripting.HTTPConfig{Timeout: host.Scripting.HTTPTimeout, MaxResponseBytes: host.Scripting.MaxHTTPResponseBytes,
 		AllowPrivate: host.Scripting.HTTPAllowPrivate}
-	for _, s := range scripts {
-		if err := reg.Register(&scripting.Tool{Script: s, Engine: engine, HTTP: httpCfg, Env: env}); err != nil {
-			return fmt.Errorf("script tool %s: %w", s.File, err)
-		}
+	return func(s *scripting.Script) tools.Tool {
+		return &scripting.Tool{Script: s, Engine: engine, HTTP: httpCfg, Env: env}
 	}
-	return nil
 }

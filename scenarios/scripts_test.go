@@ -121,3 +121,32 @@ func TestScriptLoadErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestDynamicTools: an agent whose blueprint sets dynamic_tools writes a tool into its workdir's
+// tools/ folder and calls it on its next turn; a file that does not compile is reported to the
+// agent (a message in its inbox, in the trace) and its tool is not advertised.
+func TestDynamicTools(t *testing.T) {
+	sum, tr := runTraced(t, filepath.Join("testdata", "scripts", "dynamic.toml"), Options{})
+	if len(sum.Failures) > 0 {
+		t.Fatalf("expectations failed: %v", sum.Failures)
+	}
+	results := map[string]string{}
+	reported := ""
+	for _, e := range decodeEvents(t, tr) {
+		switch {
+		case e.Kind == "tool_result":
+			results[e.Tool] = e.Content
+		case e.Kind == "message" && e.Text != "":
+			reported = e.Text
+		}
+	}
+	if got := results["shout"]; got != "MADE IT!" {
+		t.Errorf("shout = %q, want the dynamic tool's result", got)
+	}
+	if got := results["bad"]; !strings.Contains(got, `tool "bad" is not available in stage "make"`) {
+		t.Errorf("bad = %q, want it refused as not available", got)
+	}
+	if !strings.Contains(reported, "[dynamic tools] tools/bad.js:1:") || !strings.Contains(reported, "not available until the file is fixed") {
+		t.Errorf("the broken file was reported as %q", reported)
+	}
+}

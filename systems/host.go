@@ -49,6 +49,9 @@ type Host struct {
 	Offspring Offspring
 	// Limits are the host's caps on agent trees (zero fields: no cap); InboxCap bounds the
 	// messages waiting in one inbox (0: 64); MaxFanOutItems bounds one fan-out (0: 100000).
+	// ScriptTool builds the tool of a script an agent with dynamic_tools wrote into its workdir
+	// (nil: dynamic_tools finds nothing).
+	ScriptTool     ScriptTool
 	Limits         subagents.Limits
 	InboxCap       int
 	MaxFanOutItems int

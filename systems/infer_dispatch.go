@@ -122,7 +122,7 @@ func buildView(v *models.View, id *components.Identity, p *components.Profile, d
 		Visit:      int(d.Visits[cur.Stage]),
 		Turn:       int(cur.Turn),
 		Messages:   d.Conversation.Messages,
-		Tools:      p.StageTools[cur.Stage],
+		Tools:      stageTools(d, p, cur.Stage),
 		Rand:       rnd,
 	}
 }
@@ -177,6 +177,12 @@ func (s *InferDispatch) Update(w *ecs.World) {
 		if stage.FanOut != nil {
 			s.fanOutStage(e, d, cur, stage)
 			continue
+		}
+		if p.Blueprint.DynamicTools {
+			if d.Workdir == "" && p.Workdir != nil {
+				d.Workdir = p.Workdir(d.Name, int(id.Index))
+			}
+			s.host.scanDynamic(tick, id, d, p, cur.Stage)
 		}
 		if len(d.Inbox) > 0 && stage.AcceptsMessages {
 			for _, m := range d.Inbox {

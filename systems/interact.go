@@ -100,7 +100,7 @@ func (s *Interact) approve(tick uint64, e ecs.Entity, id *components.Identity, p
 		}
 		d.Tools.Grants.Grant(pr.keys, scope, int(d.Tools.Stage))
 	}
-	h, ok := p.Registry(cur.Stage).Lookup(call.Name)
+	h, ok := lookupTool(d, p, cur.Stage, call.Name)
 	if !ok {
 		d.Work.Results[pr.index] = components.ToolResult{Content: "tool " + strconv.Quote(call.Name) + " is no longer registered", IsError: true}
 		return false
@@ -123,7 +123,7 @@ func (s *Interact) reply(tick uint64, id *components.Identity, p *components.Pro
 		return
 	}
 	s.host.Trace.Answer(tick, ref(id, d), call.ID, call.Name, pr.answer, pr.by, policy.Allow.String())
-	h, ok := p.Registry(cur.Stage).Lookup(call.Name)
+	h, ok := lookupTool(d, p, cur.Stage, call.Name)
 	it, isInteractive := tools.Interactive(nil), false
 	if ok {
 		it, isInteractive = h.Tool().(tools.Interactive)

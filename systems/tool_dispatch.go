@@ -137,11 +137,11 @@ func (s *ToolDispatch) park(tick uint64, e ecs.Entity, id *components.Identity, 
 
 // check applies visibility, schema and the gate, in that order, and says which layer decided.
 func (s *ToolDispatch) check(id *components.Identity, p *components.Profile, d *components.AgentData, stage *blueprint.Stage, call models.ToolCall) (*tools.Handle, Decision) {
-	if !stage.Advertises(call.Name) {
+	if !stage.Advertises(call.Name) && !d.Dynamic.Has(call.Name) {
 		return nil, Decision{Verdict: policy.Deny, Layer: layerVisibility, Keys: s.keysOf(call.Name),
 			Reason: fmt.Sprintf("tool %q is not available in stage %q (available: %s)", call.Name, stage.Name, strings.Join(stage.AvailableTools, ", "))}
 	}
-	h, ok := p.Registry(int32(stage.Index)).Lookup(call.Name)
+	h, ok := lookupTool(d, p, int32(stage.Index), call.Name)
 	if !ok {
 		return nil, Decision{Verdict: policy.Deny, Layer: layerVisibility, Keys: s.keysOf(call.Name),
 			Reason: fmt.Sprintf("tool %q is not registered with this host", call.Name)}
