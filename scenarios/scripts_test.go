@@ -2,8 +2,13 @@ package scenarios
 
 import (
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/warrenhq/warren/scripting"
@@ -148,5 +153,72 @@ func TestDynamicTools(t *testing.T) {
 	}
 	if !strings.Contains(reported, "[dynamic tools] tools/bad.js:1:") || !strings.Contains(reported, "not available until the file is fixed") {
 		t.Errorf("the broken file was reported as %q", reported)
+	}
+}
+
+// TestScriptHTTPThroughTheHost: with the host's consent (http_get allowed in
+// [tool_script_permissions], private addresses allowed), a script fetches from a real server on
+// loopback; without http_allow_private the same call is refused at connect time.
+func TestScriptHTTPThroughTheHost(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hits.Add(1)
+		w.WriteHeader(http.StatusTeapot)
+	}))
+	defer srv.Close()
+	bp, err := filepath.Abs(filepath.Join("examples", "scripted", "analyst.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name         string
+		allowPrivate bool
+		want         string
+		wantHits     int64
+	}{
+		{"private allowed", true, "status 418", 1},
+		{"private refused", false, "could not fetch " + srv.URL + "/: ", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hits.Store(0)
+			dir := t.TempDir()
+			scenario := fmt.Sprintf(`name = "scripts-http"
+[blueprints]
+analyst = %q
+[host.tool_permissions]
+fetch_status = "allow"
+[host.tool_script_permissions]
+http_get = "allow"
+[host.scripting]
+http_allow_private = %v
+[models.m]
+kind = "scripted"
+  [[models.m.turns]]
+    [[models.m.turns.calls]]
+    tool = "fetch_status"
+    args = { url = %q }
+  [[models.m.turns]]
+  text = "done"
+[[groups]]
+name = "g"
+blueprint = "analyst"
+model = "m"
+count = 1
+`, bp, tc.allowPrivate, srv.URL+"/")
+			file := filepath.Join(dir, "http.toml")
+			if err := os.WriteFile(file, []byte(scenario), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, tr := runTraced(t, file, Options{WorkRoot: t.TempDir()})
+			got := ""
+			for _, e := range decodeEvents(t, tr) {
+				if e.Kind == "tool_result" && e.Tool == "fetch_status" {
+					got = e.Content
+				}
+			}
+			if !strings.HasPrefix(got, tc.want) || hits.Load() != tc.wantHits {
+				t.Errorf("fetch_status = %q with %d requests served, want %q with %d", got, hits.Load(), tc.want, tc.wantHits)
+			}
+		})
 	}
 }
