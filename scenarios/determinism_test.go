@@ -11,8 +11,9 @@ import (
 )
 
 // determinismAgents is the Agents option for the determinism runs: quickstart.toml is rescaled
-// to 200 agents, enough to fill its lanes for several ticks while keeping the test quick.
-var determinismAgents = map[string]int{"quickstart.toml": 200}
+// to 200 agents, enough to fill its lanes for several ticks while keeping the test quick, and so
+// is gossip.toml (JavaScript policies drawing from every voter's seeded stream).
+var determinismAgents = map[string]int{"quickstart.toml": 200, "gossip.toml": 200}
 
 // traceDiff explains how two traces differ, for a failing test's output.
 func traceDiff(t *testing.T, want, got []byte) string {

@@ -81,6 +81,8 @@ type fileModel struct {
 	Kind          string     `toml:"kind"`
 	WhenExhausted string     `toml:"when_exhausted"`
 	Turns         []fileTurn `toml:"turns"`
+	// File is a js model's policy, relative to the scenario (kind = "js" only).
+	File string `toml:"file"`
 }
 
 type fileTurn struct {

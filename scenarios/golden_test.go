@@ -16,8 +16,11 @@ import (
 // goldenAgents is the Agents option each example runs with for its golden trace and its
 // expectation check. Zero keeps the file's own counts. quickstart.toml spawns 10,000 agents,
 // whose trace would be megabytes; its golden is taken at 20 agents (the group rescaled), which
-// still exercises every stage, tool and transition of the scenario.
-var goldenAgents = map[string]int{"quickstart.toml": 20}
+// still exercises every stage, tool and transition of the scenario. gossip.toml's 10,000 voters
+// would write a 60 MB trace; at 200 its golden still holds every turn of the policy, the voters
+// at the end of the line whose missing neighbours fail to read, and a tally that depends on
+// every voter's seeded stream.
+var goldenAgents = map[string]int{"quickstart.toml": 20, "gossip.toml": 200}
 
 // expectedFailures lists the examples that fail on purpose, with their exact failure lists. Every
 // other example's expectations must all hold.

@@ -175,7 +175,7 @@ func (c *compiler) compile(data []byte) {
 	hash.Write(data)
 	c.scripts(hash)
 	c.blueprints(hash)
-	c.compileModels()
+	c.compileModels(hash)
 	c.groups()
 	c.spawnables()
 	c.expectations()
@@ -332,10 +332,10 @@ func (c *compiler) blueprints(hash interface{ Write([]byte) (int, error) }) {
 	}
 }
 
-func (c *compiler) compileModels() {
+func (c *compiler) compileModels(hash interface{ Write([]byte) (int, error) }) {
 	c.models = map[string]models.Model{}
 	if len(c.file.Models) == 0 {
-		c.errorf("models", "missing: define at least one model, e.g. [models.worker] kind = \"scripted\"")
+		c.errorf("models", "missing: define at least one model, e.g. [models.worker] kind = \"scripted\" (or kind = \"js\" with a file)")
 		return
 	}
 	for _, key := range sortedKeys(c.file.Models) {
@@ -343,11 +343,44 @@ func (c *compiler) compileModels() {
 		path := tomlfile.JoinKey("models", key)
 		switch fm.Kind {
 		case "scripted":
+			if fm.File != "" {
+				c.errorf(tomlfile.JoinKey(path, "file"), "only a model of kind \"js\" has a file; a scripted model's turns are [[%s.turns]]", path)
+				continue
+			}
+		case "js":
+			// A JavaScript policy: the file, relative to the scenario, compiled once and shared by
+			// every agent that runs it. It is named in errors (and so in traces) as written here,
+			// so traces do not depend on where the scenario sits on disk.
+			if len(fm.Turns) > 0 || fm.WhenExhausted != "" {
+				c.errorf(path, "turns and when_exhausted belong to kind \"scripted\"; a js model's policy is its file")
+				continue
+			}
+			if fm.File == "" {
+				c.errorf(path, "missing file: a js model names its policy, e.g. file = \"policies/voter.js\"")
+				continue
+			}
+			file := fm.File
+			if !filepath.IsAbs(file) {
+				file = filepath.Join(c.sc.Dir, file)
+			}
+			src, err := os.ReadFile(file)
+			if err != nil {
+				c.errorf(tomlfile.JoinKey(path, "file"), "%q cannot be read: %w", fm.File, err)
+				continue
+			}
+			policy, err := scripting.CompilePolicy("js:"+key, filepath.ToSlash(filepath.Clean(fm.File)), src, scripting.Limits{})
+			if err != nil {
+				c.errorf(tomlfile.JoinKey(path, "file"), "the policy does not load:\n%w", err)
+				continue
+			}
+			c.models[key] = policy
+			fmt.Fprintf(hash, "\npolicy %s %x\n", key, sha256.Sum256(src))
+			continue
 		case "":
-			c.errorf(path, "missing kind; valid kinds: scripted")
+			c.errorf(path, "missing kind; valid kinds: js, scripted")
 			continue
 		default:
-			c.errorf(tomlfile.JoinKey(path, "kind"), "%q: valid kinds: scripted", fm.Kind)
+			c.errorf(tomlfile.JoinKey(path, "kind"), "%q: valid kinds: js, scripted", fm.Kind)
 			continue
 		}
 		when := models.ExhaustedFail

@@ -13,6 +13,10 @@
 //	  },
 //	});
 //
+// The same engine runs JavaScript policies, a model back end (see CompilePolicy): a file that
+// calls definePolicy(function decide(obs) {...}) and returns the agent's next text and tool
+// calls from a read-only observation of its view, fast enough to run 10^4 simulated agents.
+//
 // Compile compiles a file once per world and reads its definition; Discover compiles every
 // *.js of a directory. An Engine runs calls: each call runs the file's top level afresh and then
 // run(args, host), where host reaches the calling agent's Host (readFile, writeFile, listDir,
