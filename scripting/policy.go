@@ -341,17 +341,10 @@ func (rt *policyRuntime) startTurn(goja.FunctionCall) goja.Value {
 // finishTurn is the second entry: by now an async decide's promise has settled. It reads the
 // reply, or rethrows a rejection.
 func (rt *policyRuntime) finishTurn(call goja.FunctionCall) goja.Value {
-	value := call.Argument(0)
-	if obj, ok := value.(*goja.Object); ok && obj.ExportType() == promiseType {
-		promise := obj.Export().(*goja.Promise)
-		switch promise.State() {
-		case goja.PromiseStateRejected:
-			panic(promise.Result())
-		case goja.PromiseStatePending:
-			rt.w.err = rt.replyError("decide returned a promise that never settled")
-			return goja.Undefined()
-		}
-		value = promise.Result()
+	value, pending := settled(call.Argument(0))
+	if pending {
+		rt.w.err = rt.replyError("decide returned a promise that never settled")
+		return goja.Undefined()
 	}
 	rt.reply, rt.w.err = rt.readReply(value)
 	return goja.Undefined()

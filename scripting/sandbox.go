@@ -336,21 +336,32 @@ func (w *worker) readDefinition() {
 // run returned has settled (or never will). It rethrows a rejection (keeping the error's stack
 // for its position) and converts the value into the result.
 func (w *worker) finishCall(call goja.FunctionCall) goja.Value {
-	value := call.Argument(0)
-	if obj, ok := value.(*goja.Object); ok && obj.ExportType() == promiseType {
-		promise := obj.Export().(*goja.Promise)
-		switch promise.State() {
-		case goja.PromiseStateRejected:
-			panic(promise.Result())
-		case goja.PromiseStatePending:
-			w.err = newError(w.script.File, position{}, ErrRuntime,
-				"run returned a promise that never settled (it awaits something no host function resolves)")
-			return goja.Undefined()
-		}
-		value = promise.Result()
+	value, pending := settled(call.Argument(0))
+	if pending {
+		w.err = newError(w.script.File, position{}, ErrRuntime,
+			"run returned a promise that never settled (it awaits something no host function resolves)")
+		return goja.Undefined()
 	}
 	w.result, w.err = w.resultText(value)
 	return goja.Undefined()
+}
+
+// settled unwraps what an entry returned once goja has drained its job queue: a promise's value
+// when it fulfilled (a rejection is rethrown, keeping the error's stack for its position),
+// pending when it never settled, any other value as it is.
+func settled(value goja.Value) (goja.Value, bool) {
+	obj, ok := value.(*goja.Object)
+	if !ok || obj.ExportType() != promiseType {
+		return value, false
+	}
+	promise := obj.Export().(*goja.Promise)
+	switch promise.State() {
+	case goja.PromiseStateRejected:
+		panic(promise.Result())
+	case goja.PromiseStatePending:
+		return nil, true
+	}
+	return promise.Result(), false
 }
 
 // promiseType is what ExportType says of a promise (cheap, unlike Export of an arbitrary object).
