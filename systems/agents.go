@@ -61,19 +61,22 @@ func (m *mover) apply() int {
 	return n
 }
 
-// maxIdleMover bounds the capacity a mover keeps between ticks: one tick that moved 10^5 agents
-// should not pin their list forever.
-const maxIdleMover = 4096
+// maxIdleScratch bounds the capacity a per-tick scratch list keeps between ticks: one tick that
+// moved, spawned or reaped 10^5 agents should not pin their list forever.
+const maxIdleScratch = 4096
+
+// resetScratch empties a per-tick scratch list for reuse (dropping the references it held), or
+// releases it when it grew past maxIdleScratch.
+func resetScratch[T any](s []T) []T {
+	if cap(s) > maxIdleScratch {
+		return nil
+	}
+	clear(s)
+	return s[:0]
+}
 
 // reset empties the list after it was applied.
-func (m *mover) reset() {
-	if cap(m.entities) > maxIdleMover {
-		m.entities = nil
-		return
-	}
-	clear(m.entities)
-	m.entities = m.entities[:0]
-}
+func (m *mover) reset() { m.entities = resetScratch(m.entities) }
 
 // applyIf moves the collected entities for which keep still holds (an agent killed after it
 // was collected no longer is where the move starts) and reports how many moved.

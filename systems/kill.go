@@ -84,11 +84,8 @@ func (k *killer) kill(w *ecs.World, tick uint64, e ecs.Entity, id *components.Id
 	if d.Work.Cancel != nil {
 		d.Work.Cancel()
 	}
-	for _, pr := range k.host.Hub.cancel(id.ID) {
-		call := d.Work.Calls[pr.index]
-		k.host.Trace.Answer(tick, ref(id, d), call.ID, call.Name, "", byCancelled, policy.Deny.String())
-	}
-	d.Tools.Prompts, d.Tools.Waits = 0, 0
+	closePrompts(k.host, tick, id, d)
+	d.Tools.Waits = 0
 	for _, x := range k.exits {
 		if x.has(e) {
 			x.ex.Exchange(e)
@@ -96,4 +93,17 @@ func (k *killer) kill(w *ecs.World, tick uint64, e ecs.Entity, id *components.Id
 		}
 	}
 	w.Touch(1)
+}
+
+// closePrompts closes every prompt the agent still has open, each answered "cancelled" in the
+// trace: the agent was killed, or ended some other way with prompts open.
+func closePrompts(h *Host, tick uint64, id *components.Identity, d *components.AgentData) {
+	if d.Tools.Prompts == 0 {
+		return
+	}
+	for _, pr := range h.Hub.cancel(id.ID) {
+		call := d.Work.Calls[pr.index]
+		h.Trace.Answer(tick, ref(id, d), call.ID, call.Name, "", byCancelled, policy.Deny.String())
+	}
+	d.Tools.Prompts = 0
 }

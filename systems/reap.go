@@ -123,8 +123,7 @@ func (s *Reap) Update(w *ecs.World) {
 				killed += s.killer.cascade(w, tick, node, o.parent, o.reason)
 			}
 		}
-		clear(s.orphans)
-		s.orphans = s.orphans[:0]
+		s.orphans = resetScratch(s.orphans)
 		if killed == 0 {
 			return
 		}
@@ -176,13 +175,7 @@ func (s *Reap) leaveTree(id *components.Identity, d *components.AgentData) {
 // closePrompts closes prompts a terminal agent still has open (a kill closes them already; an
 // agent failed by a tool's panic may leave some).
 func (s *Reap) closePrompts(id *components.Identity, d *components.AgentData) {
-	if d.Tools.Prompts == 0 {
-		return
-	}
-	for _, pr := range s.host.Hub.cancel(id.ID) {
-		call := d.Work.Calls[pr.index]
-		s.host.Trace.Answer(s.tick, ref(id, d), call.ID, call.Name, "", byCancelled, "deny")
-	}
+	closePrompts(s.host, s.tick, id, d)
 }
 
 // releaseTasks drops the agent's checklist.

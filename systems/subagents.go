@@ -446,8 +446,7 @@ func (s *Subagents) settleEnded(w *ecs.World, tick uint64) {
 			s.notify(w, tick, rec)
 		}
 	}
-	clear(t.ended)
-	t.ended = t.ended[:0]
+	t.ended = resetScratch(t.ended)
 }
 
 // endWait gives a parked wait its target's final record; false when the waiter is gone.

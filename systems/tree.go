@@ -87,10 +87,6 @@ func (t *treeState) node(id uint64) (*subagents.Node, *nodeData, bool) {
 	return n, dataOf(n), true
 }
 
-// maxIdleRequests bounds the request queue's capacity kept between ticks: a tick that settled
-// 10^5 spawns should not pin their queue forever.
-const maxIdleRequests = 4096
-
 // sortRequests puts the tick's requests in canonical order.
 func (t *treeState) sortRequests() {
 	slices.SortFunc(t.requests, func(a, b subRequest) int {
@@ -99,11 +95,4 @@ func (t *treeState) sortRequests() {
 }
 
 // resetRequests empties the queue after a tick, releasing it when it grew large.
-func (t *treeState) resetRequests() {
-	if cap(t.requests) > maxIdleRequests {
-		t.requests = nil
-		return
-	}
-	clear(t.requests)
-	t.requests = t.requests[:0]
-}
+func (t *treeState) resetRequests() { t.requests = resetScratch(t.requests) }
