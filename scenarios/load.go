@@ -255,17 +255,11 @@ func (c *compiler) scripts(hash interface{ Write([]byte) (int, error) }) {
 	type folder struct{ dir, key string }
 	var folders []folder
 	for _, key := range sortedKeys(c.file.Blueprints) {
-		path := c.file.Blueprints[key]
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(c.sc.Dir, path)
-		}
+		path := c.resolve(c.file.Blueprints[key])
 		folders = append(folders, folder{filepath.Join(filepath.Dir(path), "tools"), tomlfile.JoinKey("blueprints", key)})
 	}
 	if h := c.file.Host; h != nil && h.Scripting.ToolsDir != nil && *h.Scripting.ToolsDir != "" {
-		dir := *h.Scripting.ToolsDir
-		if !filepath.IsAbs(dir) {
-			dir = filepath.Join(c.sc.Dir, dir)
-		}
+		dir := c.resolve(*h.Scripting.ToolsDir)
 		folders = append(folders, folder{dir, "host.scripting.tools_dir"})
 	}
 	builtin := map[string]bool{}
@@ -318,10 +312,7 @@ func (c *compiler) blueprints(hash interface{ Write([]byte) (int, error) }) {
 	cache := blueprint.NewCache(c.known)
 	for _, key := range sortedKeys(c.file.Blueprints) {
 		rel := c.file.Blueprints[key]
-		path := rel
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(c.sc.Dir, rel)
-		}
+		path := c.resolve(rel)
 		bp, err := cache.Load(path)
 		if err != nil {
 			c.errs = append(c.errs, c.doc.Errorf(tomlfile.JoinKey("blueprints", key), "blueprint %q could not be loaded:\n%w", rel, err))
@@ -359,10 +350,7 @@ func (c *compiler) compileModels(hash interface{ Write([]byte) (int, error) }) {
 				c.errorf(path, "missing file: a js model names its policy, e.g. file = \"policies/voter.js\"")
 				continue
 			}
-			file := fm.File
-			if !filepath.IsAbs(file) {
-				file = filepath.Join(c.sc.Dir, file)
-			}
+			file := c.resolve(fm.File)
 			src, err := os.ReadFile(file)
 			if err != nil {
 				c.errorf(tomlfile.JoinKey(path, "file"), "%q cannot be read: %w", fm.File, err)
@@ -507,6 +495,15 @@ func (c *compiler) spawnables() {
 			}
 		}
 	}
+}
+
+// resolve returns path as the scenario means it: relative paths are relative to the scenario
+// file's folder.
+func (c *compiler) resolve(path string) string {
+	if filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(c.sc.Dir, path)
 }
 
 // listOrNone joins names for a message.
