@@ -62,20 +62,6 @@ func (o *offspring) Profile(parent *components.Profile, stage int32, key string)
 // (and the parent's own ceilings) on top. Unattended, yolo, the read-only floor and auto mode
 // are inherited; grants are not (a child starts with none).
 func (o *offspring) policy(parent *components.Profile, stage int32, sp *Spawnable) (*components.ToolPolicy, error) {
-	bp := sp.Blueprint
-	launch := o.launch.Inherited()
-	resolver, err := policy.NewResolver(o.host.HostLayer(), bp.PolicyLayer(), launch)
-	if err != nil {
-		return nil, fmt.Errorf("spawn %q: %w", sp.Key, err)
-	}
-	lists := [][]string{policy.ShippedSafeCommands, o.host.SafeCommands}
-	if o.host.AllowBlueprintSafeCommands {
-		lists = append(lists, bp.SafeCommands)
-	}
-	own, err := policy.NewSafeKeys(lists...)
-	if err != nil {
-		return nil, fmt.Errorf("spawn %q: safe commands: %w", sp.Key, err)
-	}
 	pp := parent.Policy
 	if pp == nil || pp.Resolver == nil {
 		return nil, fmt.Errorf("spawn %q: the parent's group %q has no tool policy to inherit", sp.Key, parent.Group)
@@ -90,16 +76,13 @@ func (o *offspring) policy(parent *components.Profile, stage int32, sp *Spawnabl
 	ceilings = append(ceilings, pp.Ceilings...)
 	// Layer 3 of a child: for each host function the stricter of its own blueprint's value and
 	// its parent's (inherit then asks the gate, which judges under the parent's ceilings too).
-	scripts, err := policy.NewScriptPermissions(o.host.ScriptPermissions, inheritScripts(bp.ScriptPermissions, pp.Scripts))
+	pol, err := blueprintPolicy(sp.Blueprint, o.host, o.launch.Inherited(), inheritScripts(sp.Blueprint.ScriptPermissions, pp.Scripts))
 	if err != nil {
 		return nil, fmt.Errorf("spawn %q: %w", sp.Key, err)
 	}
-	pol := &components.ToolPolicy{
-		Resolver: resolver, Safe: policy.SafeUnder(own, ceilings), Scripts: scripts,
-		Unattended: pp.Unattended || o.unattended, TimeoutTicks: o.host.TimeoutTicks,
-		WritePerCall: o.host.WritePerCall, WritePerRun: o.host.WritePerRun,
-		Ceilings: ceilings,
-	}
+	pol.Safe = policy.SafeUnder(pol.Safe, ceilings)
+	pol.Unattended = pp.Unattended || o.unattended
+	pol.Ceilings = ceilings
 	switch {
 	case pp.SafetyMode == tools.SafetyReadOnly || pp.PlanFile != "":
 		pol.SafetyMode = tools.SafetyReadOnly // a parent drafting a plan has children that only read

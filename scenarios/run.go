@@ -15,6 +15,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/warrenhq/warren/blueprint"
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
 	"github.com/warrenhq/warren/hostconfig"
@@ -417,11 +418,27 @@ func mergeLaunch(a, b policy.Launch) policy.Launch {
 // toolPolicy builds the shared tool policy of a group: its blueprint's layers under the host's
 // ceiling and the launch overrides, the safe keys, and the group's safety mode.
 func toolPolicy(g *Group, host *hostconfig.Config, launch policy.Launch, unattended bool, auto tools.AutoClassifier) (*components.ToolPolicy, error) {
-	bp := g.Blueprint
-	layer := bp.PolicyLayer()
-	resolver, err := policy.NewResolver(host.HostLayer(), layer, launch)
+	pol, err := blueprintPolicy(g.Blueprint, host, launch, g.Blueprint.ScriptPermissions)
 	if err != nil {
 		return nil, fmt.Errorf("group %q: %w", g.Name, err)
+	}
+	pol.Unattended = unattended
+	pol.SafetyMode, pol.PlanFile = g.SafetyMode, g.PlanFile
+	if g.SafetyMode == tools.SafetyAuto {
+		pol.Classifier = auto
+	}
+	return pol, nil
+}
+
+// blueprintPolicy builds what a tool policy takes from a blueprint under the host: its permission
+// layers under the host's ceiling and launch, its safe keys (the shipped list, the host's, and
+// the blueprint's when the host opts in), Layer 3 from scripts (the blueprint's own
+// [tool_script_permissions], or what a child inherits), and the host's prompt timeout and write
+// budget. Groups and sub-agents add their modes on top.
+func blueprintPolicy(bp *blueprint.Blueprint, host *hostconfig.Config, launch policy.Launch, scripts map[string]policy.ScriptVerdict) (*components.ToolPolicy, error) {
+	resolver, err := policy.NewResolver(host.HostLayer(), bp.PolicyLayer(), launch)
+	if err != nil {
+		return nil, err
 	}
 	lists := [][]string{policy.ShippedSafeCommands, host.SafeCommands}
 	if host.AllowBlueprintSafeCommands {
@@ -429,21 +446,14 @@ func toolPolicy(g *Group, host *hostconfig.Config, launch policy.Launch, unatten
 	}
 	safe, err := policy.NewSafeKeys(lists...)
 	if err != nil {
-		return nil, fmt.Errorf("group %q: safe commands: %w", g.Name, err)
+		return nil, fmt.Errorf("safe commands: %w", err)
 	}
-	scripts, err := policy.NewScriptPermissions(host.ScriptPermissions, bp.ScriptPermissions)
+	layer3, err := policy.NewScriptPermissions(host.ScriptPermissions, scripts)
 	if err != nil {
-		return nil, fmt.Errorf("group %q: %w", g.Name, err)
+		return nil, err
 	}
-	pol := &components.ToolPolicy{
-		Resolver: resolver, Safe: safe, Scripts: scripts, Unattended: unattended, TimeoutTicks: host.TimeoutTicks,
-		WritePerCall: host.WritePerCall, WritePerRun: host.WritePerRun,
-		SafetyMode: g.SafetyMode, PlanFile: g.PlanFile,
-	}
-	if g.SafetyMode == tools.SafetyAuto {
-		pol.Classifier = auto
-	}
-	return pol, nil
+	return &components.ToolPolicy{Resolver: resolver, Safe: safe, Scripts: layer3, TimeoutTicks: host.TimeoutTicks,
+		WritePerCall: host.WritePerCall, WritePerRun: host.WritePerRun}, nil
 }
 
 // namer returns how agents of g are named when the group has count agents: its agent_name
