@@ -34,10 +34,11 @@ func (w *worker) newHostObject() goja.Value {
 	return host
 }
 
-// reach returns the call's Host for host function fn, or throws when there is none to reach: a
-// call the supervisor abandoned must not touch the host any more.
+// reach returns the call's Host for host function fn, or throws when there is none to reach or
+// the call has been interrupted (a script that catches the interrupt's error inside a guarded
+// built-in must not reach the host after its budget).
 func (w *worker) reach(fn string) Host {
-	if w.abandoned.Load() {
+	if w.stop.Load() {
 		panic(w.jsError(w.errorCtor, fn+" is unavailable: the call ran out of time"))
 	}
 	if w.host == nil {
@@ -115,7 +116,7 @@ func (w *worker) hostListDir(call goja.FunctionCall) goja.Value {
 // hostShell is host.shell(command).
 func (w *worker) hostShell(call goja.FunctionCall) goja.Value {
 	command := w.stringArg(call.Argument(0), "shell", "command")
-	out, err := w.reach("shell").Shell(command)
+	out, err := w.reach("shell").Shell(w.hostContext(), command)
 	return w.hostString("shell", out, err)
 }
 
@@ -145,7 +146,7 @@ func (w *worker) hostCallTool(call goja.FunctionCall) goja.Value {
 			args = w.capped(text, "callTool", "args")
 		}
 	}
-	out, err := w.reach("callTool").CallTool(name, json.RawMessage(args))
+	out, err := w.reach("callTool").CallTool(w.hostContext(), name, json.RawMessage(args))
 	return w.hostString("callTool", out, err)
 }
 
@@ -167,7 +168,7 @@ func (w *worker) hostLog(call goja.FunctionCall) goja.Value {
 func (w *worker) hostHTTPGet(call goja.FunctionCall) goja.Value {
 	url := w.stringArg(call.Argument(0), "httpGet", "url")
 	headers, _ := w.httpOptions(call.Argument(1), "httpGet")
-	resp, err := w.reach("httpGet").HTTPGet(url, headers)
+	resp, err := w.reach("httpGet").HTTPGet(w.hostContext(), url, headers)
 	return w.settled("httpGet", resp, err)
 }
 
@@ -177,7 +178,7 @@ func (w *worker) hostHTTPPost(call goja.FunctionCall) goja.Value {
 	url := w.stringArg(call.Argument(0), "httpPost", "url")
 	body := w.stringArg(call.Argument(1), "httpPost", "body")
 	headers, contentType := w.httpOptions(call.Argument(2), "httpPost")
-	resp, err := w.reach("httpPost").HTTPPost(url, contentType, body, headers)
+	resp, err := w.reach("httpPost").HTTPPost(w.hostContext(), url, contentType, body, headers)
 	return w.settled("httpPost", resp, err)
 }
 

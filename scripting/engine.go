@@ -5,18 +5,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/dop251/goja"
+	"github.com/valyala/fastjson"
 )
 
 // Host is what one call of a script may reach: the script tool builds one per call from the
 // agent's context (workdir, Layer 3 permissions, HTTP policy, allowed variables). Every method
 // runs on the goroutine executing the script, one at a time. A returned error becomes a JS Error
-// the script may catch, with exactly the error's text as its message.
+// the script may catch, with exactly the error's text as its message. The methods that can block
+// take a context, cancelled when the call is interrupted (budget or cancellation), and must
+// return soon after: the script runs on its caller's goroutine, which waits for them.
 type Host interface {
 	// ReadFile returns a file of the agent's workdir.
 	ReadFile(path string) (string, error)
@@ -25,15 +27,15 @@ type Host interface {
 	// ListDir lists a directory of the agent's workdir ("." when the script gives no path).
 	ListDir(path string) (string, error)
 	// Shell runs a command in the agent's sandbox.
-	Shell(command string) (string, error)
+	Shell(ctx context.Context, command string) (string, error)
 	// HTTPGet fetches a URL.
-	HTTPGet(url string, headers map[string]string) (HTTPResponse, error)
+	HTTPGet(ctx context.Context, url string, headers map[string]string) (HTTPResponse, error)
 	// HTTPPost posts body to a URL; contentType is "" when the script gives none.
-	HTTPPost(url, contentType, body string, headers map[string]string) (HTTPResponse, error)
+	HTTPPost(ctx context.Context, url, contentType, body string, headers map[string]string) (HTTPResponse, error)
 	// Env reads an environment variable the host config lets scripts see.
 	Env(name string) (string, error)
 	// CallTool calls another tool for the agent through the full permission gate.
-	CallTool(name string, args json.RawMessage) (string, error)
+	CallTool(ctx context.Context, name string, args json.RawMessage) (string, error)
 	// Log records a message in the agent's trace.
 	Log(message string)
 }
@@ -118,24 +120,16 @@ func loaderEnv() CallEnv {
 // workers.
 type Engine struct {
 	limits Limits
-	idle   sync.Pool // of *pooled, each ready for a call
+	idle   sync.Pool // of *worker, each ready for a call
 	closed atomic.Bool
 }
 
-// pooled is what the Engine's pool holds: a handle on a worker. The worker's goroutine does not
-// reference the handle, so when the pool drops an idle runtime (sync.Pool does at garbage
-// collection) the handle becomes unreachable and its cleanup stops the goroutine.
-type pooled struct{ w *worker }
-
 // acquire takes an idle worker or builds one.
-func (e *Engine) acquire() *pooled {
-	if p, _ := e.idle.Get().(*pooled); p != nil {
-		return p
+func (e *Engine) acquire() *worker {
+	if w, _ := e.idle.Get().(*worker); w != nil {
+		return w
 	}
-	w := newWorker(e.limits)
-	p := &pooled{w: w}
-	runtime.AddCleanup(p, (*worker).retire, w)
-	return p
+	return newWorker(e.limits)
 }
 
 // NewEngine returns an engine enforcing limits (unset fields take their defaults).
@@ -148,9 +142,12 @@ func NewEngine(limits Limits) *Engine {
 // run's return value (awaited if it is a promise): a string as is, undefined as "", anything
 // else JSON-encoded. Failures are an *Error: ErrRuntime (with the file, line and column of the
 // throw), ErrTimeout, ErrStackOverflow, ErrTooLarge, ErrDefinition; a call cancelled through ctx
-// has the context's error as its Kind. Run returns within the budget plus a short grace even if
-// the script is stuck in a built-in that does not observe interrupts: such a runtime is
-// abandoned to finish on its own and never reused.
+// has the context's error as its Kind.
+//
+// The call runs on the caller's goroutine. Once its budget is spent or ctx is cancelled, the
+// script is interrupted at its next instruction or guarded built-in step, and the context the
+// host functions were given is cancelled; the package documentation bounds how long a single
+// built-in step can run past that.
 func (e *Engine) Run(ctx context.Context, s *Script, args json.RawMessage, host Host, env CallEnv) (string, error) {
 	if s == nil || s.program == nil {
 		return "", &Error{Message: "no compiled script (use Compile)", Kind: ErrDefinition}
@@ -168,13 +165,12 @@ func (e *Engine) Run(ctx context.Context, s *Script, args json.RawMessage, host 
 	if err := ctx.Err(); err != nil {
 		return "", interruptError(s.File, err, e.limits.CallTimeout)
 	}
-	p := e.acquire()
-	w := p.w
+	w := e.acquire()
 	w.begin(s, args, host, env, modeRun)
-	result, err := w.supervise(ctx)
-	if w.reusable() && !e.closed.Load() {
+	result, err := w.call(ctx)
+	if !w.broken && !e.closed.Load() {
 		w.end()
-		e.idle.Put(p)
+		e.idle.Put(w)
 	}
 	return result, err
 }
@@ -183,12 +179,7 @@ func (e *Engine) Run(ctx context.Context, s *Script, args json.RawMessage, host 
 // finish normally, and later calls fail with ErrClosed.
 func (e *Engine) Close() {
 	e.closed.Store(true)
-	for {
-		p, _ := e.idle.Get().(*pooled)
-		if p == nil {
-			return
-		}
-		p.w.retire()
+	for e.idle.Get() != nil {
 	}
 }
 
@@ -211,27 +202,21 @@ var errBudget = errors.New("budget exhausted")
 // nothing that depends on timing may reach a trace.
 func interruptError(file string, reason any, budget time.Duration) *Error {
 	if err, ok := reason.(error); ok && err != errBudget {
+		if errors.Is(err, errRegexpLimit) {
+			return &Error{File: file, Message: err.Error(), Kind: ErrTimeout}
+		}
 		return &Error{File: file, Message: "script call cancelled: " + err.Error(), Kind: err}
 	}
 	return &Error{File: file, Message: fmt.Sprintf("script ran past its %v budget", budget), Kind: ErrTimeout}
 }
 
-// graceAfterInterrupt is how long a caller waits for an interrupted runtime to stop before it
-// abandons it: a quarter of the budget, at least 10ms.
-func graceAfterInterrupt(budget time.Duration) time.Duration {
-	return max(budget/4, 10*time.Millisecond)
-}
-
 // worker is one sandboxed runtime and the state of the call it is serving. A worker serves one
-// call at a time, on a goroutine of its own (loop) so the caller can give up on it (supervise);
-// the goroutine lives as long as the worker, so its stack, grown by goja, is reused.
+// call at a time, on its caller's goroutine; its watchdog and the caller's context interrupt the
+// call from other goroutines (interrupt), which is all they may touch.
 type worker struct {
-	vm      *goja.Runtime
-	limits  Limits
-	timer   *time.Timer
-	jobs    chan struct{} // a call to serve; closed to stop the goroutine
-	done    chan struct{} // the call is served
-	retired sync.Once
+	vm       *goja.Runtime
+	limits   Limits
+	watchdog *time.Timer // interrupts the call at its deadline
 
 	// Set up once, by newWorker.
 	defineTool, hostObject, visit goja.Value
@@ -253,15 +238,22 @@ type worker struct {
 	loaded  definition
 	nested  []*goja.Object    // arrays being joined, innermost last (cycles and depth)
 	tracker *stringifyTracker // the innermost JSON.stringify running
+	parser  fastjson.Parser   // reads the arguments; its buffers are reused across calls
 	result  string
 	err     error
 
-	// stop is set by the supervisor once it has interrupted the call: the sandbox's own
-	// built-ins check it and surface the interrupt (goja checks it only between instructions).
+	// What the watchdog and the caller's context share with the call, under mu.
+	mu         sync.Mutex
+	running    bool
+	deadline   time.Time               // when the running call's budget ends
+	caller     context.Context         // the running call's context
+	reason     error                   // why the call was interrupted; nil while it runs freely
+	hostCtx    context.Context         // what blocking host functions observe; made on first use
+	cancelHost context.CancelCauseFunc // cancels hostCtx
+
+	// stop is set once the call is interrupted: the sandbox's own built-ins check it and surface
+	// the interrupt (goja checks it only between instructions).
 	stop atomic.Bool
-	// abandoned is set when the supervisor gave up waiting: the runtime may still be running
-	// and must not reach the host any more, nor be reused.
-	abandoned atomic.Bool
 	// broken is set when execute recovered a Go panic: the runtime's state is unknown.
 	broken bool
 }
@@ -281,66 +273,93 @@ func (w *worker) end() {
 	w.nested = w.nested[:0]
 }
 
-// loop serves the worker's calls until retire.
-func (w *worker) loop() {
-	for range w.jobs {
-		w.execute()
+// call serves the call begun with begin, on the caller's goroutine, under the budget and ctx.
+// Running inline rather than on a goroutine of the runtime's own saves two goroutine hand-offs
+// per call (about half of a small call's cost; see docs/decisions.md); what an inline call gives
+// up, returning while a built-in is still stuck, the guards take back by bounding every
+// built-in step.
+func (w *worker) call(ctx context.Context) (string, error) {
+	now := time.Now()
+	w.mu.Lock()
+	w.running, w.deadline, w.caller, w.reason = true, now.Add(w.limits.CallTimeout), ctx, nil
+	w.mu.Unlock()
+	w.watchdog.Reset(w.limits.CallTimeout)
+	var stopWatching func() bool
+	if ctx.Done() != nil {
+		stopWatching = context.AfterFunc(ctx, func() { w.interrupt(ctx, context.Cause(ctx)) })
+	}
+
+	w.execute()
+
+	w.watchdog.Stop()
+	if stopWatching != nil {
+		stopWatching()
+	}
+	w.mu.Lock()
+	w.running, w.caller = false, nil
+	cancelHost := w.cancelHost
+	w.hostCtx, w.cancelHost = nil, nil
+	w.mu.Unlock()
+	if cancelHost != nil {
+		cancelHost(nil)
+	}
+	// An interrupt that landed after the script's last instruction must not reach the next call.
+	w.vm.ClearInterrupt()
+	w.stop.Store(false)
+	return w.result, w.err
+}
+
+// expire is the watchdog: it interrupts the running call once its deadline has passed. A stale
+// firing (armed for a call that has since ended) finds the deadline of a later call ahead.
+func (w *worker) expire() {
+	w.mu.Lock()
+	due := w.running && !time.Now().Before(w.deadline)
+	w.mu.Unlock()
+	if due {
+		w.interrupt(nil, errBudget)
 	}
 }
 
-// retire stops the worker's goroutine once it has finished its current call, if any.
-func (w *worker) retire() {
-	w.retired.Do(func() { close(w.jobs) })
-}
-
-// reusable reports whether the worker may serve another call.
-// The order matters: an abandoned worker's goroutine may still write broken.
-func (w *worker) reusable() bool { return !w.abandoned.Load() && !w.broken }
-
-// supervise runs the call on its own goroutine and enforces the budget and ctx: on either it
-// interrupts the runtime, waits a short grace for the script to stop, and otherwise abandons the
-// worker (a built-in stuck in a long native loop cannot be stopped, but the call can return).
-// The call's result and error are read only once its goroutine has signalled done.
-func (w *worker) supervise(ctx context.Context) (string, error) {
-	budget := w.limits.CallTimeout
-	w.jobs <- struct{}{}
-	w.timer.Reset(budget)
-	var reason error
-	select {
-	case <-w.done:
-		w.timer.Stop()
-		return w.result, w.err
-	case <-w.timer.C:
-		reason = errBudget
-	case <-ctx.Done():
-		w.timer.Stop()
-		reason = ctx.Err()
+// interrupt stops the running call for reason (the first reason wins): the VM stops at its next
+// instruction, the guards at their next checkpoint, and blocking host functions see their
+// context cancelled. from is the context whose cancellation this is, nil for the watchdog; a
+// cancellation of another call's context is ignored.
+func (w *worker) interrupt(from context.Context, reason error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.running || w.reason != nil || (from != nil && from != w.caller) {
+		return
 	}
+	w.reason = reason
 	w.stop.Store(true)
 	w.vm.Interrupt(reason)
-	w.timer.Reset(graceAfterInterrupt(budget))
-	select {
-	case <-w.done:
-		w.timer.Stop()
-		w.vm.ClearInterrupt()
-		w.stop.Store(false)
-		return w.result, w.err
-	case <-w.timer.C:
-		w.abandoned.Store(true)
-		return "", interruptError(w.script.File, reason, budget)
+	if w.cancelHost != nil {
+		w.cancelHost(reason)
 	}
 }
 
-// execute serves the call on the worker's goroutine and signals done. A Go panic out of goja
-// (which a hostile script should never cause, but the host must survive) fails the call and
-// retires the runtime.
+// hostContext is the context a blocking host function (shell, HTTP, call_tool) runs under: the
+// caller's, cancelled as well when the call is interrupted. It is made on the first use in a call.
+func (w *worker) hostContext() context.Context {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.hostCtx == nil {
+		w.hostCtx, w.cancelHost = context.WithCancelCause(w.caller)
+		if w.reason != nil {
+			w.cancelHost(w.reason)
+		}
+	}
+	return w.hostCtx
+}
+
+// execute serves the call. A Go panic out of goja (which a hostile script should never cause,
+// but the host must survive) fails the call and retires the runtime.
 func (w *worker) execute() {
 	defer func() {
 		if p := recover(); p != nil {
 			w.broken, w.result = true, ""
 			w.err = &Error{File: w.script.File, Kind: ErrRuntime, Message: fmt.Sprintf("the script engine failed: %v", p)}
 		}
-		w.done <- struct{}{}
 	}()
 	w.err = w.serve()
 }

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"time"
 
+	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
 )
 
@@ -27,9 +29,27 @@ import (
 //   - the guards and the built-in iterators' next check the supervisor's stop flag, so a spread
 //     or a guarded loop stops as soon as the call is interrupted.
 //
-// What remains (string concatenation in a loop, a catastrophic regular expression, a sort of
-// millions of elements, compiling a huge string as a RegExp) is bounded by the budget: the
-// supervisor returns on time and abandons the runtime.
+//   - a regular-expression operation stops after regexpStepLimit and fails the call.
+//
+// Calls run on their caller's goroutine, so what remains unguarded is bounded by the caps rather
+// than by the budget: a single native step over at most MaxStringBytes elements or characters
+// (a sort without a comparator, Object.keys of a huge array, compiling a huge pattern) runs to
+// its end before the interrupt lands; docs/scripting.md gives measured worst cases.
+
+// regexpStepLimit bounds one regular-expression operation (a match, or a whole replace, split or
+// matchAll over a string). goja runs a pattern Go's regexp cannot (backreferences, lookaround, or
+// a search from an offset) on regexp2, which backtracks, so a pattern like /^(a+)+\1$/ can run for
+// ever inside one native call that no interrupt reaches. regexp2 stops such a match at its
+// timeout, which goja then reports as "no match"; the guards turn any operation that ran that
+// long into a failure of the call instead, so a wrong answer never reaches the script.
+const regexpStepLimit = 250 * time.Millisecond
+
+// errRegexpLimit is the interrupt of a call whose regular expression ran past regexpStepLimit.
+var errRegexpLimit = fmt.Errorf("a regular expression ran past the %v limit of one operation (catastrophic backtracking?)", regexpStepLimit)
+
+// regexp2's timeout is read when a pattern is compiled, so it is set before any runtime exists.
+// It is process-wide: goja, through this package, is regexp2's only user in the host.
+func init() { regexp2.DefaultMatchTimeout = regexpStepLimit }
 
 // maxNesting bounds the native recursion of the built-ins that walk nested values.
 const maxNesting = 1000
@@ -319,11 +339,11 @@ func (w *worker) regexpReplaceGuard(orig nativeFunc) nativeFunc {
 		subject := w.str(call.Argument(0))
 		w.checkChars(int64(subject.Length()), "replace")
 		call.Arguments = []goja.Value{subject, w.boundedReplacer(subject.Length(), call.Argument(1))}
-		return orig(call)
+		return w.timedRegexp(orig, call)
 	}
 }
 
-// subjectGuard refuses a RegExp method's subject string over the cap.
+// subjectGuard refuses a RegExp method's subject string over the cap, and bounds its time.
 func (w *worker) subjectGuard(orig nativeFunc) nativeFunc {
 	return func(call goja.FunctionCall) goja.Value {
 		w.checkpoint()
@@ -331,8 +351,20 @@ func (w *worker) subjectGuard(orig nativeFunc) nativeFunc {
 		w.checkChars(int64(subject.Length()), "RegExp method")
 		args := append([]goja.Value{subject}, call.Arguments[min(1, len(call.Arguments)):]...)
 		call.Arguments = args
-		return orig(call)
+		return w.timedRegexp(orig, call)
 	}
+}
+
+// timedRegexp runs a RegExp operation and fails the call if it ran past regexpStepLimit: then
+// regexp2 may have given up on a match and reported none.
+func (w *worker) timedRegexp(orig nativeFunc, call goja.FunctionCall) goja.Value {
+	started := time.Now()
+	out := orig(call)
+	if time.Since(started) >= regexpStepLimit {
+		w.interrupt(nil, errRegexpLimit)
+		w.checkpoint()
+	}
+	return out
 }
 
 // boundedReplacer turns a replacement (a function, or a template with $-patterns) into a

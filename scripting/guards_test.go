@@ -122,9 +122,9 @@ func TestAmplifiersFailFast(t *testing.T) {
 }
 
 func TestGuardsObserveInterrupts(t *testing.T) {
-	// Each of these spends seconds inside one native built-in. The guards' checkpoints let the
-	// interrupt stop it within the grace, so the runtime is not abandoned (an unguarded built-in
-	// would only let the caller return, leaving the runtime to run on).
+	// Each of these spends seconds inside native built-ins, called in a loop or walking a long
+	// array-like. The guards' checkpoints let the interrupt stop them at the next step, so the
+	// call ends soon after its budget (an unguarded built-in would run its whole loop first).
 	tests := []struct{ name, run string }{
 		{"join", `() => { for (;;) { new Array(4000000).join(",") } }`},
 		{"spread", `() => [...new Array(2 ** 32 - 1)].length`},
@@ -133,19 +133,21 @@ func TestGuardsObserveInterrupts(t *testing.T) {
 		{"flat", `() => { const a = new Array(300).fill(new Array(300).fill(1)); for (;;) { a.flat() } }`},
 	}
 	limits := DefaultLimits()
-	limits.CallTimeout = 800 * time.Millisecond // a grace of 200ms: room for the race detector
+	limits.CallTimeout = 200 * time.Millisecond
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := mustCompile(t, "native.js", tool(tt.run))
 			w := newWorker(limits)
-			defer w.retire()
 			w.begin(s, nil, nil, fixedEnv(), modeRun)
-			_, err := w.supervise(context.Background())
+			start := time.Now()
+			_, err := w.call(context.Background())
 			if !errors.Is(err, ErrTimeout) {
 				t.Errorf("error = %v, want a timeout", err)
 			}
-			if w.abandoned.Load() {
-				t.Error("the runtime was abandoned: the built-in did not observe the interrupt")
+			// A bound with room for a loaded machine and the race detector; the step itself is
+			// milliseconds.
+			if elapsed := time.Since(start); elapsed > limits.CallTimeout+time.Second {
+				t.Errorf("the call took %v: the built-in did not observe the interrupt", elapsed)
 			}
 		})
 	}
@@ -171,15 +173,23 @@ func TestJSONDepth(t *testing.T) {
 	}
 }
 
-func TestRunIsBoundedWhenAGuardCannotHelp(t *testing.T) {
-	// A catastrophic regular expression backtracks inside one native call (about a second here,
-	// for ever with a longer subject); the call still returns on time, its runtime abandoned to
-	// finish on its own.
-	s := mustCompile(t, "regex.js", tool(`() => /^(a+)+\1$/.test("a".repeat(24) + "b")`))
-	e := warmEngine(t, Limits{CallTimeout: 50 * time.Millisecond})
+func TestCatastrophicRegexpFailsTheCall(t *testing.T) {
+	// A catastrophic regular expression backtracks inside one native call for ever (2^40 steps
+	// with this subject). regexp2's match timeout stops it after regexpStepLimit, and the guard
+	// fails the call rather than let the script read "no match".
+	s := mustCompile(t, "regex.js", tool(`() => { const r = /^(a+)+\1$/.test("a".repeat(40) + "b"); return "matched: " + r }`))
+	e := warmEngine(t, Limits{CallTimeout: 5 * time.Second})
 	start := time.Now()
-	_, err := e.Run(context.Background(), s, nil, nil, fixedEnv())
-	if !errors.Is(err, ErrTimeout) || time.Since(start) > 400*time.Millisecond {
-		t.Errorf("error = %v after %v", err, time.Since(start))
+	out, err := e.Run(context.Background(), s, nil, nil, fixedEnv())
+	if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "regular expression ran past the 250ms limit") {
+		t.Errorf("Run = %q, %v; want the regular expression's limit", out, err)
+	}
+	if elapsed := time.Since(start); elapsed > regexpStepLimit+time.Second {
+		t.Errorf("the call took %v, want about %v", elapsed, regexpStepLimit)
+	}
+	// The runtime serves the next call normally.
+	ok := mustCompile(t, "ok.js", tool(`() => /^(a+)+$/.test("aaa") ? "yes" : "no"`))
+	if out, err := e.Run(context.Background(), ok, nil, nil, fixedEnv()); err != nil || out != "yes" {
+		t.Errorf("the next call: %q, %v", out, err)
 	}
 }

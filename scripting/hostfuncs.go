@@ -1,6 +1,7 @@
 package scripting
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -67,9 +68,8 @@ type FuncsConfig struct {
 	Tool string
 	// Exec is the calling agent's context. The file functions run the built-in tools
 	// (tools.ReadFile, WriteFile, ListDir) through it, so confinement to Workdir (os.Root), the
-	// write budget (Writes) and the result and error texts are exactly the built-ins'; the HTTP
-	// functions are cancelled with its Ctx. nil behaves like a bare context: no workdir, never
-	// cancelled.
+	// write budget (Writes) and the result and error texts are exactly the built-ins'. nil behaves
+	// like a bare context: no workdir.
 	Exec *tools.ExecContext
 	// Permit is Layer 3: called with the function's name (HostFn*) before each gated host
 	// function runs; a non-nil error refuses the call with exactly that error. nil allows all.
@@ -78,11 +78,12 @@ type FuncsConfig struct {
 	HTTP HTTPConfig
 	// Env holds the variables the script may read, already filtered by the host's allow-list.
 	Env map[string]string
-	// CallTool runs another tool for the agent through the full gate. nil refuses call_tool with
-	// ErrNoCallTool.
-	CallTool func(name string, args json.RawMessage) (string, error)
-	// Shell runs a command in the agent's sandbox. nil refuses shell with ErrNoSandbox.
-	Shell func(command string) (string, error)
+	// CallTool runs another tool for the agent through the full gate, under the script call's
+	// context. nil refuses call_tool with ErrNoCallTool.
+	CallTool func(ctx context.Context, name string, args json.RawMessage) (string, error)
+	// Shell runs a command in the agent's sandbox, under the script call's context. nil refuses
+	// shell with ErrNoSandbox.
+	Shell func(ctx context.Context, command string) (string, error)
 	// MaxStringBytes caps each argument and result of a host function, and the total bytes of log
 	// lines. 0 means DefaultMaxStringBytes.
 	MaxStringBytes int
@@ -215,7 +216,7 @@ func (f *Funcs) ListDir(path string) (string, error) {
 }
 
 // Shell is shell: the command run by FuncsConfig.Shell, or ErrNoSandbox without one.
-func (f *Funcs) Shell(command string) (string, error) {
+func (f *Funcs) Shell(ctx context.Context, command string) (string, error) {
 	return invoke(f, HostFnShell, summarize(command), func() (string, error) {
 		if f.cfg.Shell == nil {
 			return "", ErrNoSandbox
@@ -223,7 +224,7 @@ func (f *Funcs) Shell(command string) (string, error) {
 		if err := f.checkString(HostFnShell, "command", command); err != nil {
 			return "", err
 		}
-		out, err := f.cfg.Shell(command)
+		out, err := f.cfg.Shell(ctx, command)
 		if err != nil {
 			return "", err
 		}
@@ -249,7 +250,7 @@ func (f *Funcs) Env(name string) (string, error) {
 
 // CallTool is call_tool: another tool run through FuncsConfig.CallTool (the full gate), or
 // ErrNoCallTool without one.
-func (f *Funcs) CallTool(name string, args json.RawMessage) (string, error) {
+func (f *Funcs) CallTool(ctx context.Context, name string, args json.RawMessage) (string, error) {
 	return invoke(f, HostFnCallTool, summarize(name), func() (string, error) {
 		if f.cfg.CallTool == nil {
 			return "", ErrNoCallTool
@@ -260,7 +261,7 @@ func (f *Funcs) CallTool(name string, args json.RawMessage) (string, error) {
 		if len(args) > f.cfg.MaxStringBytes {
 			return "", f.tooLarge(HostFnCallTool, "arguments", len(args))
 		}
-		out, err := f.cfg.CallTool(name, args)
+		out, err := f.cfg.CallTool(ctx, name, args)
 		if err != nil {
 			return "", err
 		}

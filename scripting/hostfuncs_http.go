@@ -78,18 +78,18 @@ func (c HTTPConfig) withDefaults() HTTPConfig {
 // HTTPGet is http_get: a GET request with the given headers. Any status is a response, not an
 // error; the body is capped (ErrResponseTooLarge) and the response headers keep the first value of
 // each, under canonical keys.
-func (f *Funcs) HTTPGet(rawURL string, headers map[string]string) (HTTPResponse, error) {
-	return f.doHTTP(HostFnHTTPGet, http.MethodGet, rawURL, "", "", headers)
+func (f *Funcs) HTTPGet(ctx context.Context, rawURL string, headers map[string]string) (HTTPResponse, error) {
+	return f.doHTTP(ctx, HostFnHTTPGet, http.MethodGet, rawURL, "", "", headers)
 }
 
 // HTTPPost is http_post: a POST of body with the given headers. contentType, when not empty,
 // overrides a Content-Type in headers; with neither the body is sent as UTF-8 text.
-func (f *Funcs) HTTPPost(rawURL, contentType, body string, headers map[string]string) (HTTPResponse, error) {
-	return f.doHTTP(HostFnHTTPPost, http.MethodPost, rawURL, contentType, body, headers)
+func (f *Funcs) HTTPPost(ctx context.Context, rawURL, contentType, body string, headers map[string]string) (HTTPResponse, error) {
+	return f.doHTTP(ctx, HostFnHTTPPost, http.MethodPost, rawURL, contentType, body, headers)
 }
 
-// doHTTP runs one request as the host function fn.
-func (f *Funcs) doHTTP(fn, method, rawURL, contentType, body string, headers map[string]string) (HTTPResponse, error) {
+// doHTTP runs one request as the host function fn, under the script call's context (parent).
+func (f *Funcs) doHTTP(parent context.Context, fn, method, rawURL, contentType, body string, headers map[string]string) (HTTPResponse, error) {
 	target, urlErr := parseScriptURL(fn, rawURL)
 	shown := summarize(rawURL)
 	if urlErr == nil {
@@ -102,7 +102,7 @@ func (f *Funcs) doHTTP(fn, method, rawURL, contentType, body string, headers map
 		if err := f.checkRequestSizes(fn, rawURL, body, headers); err != nil {
 			return HTTPResponse{}, err
 		}
-		ctx, cancel := context.WithTimeout(f.cfg.Exec.Context(), f.cfg.HTTP.Timeout)
+		ctx, cancel := context.WithTimeout(parent, f.cfg.HTTP.Timeout)
 		defer cancel()
 		var reqBody io.Reader
 		if method == http.MethodPost {
@@ -127,13 +127,13 @@ func (f *Funcs) doHTTP(fn, method, rawURL, contentType, body string, headers map
 		}
 		resp, err := f.client.Do(req)
 		if err != nil {
-			return HTTPResponse{}, f.httpError(ctx, fn, shown, err)
+			return HTTPResponse{}, f.httpError(parent, ctx, fn, shown, err)
 		}
 		defer resp.Body.Close()
 		limit := min(f.cfg.HTTP.MaxResponseBytes, int64(f.cfg.MaxStringBytes))
 		data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 		if err != nil {
-			return HTTPResponse{}, f.httpError(ctx, fn, shown, err)
+			return HTTPResponse{}, f.httpError(parent, ctx, fn, shown, err)
 		}
 		if int64(len(data)) > limit {
 			return HTTPResponse{}, fmt.Errorf("%s %s: %w: the body is longer than the %d-byte cap", fn, shown, ErrResponseTooLarge, limit)
@@ -169,15 +169,15 @@ func (f *Funcs) checkRequestSizes(fn, rawURL, body string, headers map[string]st
 // httpError phrases a failed request for the script: cancellation of the agent's call, an
 // address refusal, a timeout, or the transport's own error. The *url.Error wrapper is dropped
 // because its text repeats the full URL, query and all, which may carry a secret.
-func (f *Funcs) httpError(ctx context.Context, fn, shown string, err error) error {
+func (f *Funcs) httpError(parent, ctx context.Context, fn, shown string, err error) error {
 	var urlErr *url.Error
 	if errors.As(err, &urlErr) {
 		err = urlErr.Err
 	}
 	var refusal *addressRefusal
 	switch {
-	case f.cfg.Exec.Context().Err() != nil:
-		return fmt.Errorf("%s %s: cancelled: %w", fn, shown, f.cfg.Exec.Context().Err())
+	case parent.Err() != nil:
+		return fmt.Errorf("%s %s: cancelled: %w", fn, shown, context.Cause(parent))
 	case errors.As(err, &refusal):
 		return fmt.Errorf("%s %s: %w", fn, shown, refusal)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):

@@ -111,7 +111,7 @@ func TestHTTPGet(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := privateFuncs(HTTPConfig{})
-			resp, err := f.HTTPGet(srv.URL+tt.path, tt.headers)
+			resp, err := f.HTTPGet(context.Background(), srv.URL+tt.path, tt.headers)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -151,7 +151,7 @@ func TestHTTPPost(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := privateFuncs(HTTPConfig{})
-			resp, err := f.HTTPPost(srv.URL+"/echo?status=201", tt.contentType, `{"a":1}`, tt.headers)
+			resp, err := f.HTTPPost(context.Background(), srv.URL+"/echo?status=201", tt.contentType, `{"a":1}`, tt.headers)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -172,7 +172,7 @@ func TestHTTPTimeout(t *testing.T) {
 	for _, path := range []string{"/slow", "/slowbody"} {
 		t.Run(path, func(t *testing.T) {
 			f := privateFuncs(HTTPConfig{Timeout: 100 * time.Millisecond})
-			_, err := f.HTTPGet(srv.URL+path, nil)
+			_, err := f.HTTPGet(context.Background(), srv.URL+path, nil)
 			if !errors.Is(err, ErrHTTPTimeout) {
 				t.Fatalf("error = %v, want ErrHTTPTimeout", err)
 			}
@@ -186,10 +186,10 @@ func TestHTTPTimeout(t *testing.T) {
 func TestHTTPCancelledWithTheCall(t *testing.T) {
 	srv := newTestServer(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	ec := tools.NewExecContext(ctx, "c", 1, tools.AgentRef{}, t.TempDir())
+	ec := tools.NewExecContext(nil, "c", 1, tools.AgentRef{}, t.TempDir())
 	f := NewFuncs(FuncsConfig{Tool: "web", Exec: ec, HTTP: HTTPConfig{AllowPrivate: true}})
 	time.AfterFunc(50*time.Millisecond, cancel)
-	_, err := f.HTTPGet(srv.URL+"/slow", nil)
+	_, err := f.HTTPGet(ctx, srv.URL+"/slow", nil)
 	if !errors.Is(err, context.Canceled) || errors.Is(err, ErrHTTPTimeout) {
 		t.Fatalf("error = %v, want the call's cancellation", err)
 	}
@@ -214,7 +214,7 @@ func TestHTTPResponseSizeCap(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := NewFuncs(FuncsConfig{Tool: "web", MaxStringBytes: tt.maxString, HTTP: HTTPConfig{AllowPrivate: true, MaxResponseBytes: tt.maxBody}})
-			resp, err := f.HTTPGet(fmt.Sprintf("%s/bytes/%d", srv.URL, tt.size), nil)
+			resp, err := f.HTTPGet(context.Background(), fmt.Sprintf("%s/bytes/%d", srv.URL, tt.size), nil)
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("error = %v, want %v", err, tt.wantErr)
 			}
@@ -246,7 +246,7 @@ func TestHTTPRedirects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp, err := privateFuncs(HTTPConfig{}).HTTPGet(srv.URL+tt.path, nil)
+			resp, err := privateFuncs(HTTPConfig{}).HTTPGet(context.Background(), srv.URL+tt.path, nil)
 			if !errors.Is(err, tt.wantErr) || resp.Body != tt.wantBody {
 				t.Fatalf("HTTPGet = %q, %v; want %q, %v", resp.Body, err, tt.wantBody, tt.wantErr)
 			}
@@ -271,7 +271,7 @@ func TestHTTPUnsupportedURL(t *testing.T) {
 				sent = true
 				return nil, errors.New("sent")
 			})}})
-			if _, err := f.HTTPGet(tt.url, nil); !errors.Is(err, ErrUnsupportedURL) {
+			if _, err := f.HTTPGet(context.Background(), tt.url, nil); !errors.Is(err, ErrUnsupportedURL) {
 				t.Fatalf("error = %v, want ErrUnsupportedURL", err)
 			}
 			if sent {
@@ -397,9 +397,9 @@ func TestHTTPGuardRefusesLoopback(t *testing.T) {
 			f := NewFuncs(FuncsConfig{Tool: "web"})
 			var err error
 			if tt.name == "post" {
-				_, err = f.HTTPPost(tt.url, "text/plain", "data", nil)
+				_, err = f.HTTPPost(context.Background(), tt.url, "text/plain", "data", nil)
 			} else {
-				_, err = f.HTTPGet(tt.url, nil)
+				_, err = f.HTTPGet(context.Background(), tt.url, nil)
 			}
 			if !errors.Is(err, ErrPrivateAddress) {
 				t.Fatalf("error = %v, want ErrPrivateAddress", err)
@@ -414,7 +414,7 @@ func TestHTTPGuardRefusesLoopback(t *testing.T) {
 	}
 	// The same server is reachable when the host config allows private addresses, so the
 	// refusals above are the guard's and not a broken server's.
-	resp, err := privateFuncs(HTTPConfig{}).HTTPGet(srv4.URL+"/", nil)
+	resp, err := privateFuncs(HTTPConfig{}).HTTPGet(context.Background(), srv4.URL+"/", nil)
 	if err != nil || resp.Body != "secret" {
 		t.Fatalf("with AllowPrivate: %q, %v", resp.Body, err)
 	}
@@ -445,7 +445,7 @@ func TestHTTPGuardRefusesRedirectToLoopback(t *testing.T) {
 	}}
 	t.Cleanup(transport.CloseIdleConnections)
 	f := NewFuncs(FuncsConfig{Tool: "web", HTTP: HTTPConfig{Transport: transport}})
-	_, err := f.HTTPGet("http://public.test/go", nil)
+	_, err := f.HTTPGet(context.Background(), "http://public.test/go", nil)
 	if !errors.Is(err, ErrPrivateAddress) {
 		t.Fatalf("error = %v, want ErrPrivateAddress", err)
 	}

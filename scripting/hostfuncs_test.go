@@ -122,8 +122,8 @@ func TestFuncsStringCaps(t *testing.T) {
 		Exec:           ec,
 		MaxStringBytes: limit,
 		Env:            map[string]string{"BIG": big},
-		Shell:          func(command string) (string, error) { shellRan = true; return big, nil },
-		CallTool: func(name string, args json.RawMessage) (string, error) {
+		Shell:          func(_ context.Context, command string) (string, error) { shellRan = true; return big, nil },
+		CallTool: func(_ context.Context, name string, args json.RawMessage) (string, error) {
 			toolRan = true
 			return big, nil
 		},
@@ -136,16 +136,16 @@ func TestFuncsStringCaps(t *testing.T) {
 		{"write_file content", func() error { _, err := f.WriteFile("a.txt", big); return err }, "content too long: 17 bytes"},
 		{"write_file path", func() error { _, err := f.WriteFile(big, "x"); return err }, "path too long: 17 bytes"},
 		{"read_file result", func() error { _, err := f.ReadFile("big.txt"); return err }, "result too long: 17 bytes"},
-		{"shell command", func() error { _, err := f.Shell(big); return err }, "command too long: 17 bytes"},
-		{"shell output", func() error { _, err := f.Shell("echo"); return err }, "output too long: 17 bytes"},
+		{"shell command", func() error { _, err := f.Shell(context.Background(), big); return err }, "command too long: 17 bytes"},
+		{"shell output", func() error { _, err := f.Shell(context.Background(), "echo"); return err }, "output too long: 17 bytes"},
 		{"env value", func() error { _, err := f.Env("BIG"); return err }, "value too long: 17 bytes"},
-		{"call_tool arguments", func() error { _, err := f.CallTool("t", json.RawMessage(`{"a":"`+big+`"}`)); return err }, "arguments too long: 25 bytes"},
+		{"call_tool arguments", func() error { _, err := f.CallTool(context.Background(), "t", json.RawMessage(`{"a":"`+big+`"}`)); return err }, "arguments too long: 25 bytes"},
 		{"env name", func() error { _, err := f.Env(big); return err }, "name too long: 17 bytes"},
-		{"call_tool name", func() error { _, err := f.CallTool(big, json.RawMessage(`{}`)); return err }, "tool name too long: 17 bytes"},
-		{"call_tool result", func() error { _, err := f.CallTool("t", json.RawMessage(`{}`)); return err }, "result too long: 17 bytes"},
-		{"http_post body", func() error { _, err := f.HTTPPost("http://a.t/", "", big, nil); return err }, "body too long: 17 bytes"},
+		{"call_tool name", func() error { _, err := f.CallTool(context.Background(), big, json.RawMessage(`{}`)); return err }, "tool name too long: 17 bytes"},
+		{"call_tool result", func() error { _, err := f.CallTool(context.Background(), "t", json.RawMessage(`{}`)); return err }, "result too long: 17 bytes"},
+		{"http_post body", func() error { _, err := f.HTTPPost(context.Background(), "http://a.t/", "", big, nil); return err }, "body too long: 17 bytes"},
 		{"http_get headers", func() error {
-			_, err := f.HTTPGet("http://a.t/", map[string]string{"X-Big": big})
+			_, err := f.HTTPGet(context.Background(), "http://a.t/", map[string]string{"X-Big": big})
 			return err
 		}, "headers too long: 22 bytes"},
 	}
@@ -177,11 +177,11 @@ func TestFuncsPermitRefusesEachFunction(t *testing.T) {
 		{HostFnReadFile, func(f *Funcs) error { _, err := f.ReadFile("a.txt"); return err }},
 		{HostFnWriteFile, func(f *Funcs) error { _, err := f.WriteFile("new.txt", "x"); return err }},
 		{HostFnListDir, func(f *Funcs) error { _, err := f.ListDir(""); return err }},
-		{HostFnShell, func(f *Funcs) error { _, err := f.Shell("ls"); return err }},
-		{HostFnHTTPGet, func(f *Funcs) error { _, err := f.HTTPGet("http://example.test/", nil); return err }},
-		{HostFnHTTPPost, func(f *Funcs) error { _, err := f.HTTPPost("http://example.test/", "", "b", nil); return err }},
+		{HostFnShell, func(f *Funcs) error { _, err := f.Shell(context.Background(), "ls"); return err }},
+		{HostFnHTTPGet, func(f *Funcs) error { _, err := f.HTTPGet(context.Background(), "http://example.test/", nil); return err }},
+		{HostFnHTTPPost, func(f *Funcs) error { _, err := f.HTTPPost(context.Background(), "http://example.test/", "", "b", nil); return err }},
 		{HostFnEnv, func(f *Funcs) error { _, err := f.Env("HOME"); return err }},
-		{HostFnCallTool, func(f *Funcs) error { _, err := f.CallTool("other", json.RawMessage(`{}`)); return err }},
+		{HostFnCallTool, func(f *Funcs) error { _, err := f.CallTool(context.Background(), "other", json.RawMessage(`{}`)); return err }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.fn, func(t *testing.T) {
@@ -202,8 +202,8 @@ func TestFuncsPermitRefusesEachFunction(t *testing.T) {
 					return nil
 				},
 				Env:      map[string]string{"HOME": "/home/agent"},
-				Shell:    func(string) (string, error) { ran = true; return "", nil },
-				CallTool: func(string, json.RawMessage) (string, error) { ran = true; return "", nil },
+				Shell:    func(context.Context, string) (string, error) { ran = true; return "", nil },
+				CallTool: func(context.Context, string, json.RawMessage) (string, error) { ran = true; return "", nil },
 				HTTP:     HTTPConfig{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) { ran = true; return nil, errors.New("sent") })},
 			})
 			if err := tt.call(f); err != errDenied {
@@ -259,20 +259,20 @@ func TestFuncsCallTool(t *testing.T) {
 	errTool := errors.New("other: no such file")
 	tests := []struct {
 		name     string
-		callTool func(string, json.RawMessage) (string, error)
+		callTool func(context.Context, string, json.RawMessage) (string, error)
 		want     string
 		wantErr  error
 	}{
-		{"passes name and arguments through", func(name string, args json.RawMessage) (string, error) {
+		{"passes name and arguments through", func(_ context.Context, name string, args json.RawMessage) (string, error) {
 			return name + " got " + string(args), nil
 		}, `other got {"n":1}`, nil},
-		{"passes the tool's error through", func(string, json.RawMessage) (string, error) { return "", errTool }, "", errTool},
+		{"passes the tool's error through", func(context.Context, string, json.RawMessage) (string, error) { return "", errTool }, "", errTool},
 		{"nil refuses", nil, "", ErrNoCallTool},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := NewFuncs(FuncsConfig{Tool: "caller", CallTool: tt.callTool})
-			got, err := f.CallTool("other", json.RawMessage(`{"n":1}`))
+			got, err := f.CallTool(context.Background(), "other", json.RawMessage(`{"n":1}`))
 			if !errors.Is(err, tt.wantErr) || got != tt.want {
 				t.Fatalf("CallTool = %q, %v; want %q, %v", got, err, tt.want, tt.wantErr)
 			}
@@ -286,17 +286,17 @@ func TestFuncsCallTool(t *testing.T) {
 func TestFuncsShell(t *testing.T) {
 	tests := []struct {
 		name    string
-		shell   func(string) (string, error)
+		shell   func(context.Context, string) (string, error)
 		want    string
 		wantErr error
 	}{
 		{"refused without a sandbox", nil, "", ErrNoSandbox},
-		{"runs through the host's shell", func(command string) (string, error) { return "ran " + command, nil }, "ran ls -l", nil},
+		{"runs through the host's shell", func(_ context.Context, command string) (string, error) { return "ran " + command, nil }, "ran ls -l", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := NewFuncs(FuncsConfig{Tool: "sh", Shell: tt.shell})
-			got, err := f.Shell("ls -l")
+			got, err := f.Shell(context.Background(), "ls -l")
 			if !errors.Is(err, tt.wantErr) || got != tt.want {
 				t.Fatalf("Shell = %q, %v; want %q, %v", got, err, tt.want, tt.wantErr)
 			}
@@ -314,7 +314,7 @@ func TestFuncsCallsAndLogsOrder(t *testing.T) {
 		Exec:     ec,
 		Env:      map[string]string{"A": "1"},
 		Permit:   func(fn string) error { return map[string]error{HostFnShell: errors.New("shell is denied")}[fn] },
-		CallTool: func(string, json.RawMessage) (string, error) { return "ok", nil },
+		CallTool: func(context.Context, string, json.RawMessage) (string, error) { return "ok", nil },
 		HTTP:     HTTPConfig{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) { return nil, errors.New("offline") })},
 	})
 	f.Log("start")
@@ -322,9 +322,9 @@ func TestFuncsCallsAndLogsOrder(t *testing.T) {
 	_, _ = f.Env("A")
 	f.Log("middle")
 	_, _ = f.Env("B")
-	_, _ = f.Shell("rm -rf /")
-	_, _ = f.HTTPGet("https://user:pw@api.test/v1/items?key=secret#frag", nil)
-	_, _ = f.CallTool("todo_list", json.RawMessage(`{}`))
+	_, _ = f.Shell(context.Background(), "rm -rf /")
+	_, _ = f.HTTPGet(context.Background(), "https://user:pw@api.test/v1/items?key=secret#frag", nil)
+	_, _ = f.CallTool(context.Background(), "todo_list", json.RawMessage(`{}`))
 	f.Log("end")
 
 	wantCalls := []HostCall{
@@ -418,12 +418,12 @@ func TestFuncsSummaries(t *testing.T) {
 		want string
 	}{
 		{"short path kept", func(f *Funcs) { _, _ = f.ReadFile("a/b.txt") }, "a/b.txt"},
-		{"long command cut at a character", func(f *Funcs) { _, _ = f.Shell(long) }, strings.Repeat("é", 98) + "…"},
+		{"long command cut at a character", func(f *Funcs) { _, _ = f.Shell(context.Background(), long) }, strings.Repeat("é", 98) + "…"},
 		{"URL without credentials, query or fragment", func(f *Funcs) {
-			_, _ = f.HTTPPost("http://me:secret@api.test/a%20b?token=x", "", "", nil)
+			_, _ = f.HTTPPost(context.Background(), "http://me:secret@api.test/a%20b?token=x", "", "", nil)
 		}, "http://api.test/a%20b?…"},
-		{"URL without query kept whole", func(f *Funcs) { _, _ = f.HTTPGet("https://api.test/v1", nil) }, "https://api.test/v1"},
-		{"unparseable URL shown as given", func(f *Funcs) { _, _ = f.HTTPGet("http://[::1", nil) }, "http://[::1"},
+		{"URL without query kept whole", func(f *Funcs) { _, _ = f.HTTPGet(context.Background(), "https://api.test/v1", nil) }, "https://api.test/v1"},
+		{"unparseable URL shown as given", func(f *Funcs) { _, _ = f.HTTPGet(context.Background(), "http://[::1", nil) }, "http://[::1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -492,7 +492,7 @@ func ExampleNewFuncs() {
 	})
 	greeting, _ := f.Env("GREETING")
 	f.Log(greeting + ", world")
-	_, err := f.HTTPGet("https://example.com/", nil)
+	_, err := f.HTTPGet(context.Background(), "https://example.com/", nil)
 	fmt.Println(err)
 	_, err = f.Env("HOME")
 	fmt.Println(errors.Is(err, ErrEnvNotAllowed))

@@ -98,12 +98,10 @@ func CompilePolicy(id, file string, src []byte, limits Limits) (*Policy, error) 
 	code := &policyCode{script: &Script{File: file, program: program}}
 	rt := newPolicyRuntime(code, limits)
 	if err := rt.load(); err != nil {
-		rt.w.retire()
 		return nil, err
 	}
 	p := &Policy{id: id, file: file, pool: &policyPool{code: code, limits: limits}}
 	p.pool.put(rt) // the loader's runtime serves the first turns: nothing of the load survives
-	runtime.AddCleanup(p, (*policyPool).close, p.pool)
 	return p, nil
 }
 
@@ -117,8 +115,8 @@ func (p *Policy) File() string { return p.file }
 // (systems.InlineModel): a turn costs microseconds and is bounded by the policy's budget.
 func (p *Policy) Inline() bool { return true }
 
-// Close stops the policy's idle runtimes; later turns fail with ErrClosed. A Policy that is
-// dropped without Close releases them when the garbage collector reclaims it.
+// Close releases the policy's idle runtimes; later turns fail with ErrClosed. A Policy dropped
+// without Close is reclaimed by the garbage collector like any value.
 func (p *Policy) Close() { p.pool.close() }
 
 // Turn implements models.Model: it runs decide(obs) for the agent of v and converts what decide
@@ -141,20 +139,17 @@ func (p *Policy) Turn(_ *models.State, v *models.View) (models.Reply, error) {
 	}
 	w := rt.w
 	w.begin(rt.code.script, nil, nil, env, modeRun)
-	_, err := w.supervise(context.Background())
-	if !w.reusable() {
-		// The runtime may still be running (abandoned) or is broken: it owns its copies of the
-		// turn's input and its own random source, so dropping it here is all that is needed.
-		w.retire()
+	_, err := w.call(context.Background())
+	if w.broken {
+		// The runtime's state is unknown: it owns its copies of the turn's input and its own
+		// random source, so dropping it here is all that is needed.
 		return models.Reply{}, shiftLineOne(err)
 	}
 	reply := rt.reply
 	rt.reply, rt.decide = models.Reply{}, nil
 	rt.in.release()
 	w.end()
-	if !p.pool.put(rt) {
-		w.retire()
-	}
+	p.pool.put(rt)
 	if err != nil {
 		return models.Reply{}, shiftLineOne(err)
 	}
@@ -209,27 +204,22 @@ func (p *policyPool) get() *policyRuntime {
 	return newPolicyRuntime(p.code, p.limits)
 }
 
-// put returns rt to the pool, keeping at most GOMAXPROCS idle runtimes; false means the caller
-// must retire it.
-func (p *policyPool) put(rt *policyRuntime) bool {
+// put returns rt to the pool, keeping at most GOMAXPROCS idle runtimes (the garbage collector
+// takes the rest).
+func (p *policyPool) put(rt *policyRuntime) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed || len(p.idle) >= runtime.GOMAXPROCS(0) {
-		return false
+	if !p.closed && len(p.idle) < runtime.GOMAXPROCS(0) {
+		p.idle = append(p.idle, rt)
 	}
-	p.idle = append(p.idle, rt)
-	return true
 }
 
-// close retires the idle runtimes and refuses later turns.
+// close releases the idle runtimes to the garbage collector and refuses later turns.
 func (p *policyPool) close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
-	for i, rt := range p.idle {
-		rt.w.retire()
-		p.idle[i] = nil
-	}
+	clear(p.idle)
 	p.idle = p.idle[:0]
 }
 
@@ -254,7 +244,7 @@ type policyRuntime struct {
 	again     position      // the second definePolicy call, if any
 }
 
-// newPolicyRuntime builds a sandboxed runtime for code (see newWorker) and starts its goroutine.
+// newPolicyRuntime builds a sandboxed runtime for code (see newWorker).
 func newPolicyRuntime(code *policyCode, limits Limits) *policyRuntime {
 	w := newWorker(limits)
 	rt := &policyRuntime{w: w, code: code}
@@ -273,7 +263,7 @@ func newPolicyRuntime(code *policyCode, limits Limits) *policyRuntime {
 // load runs the file's top level once (Compile's check) and records where definePolicy is called.
 func (rt *policyRuntime) load() error {
 	rt.w.begin(rt.code.script, nil, nil, loaderEnv(), modeLoad)
-	_, err := rt.w.supervise(context.Background())
+	_, err := rt.w.call(context.Background())
 	if err != nil {
 		return shiftLineOne(err)
 	}

@@ -1,7 +1,6 @@
 package scripting
 
 import (
-	"bytes"
 	"fmt"
 	"reflect"
 	"sync"
@@ -133,14 +132,13 @@ var sandboxProgram = sync.OnceValue(func() *goja.Program {
 })
 
 // newWorker builds a sandboxed runtime: virtual clock and random source bound to the worker's
-// current call, guarded built-ins, the host object and defineTool, then the lockdown; and starts
-// its goroutine (stop it with retire). Building one costs milliseconds (see the package
-// documentation), which is why runtimes are pooled.
+// current call, guarded built-ins, the host object and defineTool, then the lockdown. Building
+// one costs milliseconds (see the package documentation), which is why runtimes are pooled.
 func newWorker(limits Limits) *worker {
 	vm := goja.New()
-	w := &worker{vm: vm, limits: limits, jobs: make(chan struct{}, 1), done: make(chan struct{}, 1), frames: make([]goja.StackFrame, 0, 4)}
-	w.timer = time.NewTimer(time.Hour)
-	w.timer.Stop()
+	w := &worker{vm: vm, limits: limits, frames: make([]goja.StackFrame, 0, 4)}
+	w.watchdog = time.AfterFunc(time.Hour, w.expire)
+	w.watchdog.Stop()
 	vm.SetTimeSource(func() time.Time { return w.env.Now })
 	vm.SetRandSource(w.random)
 
@@ -173,7 +171,6 @@ func newWorker(limits Limits) *worker {
 		panic(fmt.Sprintf("scripting: the sandbox lockdown fails: %v", err)) // a bug in sandboxSource
 	}
 	vm.SetMaxCallStackSize(limits.MaxCallStack)
-	go w.loop()
 	return w
 }
 
@@ -283,13 +280,7 @@ func (w *worker) startCall(goja.FunctionCall) goja.Value {
 		w.err = newError(file, w.definedAt("run"), ErrDefinition, "run must be a function")
 		return goja.Undefined()
 	}
-	args := "{}"
-	if len(bytes.TrimSpace(w.args)) > 0 {
-		args = string(w.args)
-	}
-	parsed, err := w.jsonParse(goja.Undefined(), w.vm.ToValue(args))
-	w.must(err)
-	value, err := run(w.def, parsed, w.hostObject)
+	value, err := run(w.def, w.argumentsValue(), w.hostObject)
 	w.must(err)
 	return value
 }

@@ -81,11 +81,10 @@ func TestNoStateSurvivesACall(t *testing.T) {
 	probe := mustCompile(t, "probe.js", probeTool)
 	// One worker, so every call is served by the same runtime.
 	w := newWorker(DefaultLimits())
-	defer w.retire()
 	call := func(s *Script) string {
 		t.Helper()
 		w.begin(s, nil, nil, fixedEnv(), modeRun)
-		out, err := w.supervise(context.Background())
+		out, err := w.call(context.Background())
 		w.end()
 		if err != nil {
 			t.Fatalf("%s: %v", s.File, err)

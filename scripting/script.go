@@ -93,7 +93,6 @@ func Compile(file string, src []byte) (*Script, error) {
 
 	w := newWorker(DefaultLimits())
 	def, err := w.load(s)
-	w.retire()
 	if err != nil {
 		return nil, err
 	}
@@ -276,7 +275,7 @@ func (p schemaProbe) Execute(*tools.ExecContext, json.RawMessage) (tools.Result,
 // dropped with the call.
 func (w *worker) load(s *Script) (definition, error) {
 	w.begin(s, nil, nil, loaderEnv(), modeLoad)
-	if _, err := w.supervise(context.Background()); err != nil {
+	if _, err := w.call(context.Background()); err != nil {
 		return definition{}, err
 	}
 	return w.loaded, nil

@@ -1,6 +1,7 @@
 package scripting
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
@@ -42,8 +43,8 @@ func (t *Tool) Execute(ec *tools.ExecContext, args json.RawMessage) (tools.Resul
 		cfg.Permit = ec.ScriptPermit
 		if ec.CallTool != nil {
 			call := ec.CallTool
-			cfg.CallTool = func(name string, args json.RawMessage) (string, error) {
-				res, err := call(name, args)
+			cfg.CallTool = func(ctx context.Context, name string, args json.RawMessage) (string, error) {
+				res, err := call(ctx, name, args)
 				if err != nil {
 					return "", err
 				}

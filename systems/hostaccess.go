@@ -1,6 +1,7 @@
 package systems
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -85,8 +86,9 @@ func (a *hostAccess) permit(fn string) error {
 	return fmt.Errorf("%s is not allowed for scripts by %s (stage %q): %s", fn, layer, a.stageName, reason)
 }
 
-// callTool runs another tool for the agent through the full gate, on the caller's goroutine.
-func (a *hostAccess) callTool(name string, args json.RawMessage) (tools.Result, error) {
+// callTool runs another tool for the agent through the full gate, on the caller's goroutine,
+// under ctx.
+func (a *hostAccess) callTool(ctx context.Context, name string, args json.RawMessage) (tools.Result, error) {
 	if a.depth >= maxCallDepth {
 		return tools.Result{}, fmt.Errorf("%w: %s: tools may call tools only %d deep", ErrCallRefused, name, maxCallDepth)
 	}
@@ -113,6 +115,7 @@ func (a *hostAccess) callTool(name string, args json.RawMessage) (tools.Result, 
 		return tools.Result{}, fmt.Errorf("%w: permission denied for %s by %s: %s", ErrCallRefused, name, dec.Layer, dec.Reason)
 	}
 	ec := a.base
+	ec.Ctx = ctx
 	ec.CallID = a.base.CallID + "/" + name + "-" + strconv.Itoa(a.depth+1)
 	if usesHost(h) {
 		nested := *a

@@ -116,10 +116,11 @@ type ExecContext struct {
 	// nil in bare contexts, where scripts may call nothing that needs a permission.
 	ScriptPermit func(fn string) error
 	// CallTool runs another tool for this agent through the full gate (visibility aside: the
-	// called tool need not be advertised), synchronously on the caller's goroutine. An ask that
-	// no grant or safe key covers is refused, since a call inside a tool cannot open a prompt.
-	// nil in bare contexts.
-	CallTool func(name string, args json.RawMessage) (Result, error)
+	// called tool need not be advertised), synchronously on the caller's goroutine, under ctx
+	// (the calling tool's own, which may end sooner than Ctx: a script's budget). An ask that no
+	// grant or safe key covers is refused, since a call inside a tool cannot open a prompt. nil in
+	// bare contexts.
+	CallTool func(ctx context.Context, name string, args json.RawMessage) (Result, error)
 }
 
 // NewExecContext builds a context for one call with the "unknown" sentinels set (MessageIndex and
