@@ -139,7 +139,10 @@ func TestFuncsStringCaps(t *testing.T) {
 		{"shell command", func() error { _, err := f.Shell(context.Background(), big); return err }, "command too long: 17 bytes"},
 		{"shell output", func() error { _, err := f.Shell(context.Background(), "echo"); return err }, "output too long: 17 bytes"},
 		{"env value", func() error { _, err := f.Env("BIG"); return err }, "value too long: 17 bytes"},
-		{"call_tool arguments", func() error { _, err := f.CallTool(context.Background(), "t", json.RawMessage(`{"a":"`+big+`"}`)); return err }, "arguments too long: 25 bytes"},
+		{"call_tool arguments", func() error {
+			_, err := f.CallTool(context.Background(), "t", json.RawMessage(`{"a":"`+big+`"}`))
+			return err
+		}, "arguments too long: 25 bytes"},
 		{"env name", func() error { _, err := f.Env(big); return err }, "name too long: 17 bytes"},
 		{"call_tool name", func() error { _, err := f.CallTool(context.Background(), big, json.RawMessage(`{}`)); return err }, "tool name too long: 17 bytes"},
 		{"call_tool result", func() error { _, err := f.CallTool(context.Background(), "t", json.RawMessage(`{}`)); return err }, "result too long: 17 bytes"},
@@ -178,10 +181,19 @@ func TestFuncsPermitRefusesEachFunction(t *testing.T) {
 		{HostFnWriteFile, func(f *Funcs) error { _, err := f.WriteFile("new.txt", "x"); return err }},
 		{HostFnListDir, func(f *Funcs) error { _, err := f.ListDir(""); return err }},
 		{HostFnShell, func(f *Funcs) error { _, err := f.Shell(context.Background(), "ls"); return err }},
-		{HostFnHTTPGet, func(f *Funcs) error { _, err := f.HTTPGet(context.Background(), "http://example.test/", nil); return err }},
-		{HostFnHTTPPost, func(f *Funcs) error { _, err := f.HTTPPost(context.Background(), "http://example.test/", "", "b", nil); return err }},
+		{HostFnHTTPGet, func(f *Funcs) error {
+			_, err := f.HTTPGet(context.Background(), "http://example.test/", nil)
+			return err
+		}},
+		{HostFnHTTPPost, func(f *Funcs) error {
+			_, err := f.HTTPPost(context.Background(), "http://example.test/", "", "b", nil)
+			return err
+		}},
 		{HostFnEnv, func(f *Funcs) error { _, err := f.Env("HOME"); return err }},
-		{HostFnCallTool, func(f *Funcs) error { _, err := f.CallTool(context.Background(), "other", json.RawMessage(`{}`)); return err }},
+		{HostFnCallTool, func(f *Funcs) error {
+			_, err := f.CallTool(context.Background(), "other", json.RawMessage(`{}`))
+			return err
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.fn, func(t *testing.T) {
