@@ -219,7 +219,7 @@ type worker struct {
 	watchdog *time.Timer // interrupts the call at its deadline
 
 	// Set up once, by newWorker.
-	defineTool, hostObject, visit goja.Value
+	defineTool, hostObject, visit, defaultOrder goja.Value
 	jsonParse, jsonStringify,
 	stringOf, start, finish, surface goja.Callable
 	errorCtor, rangeErrorCtor, typeErrorCtor, syntaxErrorCtor *goja.Object

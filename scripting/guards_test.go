@@ -52,6 +52,11 @@ func TestGuardedBuiltinsKeepTheirMeaning(t *testing.T) {
 		{"spread and for-of", `(() => { let n = 0; for (const x of new Set([1, 2])) n += x; return n + [..."ab"].length + [...new Map([[1, 2]])].length })()`, "6"},
 		{"Object.keys", `Object.keys("ab").concat(Object.entries({ a: 1 })).join("|")`, "0|1|a,1"},
 		{"encodeURIComponent", `encodeURIComponent("a b/é")`, "a%20b%2F%C3%A9"},
+		{"sort default order", `[10, 9, "b", undefined, "a", 1, null, , "é", "\u{1F600}", "\uFFFF"].sort().map(String).join()`, "1,10,9,a,b,null,é,\U0001F600,\uffff,undefined,"},
+		{"toSorted default order", `[3, 20, 100].toSorted().join()`, "100,20,3"},
+		{"sort with a comparator", `[3, 20, 100].sort((a, b) => a - b).join()`, "3,20,100"},
+		{"sort is stable", `[{k: 1, v: "a"}, {k: 0, v: "b"}, {k: 1, v: "c"}].sort((x, y) => x.k - y.k).map(o => o.v).join("")`, "bac"},
+		{"sort of an array-like", `Array.prototype.sort.call({0: "b", 1: "a", length: 2}).length`, "2"},
 		{"names kept", `[[].join.name, "".repeat.name, JSON.stringify.name, [].map.length].join()`, "join,repeat,stringify,1"},
 	}
 	e := NewEngine(Limits{})
@@ -131,6 +136,7 @@ func TestGuardsObserveInterrupts(t *testing.T) {
 		{"JSON.stringify", `() => { const a = Array.from({ length: 100000 }, (_, i) => i); for (;;) { JSON.stringify(a) } }`},
 		{"replaceAll", `() => { const s = "ab".repeat(50000); for (;;) { s.replaceAll("a", "x") } }`},
 		{"flat", `() => { const a = new Array(300).fill(new Array(300).fill(1)); for (;;) { a.flat() } }`},
+		{"sort", `() => Array.from({ length: 4000000 }, (_, i) => (i * 7919) % 1000003).sort().length`},
 	}
 	limits := DefaultLimits()
 	limits.CallTimeout = 200 * time.Millisecond

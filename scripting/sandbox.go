@@ -157,6 +157,7 @@ func newWorker(limits Limits) *worker {
 	w.surface = mustCallable(intrinsics.Get("checkpoint"))
 
 	w.visit = w.native("visit", 2, func(call goja.FunctionCall) goja.Value { return w.tracker.visit(call) })
+	w.defaultOrder = w.native("compare", 2, w.compareAsStrings)
 	w.installGuards(intrinsics)
 	json := global.Get("JSON").(*goja.Object)
 	w.jsonParse = mustCallable(json.Get("parse"))
@@ -167,7 +168,7 @@ func newWorker(limits Limits) *worker {
 	w.hostObject = w.newHostObject()
 
 	lockdown := mustCallable(parts.Get("lockdown"))
-	if _, err := lockdown(goja.Undefined(), vm.NewArray(w.defineTool, w.hostObject, intrinsics)); err != nil {
+	if _, err := lockdown(goja.Undefined(), vm.NewArray(w.defineTool, w.hostObject, w.defaultOrder, intrinsics)); err != nil {
 		panic(fmt.Sprintf("scripting: the sandbox lockdown fails: %v", err)) // a bug in sandboxSource
 	}
 	vm.SetMaxCallStackSize(limits.MaxCallStack)
