@@ -83,6 +83,8 @@ type fileModel struct {
 	Turns         []fileTurn `toml:"turns"`
 	// File is a js model's policy, relative to the scenario (kind = "js" only).
 	File string `toml:"file"`
+	// TurnTimeout is a js model's wall-time budget per turn, a Go duration (kind = "js" only).
+	TurnTimeout string `toml:"turn_timeout"`
 }
 
 type fileTurn struct {

@@ -186,6 +186,12 @@ func TestJSModelLoadErrors(t *testing.T) {
 			"models.m.file: the policy does not load:", "p.js:2:13: Unexpected token ;"}},
 		{"no definePolicy", "kind = \"js\"\nfile = \"p.js\"", "const x = 1;", []string{
 			"p.js:1:1: the file never calls definePolicy(function decide(obs) {...})"}},
+		{"a turn_timeout on a scripted model", "kind = \"scripted\"\nturn_timeout = \"1s\"", "", []string{
+			`models.m.turn_timeout: only a model of kind "js" has a turn_timeout`}},
+		{"a turn_timeout that is no duration", "kind = \"js\"\nfile = \"p.js\"\nturn_timeout = \"fast\"", "definePolicy(function () {});", []string{
+			`models.m.turn_timeout: "fast" is not a duration from 1ms to 10s (e.g. "250ms")`}},
+		{"a turn_timeout over the cap", "kind = \"js\"\nfile = \"p.js\"\nturn_timeout = \"1m\"", "definePolicy(function () {});", []string{
+			`models.m.turn_timeout: "1m" is not a duration from 1ms to 10s`}},
 		{"an unknown kind", `kind = "python"`, "", []string{
 			`models.m.kind: "python": valid kinds: js, scripted`}},
 	}
@@ -275,5 +281,17 @@ func TestJSPolicyFailuresStayWithTheAgent(t *testing.T) {
 	}
 	if sum.ByStatus[components.Done] != 1 {
 		t.Errorf("done: %d, want 1", sum.ByStatus[components.Done])
+	}
+}
+
+func TestJSPolicyTurnTimeout(t *testing.T) {
+	file := writePolicyFiles(t, map[string]string{
+		"s.toml": policyScenario("kind = \"js\"\nfile = \"p.js\"\nturn_timeout = \"30ms\"", 1),
+		"p.toml": policyBlueprint,
+		"p.js":   `definePolicy(function decide(obs) { for (;;) {} });`,
+	})
+	sum, _ := runTraced(t, file, Options{WorkRoot: t.TempDir()})
+	if len(sum.Records) != 1 || sum.Records[0].Reason != "model error: p.js: script ran past its 30ms budget" {
+		t.Errorf("records = %+v, want the 30ms budget's failure", sum.Records)
 	}
 }

@@ -338,6 +338,10 @@ func (c *compiler) compileModels(hash interface{ Write([]byte) (int, error) }) {
 				c.errorf(tomlfile.JoinKey(path, "file"), "only a model of kind \"js\" has a file; a scripted model's turns are [[%s.turns]]", path)
 				continue
 			}
+			if fm.TurnTimeout != "" {
+				c.errorf(tomlfile.JoinKey(path, "turn_timeout"), "only a model of kind \"js\" has a turn_timeout; a scripted model's turns take no time")
+				continue
+			}
 		case "js":
 			// A JavaScript policy: the file, relative to the scenario, compiled once and shared by
 			// every agent that runs it. It is named in errors (and so in traces) as written here,
@@ -356,7 +360,17 @@ func (c *compiler) compileModels(hash interface{ Write([]byte) (int, error) }) {
 				c.errorf(tomlfile.JoinKey(path, "file"), "%q cannot be read: %w", fm.File, err)
 				continue
 			}
-			policy, err := scripting.CompilePolicy("js:"+key, filepath.ToSlash(filepath.Clean(fm.File)), src, scripting.Limits{})
+			limits := scripting.DefaultPolicyLimits()
+			if fm.TurnTimeout != "" {
+				d, err := time.ParseDuration(fm.TurnTimeout)
+				if err != nil || d < time.Millisecond || d > maxPolicyTurnTimeout {
+					c.errorf(tomlfile.JoinKey(path, "turn_timeout"), "%q is not a duration from 1ms to %v (e.g. \"250ms\"); a policy's turn blocks the world while it runs",
+						fm.TurnTimeout, maxPolicyTurnTimeout)
+					continue
+				}
+				limits.CallTimeout = d
+			}
+			policy, err := scripting.CompilePolicy("js:"+key, filepath.ToSlash(filepath.Clean(fm.File)), src, limits)
 			if err != nil {
 				c.errorf(tomlfile.JoinKey(path, "file"), "the policy does not load:\n%w", err)
 				continue
@@ -693,3 +707,7 @@ func sortedKeys[V any](m map[string]V) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// maxPolicyTurnTimeout is the longest turn_timeout a js model may set: a policy's turn runs
+// inline, on the world's goroutine, so its budget is a stall of the whole world.
+const maxPolicyTurnTimeout = 10 * time.Second
