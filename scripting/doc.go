@@ -38,7 +38,8 @@
 // Function still works). Binary data types (ArrayBuffer, DataView, typed arrays) are removed.
 // Date and Math.random read the call's CallEnv: the virtual clock's time and the agent's seeded
 // source. Date's local-time methods (getHours, toString) use the process's time zone, which goja
-// reads from time.Local: a host that wants traces identical across machines runs with TZ=UTC.
+// reads from time.Local: a host that wants traces identical across machines sets time.Local to
+// UTC before it starts (host run does).
 //
 // # Limits
 //

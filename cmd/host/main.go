@@ -18,6 +18,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"time"
 
 	"github.com/alecthomas/kong"
 )
@@ -50,6 +51,10 @@ type env struct {
 }
 
 func main() {
+	// Local time is UTC in the host: goja's Date reads time.Local for its local-time methods
+	// (getHours, toString), and a script's output reaches the trace, which must not depend on
+	// the machine's time zone.
+	time.Local = time.UTC
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	e := &env{stdout: os.Stdout, stderr: os.Stderr, ctx: ctx, isTerminal: stderrIsTerminal()}

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/warrenhq/warren/trace"
@@ -375,24 +377,45 @@ func TestRunWorkdirAndLogs(t *testing.T) {
 	}
 }
 
-// buildBinary builds the real host binary into a temporary folder and returns it with the
-// repository root, where a user runs it from.
+// buildBinary builds the real host binary (once per test run, into a folder TestMain removes)
+// and returns it with the repository root, where a user runs it from.
 func buildBinary(t *testing.T) (bin, repo string) {
 	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("the go tool is needed to build the binary: %v", err)
+	built.once.Do(func() {
+		goTool, err := exec.LookPath("go")
+		if err != nil {
+			built.err = fmt.Errorf("the go tool is needed to build the binary: %w", err)
+			return
+		}
+		dir, err := os.MkdirTemp("", "warren-host-")
+		if err != nil {
+			built.err = err
+			return
+		}
+		built.dir = dir
+		built.bin = filepath.Join(dir, "host")
+		// timetzdata embeds the time zone database, so TZ is honoured even on a machine without
+		// one (TestBinaryTimeZone needs a zone that would change local time).
+		build := exec.Command(goTool, "build", "-tags", "timetzdata", "-o", built.bin, ".")
+		if out, err := build.CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %w\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	bin = filepath.Join(t.TempDir(), "host")
-	build := exec.Command(goTool, "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	repo, err = filepath.Abs(filepath.Join("..", ".."))
+	repo, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return bin, repo
+	return built.bin, repo
+}
+
+// built is the binary buildBinary shares between the tests.
+var built struct {
+	once     sync.Once
+	dir, bin string
+	err      error
 }
 
 // runIn runs bin in dir with extra environment, returning its exit code and output.
@@ -452,5 +475,27 @@ func TestBinary(t *testing.T) {
 		if err != nil || !bytes.Equal(want, got) {
 			t.Errorf("the quickstart trace at GOMAXPROCS=%s differs from the one at GOMAXPROCS=1 (%v)", procs, err)
 		}
+	}
+}
+
+// TestBinaryTimeZone runs the script scenario, whose roll_dice returns a local-time Date string,
+// in two time zones: the host keeps local time in UTC, so the traces are identical.
+func TestBinaryTimeZone(t *testing.T) {
+	bin, repo := buildBinary(t)
+	traces := t.TempDir()
+	for _, zone := range []string{"UTC", "Pacific/Auckland"} {
+		out := filepath.Join(traces, strings.ReplaceAll(zone, "/", "-")+".jsonl")
+		code, stdout, stderr := runIn(t, bin, repo, []string{"TZ=" + zone}, "run", "scenarios/examples/scripts.toml", "--trace", out)
+		if code != exitOK {
+			t.Fatalf("TZ=%s: exit %d\n%s\n%s", zone, code, stdout, stderr)
+		}
+	}
+	utc, err := os.ReadFile(filepath.Join(traces, "UTC.jsonl"))
+	if err != nil || !bytes.Contains(utc, []byte(`+0000`)) {
+		t.Fatalf("the UTC trace has no local-time string from roll_dice (%v)", err)
+	}
+	auckland, err := os.ReadFile(filepath.Join(traces, "Pacific-Auckland.jsonl"))
+	if err != nil || !bytes.Equal(utc, auckland) {
+		t.Errorf("the trace at TZ=Pacific/Auckland differs from the one at TZ=UTC (%v)", err)
 	}
 }
