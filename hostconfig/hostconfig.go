@@ -154,8 +154,20 @@ func (c *Config) HostLayer() policy.HostLayer {
 }
 
 // Load reads and validates the host config at path. knownTools are the tools the host offers;
-// permission keys must be one of them or a shell key.
+// permission keys must be one of them or a shell key. The tools of a [scripting] tools_dir are
+// not known to Load: use LoadWithScripts to let the permission tables name them.
 func Load(path string, knownTools []string) (*Config, error) {
+	return LoadWithScripts(path, knownTools, nil)
+}
+
+// ScriptNames lists the names of the script tools in a folder (scripting.Discover's, for the
+// host), so that a host config's permission tables may name the tools of its own tools_dir.
+type ScriptNames func(dir string) ([]string, error)
+
+// LoadWithScripts is Load for a host config whose [scripting] tools_dir offers tools: names
+// lists them (a nil names is Load), and they join knownTools before the tables are checked. A
+// folder that does not load is reported at tools_dir.
+func LoadWithScripts(path string, knownTools []string, names ScriptNames) (*Config, error) {
 	data, err := tomlfile.Read(path)
 	if err != nil {
 		return nil, err
@@ -168,6 +180,14 @@ func Load(path string, knownTools []string) (*Config, error) {
 	errs, ok := onlyUnknownKeys(err)
 	if !ok {
 		return nil, err
+	}
+	if names != nil && f.Scripting.ToolsDir != nil && *f.Scripting.ToolsDir != "" {
+		dir := (&compiler{doc: doc}).toolsDir(*f.Scripting.ToolsDir)
+		found, err := names(dir)
+		if err != nil {
+			errs = append(errs, doc.Errorf("scripting.tools_dir", "script tools in %s:\n%w", dir, err))
+		}
+		knownTools = append(slices.Clip(knownTools), found...)
 	}
 	cfg, more := Compile(doc, "", &f, knownTools)
 	errs = append(errs, more...)

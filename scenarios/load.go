@@ -104,6 +104,13 @@ var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 // host offers (blueprints may only name those). Every problem found is reported at once, each
 // with file, line, key and what would be valid.
 func Load(path string, knownTools []string) (*Scenario, error) {
+	return LoadUnder(path, knownTools, nil)
+}
+
+// LoadUnder is Load with a host config that replaces the scenario's [host] table (host run
+// --config): the scenario is compiled under it, so the script tools of its [scripting] tools_dir
+// are discovered and every blueprint is checked against its ceilings. A nil host is Load.
+func LoadUnder(path string, knownTools []string, host *hostconfig.Config) (*Scenario, error) {
 	data, err := tomlfile.Read(path)
 	if err != nil {
 		return nil, err
@@ -128,7 +135,7 @@ func Load(path string, knownTools []string) (*Scenario, error) {
 		}
 		errs = append(errs, decodeErrs...)
 	}
-	c := compiler{doc: doc, file: &f, known: knownTools, sc: &Scenario{
+	c := compiler{doc: doc, file: &f, known: knownTools, hostOverride: host, sc: &Scenario{
 		Path: path, Dir: filepath.Dir(path), Name: f.Name, Description: f.Description,
 		Blueprints: map[string]*blueprint.Blueprint{},
 	}}
@@ -148,6 +155,8 @@ type compiler struct {
 	sc     *Scenario
 	errs   tomlfile.Errors
 	models map[string]models.Model
+	// hostOverride replaces the [host] table (LoadUnder); nil compiles the table.
+	hostOverride *hostconfig.Config
 }
 
 func (c *compiler) errorf(path, format string, args ...any) {
@@ -258,7 +267,12 @@ func (c *compiler) scripts(hash interface{ Write([]byte) (int, error) }) {
 		path := c.resolve(c.file.Blueprints[key])
 		folders = append(folders, folder{filepath.Join(filepath.Dir(path), "tools"), tomlfile.JoinKey("blueprints", key)})
 	}
-	if h := c.file.Host; h != nil && h.Scripting.ToolsDir != nil && *h.Scripting.ToolsDir != "" {
+	switch h := c.file.Host; {
+	case c.hostOverride != nil:
+		if dir := c.hostOverride.Scripting.ToolsDir; dir != "" {
+			folders = append(folders, folder{dir, ""})
+		}
+	case h != nil && h.Scripting.ToolsDir != nil && *h.Scripting.ToolsDir != "":
 		dir := c.resolve(*h.Scripting.ToolsDir)
 		folders = append(folders, folder{dir, "host.scripting.tools_dir"})
 	}
@@ -276,15 +290,15 @@ func (c *compiler) scripts(hash interface{ Write([]byte) (int, error) }) {
 		seen[dir] = true
 		found, err := scripting.Discover(dir)
 		if err != nil {
-			c.errorf(f.key, "script tools in %s:\n%w", dir, err)
+			c.folderError(f.key, "script tools in %s:\n%w", dir, err)
 			continue
 		}
 		for _, sc := range found {
 			switch prev, dup := byName[sc.Name]; {
 			case builtin[sc.Name]:
-				c.errorf(f.key, "%s: script tool %q takes the name of a built-in tool; rename it", sc.File, sc.Name)
+				c.folderError(f.key, "%s: script tool %q takes the name of a built-in tool; rename it", sc.File, sc.Name)
 			case dup:
-				c.errorf(f.key, "script tool %q is defined twice: in %s and in %s", sc.Name, prev.File, sc.File)
+				c.folderError(f.key, "script tool %q is defined twice: in %s and in %s", sc.Name, prev.File, sc.File)
 			default:
 				byName[sc.Name] = sc
 			}
@@ -652,8 +666,24 @@ func (c *compiler) expectations() {
 	}
 }
 
-// host compiles the [host] table, or takes the defaults.
+// folderError reports a problem with a folder of script tools: at the scenario's key, or (key
+// "") in the host config that replaced its [host] table.
+func (c *compiler) folderError(key, format string, args ...any) {
+	if key == "" {
+		err := fmt.Errorf(format, args...)
+		c.errs = append(c.errs, &tomlfile.Error{File: c.hostOverride.Path, Key: "scripting.tools_dir", Msg: err.Error(), Err: err})
+		return
+	}
+	c.errorf(key, format, args...)
+}
+
+// host compiles the [host] table, or takes the defaults; a host config given to LoadUnder
+// replaces both.
 func (c *compiler) host() {
+	if c.hostOverride != nil {
+		c.sc.Host = c.hostOverride
+		return
+	}
 	if c.file.Host == nil {
 		c.sc.Host = hostconfig.Default()
 		return

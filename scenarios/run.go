@@ -42,6 +42,19 @@ func KnownTools() []string {
 	return names
 }
 
+// LoadHostConfig loads a host config file for this host (host run --config): the known tools,
+// plus the script tools of its own [scripting] tools_dir, which its permission tables may name.
+func LoadHostConfig(path string) (*hostconfig.Config, error) {
+	return hostconfig.LoadWithScripts(path, KnownTools(), func(dir string) ([]string, error) {
+		found, err := scripting.Discover(dir)
+		names := make([]string, len(found))
+		for i, s := range found {
+			names[i] = s.Name
+		}
+		return names, err
+	})
+}
+
 // Options adjusts one run of a scenario without editing it.
 type Options struct {
 	// Seed, when set, replaces the scenario's seed.
@@ -58,7 +71,9 @@ type Options struct {
 	Log zerolog.Logger
 	// Progress, when set, is called after every tick with the agents finished so far.
 	Progress func(finished, total int)
-	// Host, when set, replaces the scenario's host config (host run --config).
+	// Host, when set, replaces the scenario's host config for the run: its ceilings and settings.
+	// The scenario's script tools were fixed when it loaded; LoadUnder (what host run --config
+	// uses) compiles the scenario under a host config, its tools_dir included.
 	Host *hostconfig.Config
 	// Launch adds launch overrides to the scenario's [launch] (host run --yolo, --allow, --ask,
 	// --deny); Unattended makes the run unattended.

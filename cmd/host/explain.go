@@ -3,12 +3,14 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/warrenhq/warren/blueprint"
 	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/policy"
 	"github.com/warrenhq/warren/scenarios"
+	"github.com/warrenhq/warren/scripting"
 )
 
 // launchFlags are the launch overrides `host run` and `host explain` share.
@@ -57,12 +59,26 @@ func (x *explainCmd) Run(e *env) error {
 	}
 	cfg := hostconfig.Default()
 	if x.Config != "" {
-		c, err := hostconfig.Load(x.Config, known)
+		c, err := scenarios.LoadHostConfig(x.Config)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "host: --config %s:\n%v\n", x.Config, err)
 			return errBadInput
 		}
 		cfg = c
+	}
+	// The blueprint may list script tools: its own tools/ folder's and the host's tools_dir's.
+	for _, dir := range []string{filepath.Join(filepath.Dir(x.Blueprint), "tools"), cfg.Scripting.ToolsDir} {
+		if dir == "" {
+			continue
+		}
+		found, err := scripting.Discover(dir)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "host: script tools in %s:\n%v\n", dir, err)
+			return errBadInput
+		}
+		for _, s := range found {
+			known = append(known, s.Name)
+		}
 	}
 	bp, err := blueprint.Load(x.Blueprint, known)
 	if err != nil {

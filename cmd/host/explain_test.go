@@ -294,3 +294,33 @@ func TestValidatePermissionScenarios(t *testing.T) {
 		}
 	}
 }
+
+// TestExplainScriptTools: explain knows the script tools a blueprint may list, from its own
+// tools/ folder and from the --config host's tools_dir.
+func TestExplainScriptTools(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"the blueprint's tools/ folder", []string{"--blueprint", example(filepath.Join("scripted", "analyst.toml")), "roll_dice", `{"n":2}`},
+			"ask (default, key roll_dice): no layer names this tool; tools without a built-in default ask\n"},
+		{"the host's tools_dir", []string{"--blueprint", runData(filepath.Join("hosttools", "shouter.toml")),
+			"--config", runData(filepath.Join("hosttools", "host", "host.toml")), "shout", `{"text":"x"}`},
+			"allow (host, key shout): host [tool_permissions] sets shout = allow\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := host(t, append([]string{"explain"}, tt.args...)...)
+			wantCode(t, r, exitOK)
+			if !strings.Contains(r.stdout, tt.want) {
+				t.Errorf("stdout:\n%s\nwant it to contain %q", r.stdout, tt.want)
+			}
+		})
+	}
+	r := host(t, "explain", "--blueprint", runData(filepath.Join("hosttools", "shouter.toml")), "shout", `{"text":"x"}`)
+	wantCode(t, r, exitBadInput)
+	if !strings.Contains(r.stderr, `unknown tool "shout"`) {
+		t.Errorf("without the host's tools_dir:\n%s", r.stderr)
+	}
+}

@@ -499,3 +499,39 @@ func TestBinaryTimeZone(t *testing.T) {
 		t.Errorf("the trace at TZ=Pacific/Auckland differs from the one at TZ=UTC (%v)", err)
 	}
 }
+
+// TestHostConfigToolsDir: the script tools of a --config host config's tools_dir are discovered
+// when the scenario loads, so a blueprint may list them and its permission tables may name them;
+// without the config the same scenario is invalid, and a tools_dir that does not compile is a
+// load error of the host config.
+func TestHostConfigToolsDir(t *testing.T) {
+	scenario := runData(filepath.Join("hosttools", "shout.toml"))
+	config := runData(filepath.Join("hosttools", "host", "host.toml"))
+
+	r := host(t, "validate", scenario)
+	wantCode(t, r, exitBadInput)
+	if !strings.Contains(r.stderr, `unknown tool "shout"`) {
+		t.Errorf("validate without --config:\n%s\nwant shout unknown", r.stderr)
+	}
+	wantCode(t, host(t, "validate", scenario, "--config", config), exitOK)
+
+	dir := t.TempDir()
+	out := filepath.Join(dir, "trace.jsonl")
+	r = host(t, "run", scenario, "--config", config, "--trace", out, "--workdir", filepath.Join(dir, "work"))
+	wantCode(t, r, exitOK)
+	if !strings.HasSuffix(r.stdout, "expectations all 1 held\n") {
+		t.Errorf("stdout:\n%s", r.stdout)
+	}
+	trace, err := os.ReadFile(out)
+	if err != nil || bytes.Count(trace, []byte(`HELLO!`)) != 2 {
+		t.Errorf("the trace has %d results of shout, want 2 (%v)", bytes.Count(trace, []byte(`HELLO!`)), err)
+	}
+
+	r = host(t, "run", scenario, "--config", runData(filepath.Join("hosttools", "broken", "host.toml")))
+	wantCode(t, r, exitBadInput)
+	for _, want := range []string{"broken/host.toml:4:1: scripting.tools_dir: script tools in", "bad.js:2:28: Unexpected token ;"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr:\n%s\nwant it to contain %q", r.stderr, want)
+		}
+	}
+}

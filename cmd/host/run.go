@@ -40,7 +40,16 @@ func (r *runCmd) Run(e *env) error {
 		fmt.Fprintf(e.stderr, "host: --agents %d: give a positive number of agents\n", r.Agents)
 		return errBadInput
 	}
-	sc, err := scenarios.Load(r.File, scenarios.KnownTools())
+	var host *hostconfig.Config
+	if r.Config != "" {
+		cfg, err := scenarios.LoadHostConfig(r.Config)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "host: --config %s is not a valid host config:\n%v\n", r.Config, err)
+			return errBadInput
+		}
+		host = cfg
+	}
+	sc, err := scenarios.LoadUnder(r.File, scenarios.KnownTools(), host)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "host: %s is not a valid scenario:\n%v\n", r.File, err)
 		return errBadInput
@@ -53,14 +62,6 @@ func (r *runCmd) Run(e *env) error {
 	if err := r.check(); err != nil {
 		fmt.Fprintf(e.stderr, "host: %v\n", err)
 		return errBadInput
-	}
-	if r.Config != "" {
-		cfg, err := hostconfig.Load(r.Config, scenarios.KnownTools())
-		if err != nil {
-			fmt.Fprintf(e.stderr, "host: --config %s is not a valid host config:\n%v\n", r.Config, err)
-			return errBadInput
-		}
-		opt.Host = cfg
 	}
 
 	var traceFile *os.File

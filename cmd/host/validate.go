@@ -3,17 +3,28 @@ package main
 import (
 	"fmt"
 
+	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/scenarios"
 )
 
 type validateCmd struct {
-	Files []string `arg:"" help:"Scenario files to check."`
+	Files  []string `arg:"" help:"Scenario files to check."`
+	Config string   `help:"Host config file to check them under, as host run --config would run them (replaces each scenario's [host])." placeholder:"FILE"`
 }
 
 func (v *validateCmd) Run(e *env) error {
+	var host *hostconfig.Config
+	if v.Config != "" {
+		cfg, err := scenarios.LoadHostConfig(v.Config)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "host: --config %s is not a valid host config:\n%v\n", v.Config, err)
+			return errBadInput
+		}
+		host = cfg
+	}
 	bad := 0
 	for _, f := range v.Files {
-		sc, err := scenarios.Load(f, scenarios.KnownTools())
+		sc, err := scenarios.LoadUnder(f, scenarios.KnownTools(), host)
 		if err != nil {
 			bad++
 			fmt.Fprintf(e.stderr, "%s: invalid:\n%v\n", f, err)

@@ -1,0 +1,2 @@
+defineTool({ name: "bad", description: "d", parameters: { type: "object" },
+  run(args) { return args. ; } });
