@@ -70,11 +70,11 @@
 //     runtimes that each served one call of a small script);
 //   - building one takes about 5.2 ms and 2 MiB of allocation (BenchmarkNewRuntime: the
 //     lockdown touches every built-in);
-//   - a call costs about 9 µs when its script only returns an argument (BenchmarkCall/overhead:
-//     the pool, the watchdog, the file's top level, the arguments in and the result out), 12 µs
-//     through the host's script tool (BenchmarkToolCall), 26 µs for a small loop returning an
-//     object (BenchmarkCall/small); an async call awaiting a host function about 42 µs
-//     (BenchmarkCallAsync).
+//   - a call costs about 7–8 µs when its script only returns an argument (BenchmarkCall/overhead:
+//     the pool, the watchdog, the file's top level, the arguments in and the result out),
+//     10–11 µs through the host's script tool (BenchmarkToolCall), 21–24 µs for a small loop
+//     returning an object (BenchmarkCall/small); an async call awaiting a host function about
+//     35 µs (BenchmarkCallAsync).
 //
 // A runtime per agent would hold 4.4 GB for 10^4 agents and 44 GB for 10^5, idle almost all the
 // time, for no gain per call. Since no state survives a call, any runtime can serve any agent,
