@@ -57,14 +57,12 @@ func (x *explainCmd) Run(e *env) error {
 		fmt.Fprintf(e.stderr, "host: %v\n", err)
 		return errBadInput
 	}
-	cfg := hostconfig.Default()
-	if x.Config != "" {
-		c, err := scenarios.LoadHostConfig(x.Config)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "host: --config %s:\n%v\n", x.Config, err)
-			return errBadInput
-		}
-		cfg = c
+	cfg, err := loadHostConfig(e, x.Config)
+	if err != nil {
+		return err
+	}
+	if cfg == nil {
+		cfg = hostconfig.Default()
 	}
 	// The blueprint may list script tools: its own tools/ folder's and the host's tools_dir's.
 	for _, dir := range []string{filepath.Join(filepath.Dir(x.Blueprint), "tools"), cfg.Scripting.ToolsDir} {

@@ -40,14 +40,9 @@ func (r *runCmd) Run(e *env) error {
 		fmt.Fprintf(e.stderr, "host: --agents %d: give a positive number of agents\n", r.Agents)
 		return errBadInput
 	}
-	var host *hostconfig.Config
-	if r.Config != "" {
-		cfg, err := scenarios.LoadHostConfig(r.Config)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "host: --config %s is not a valid host config:\n%v\n", r.Config, err)
-			return errBadInput
-		}
-		host = cfg
+	host, err := loadHostConfig(e, r.Config)
+	if err != nil {
+		return err
 	}
 	sc, err := scenarios.LoadUnder(r.File, scenarios.KnownTools(), host)
 	if err != nil {
@@ -160,4 +155,18 @@ func printSummary(w io.Writer, sc *scenarios.Scenario, s *scenarios.Summary, tra
 	for _, f := range s.Failures {
 		fmt.Fprintf(w, "  %s\n", f)
 	}
+}
+
+// loadHostConfig loads the --config file (nil when none is given), reporting a bad one on
+// stderr as the usage error it is.
+func loadHostConfig(e *env, path string) (*hostconfig.Config, error) {
+	if path == "" {
+		return nil, nil
+	}
+	cfg, err := scenarios.LoadHostConfig(path)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "host: --config %s is not a valid host config:\n%v\n", path, err)
+		return nil, errBadInput
+	}
+	return cfg, nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 
-	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/scenarios"
 )
 
@@ -13,14 +12,9 @@ type validateCmd struct {
 }
 
 func (v *validateCmd) Run(e *env) error {
-	var host *hostconfig.Config
-	if v.Config != "" {
-		cfg, err := scenarios.LoadHostConfig(v.Config)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "host: --config %s is not a valid host config:\n%v\n", v.Config, err)
-			return errBadInput
-		}
-		host = cfg
+	host, err := loadHostConfig(e, v.Config)
+	if err != nil {
+		return err
 	}
 	bad := 0
 	for _, f := range v.Files {
