@@ -6,14 +6,19 @@ require (
 	github.com/alecthomas/kong v1.17.0
 	github.com/dlclark/regexp2/v2 v2.5.2
 	github.com/dop251/goja v0.0.0-20260917113740-793a2a65c13b
+	github.com/elastic/go-seccomp-bpf v1.6.0
+	github.com/landlock-lsm/go-landlock v0.11.2
 	github.com/mattn/go-isatty v0.0.24
 	github.com/mlange-42/arche v0.15.3
+	github.com/moby/sys/reexec v0.1.0
 	github.com/pelletier/go-toml/v2 v2.4.3
 	github.com/rs/zerolog v1.35.1
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/valyala/fastjson v1.6.10
-	golang.org/x/text v0.14.0
+	golang.org/x/net v0.41.0
+	golang.org/x/sys v0.49.0
+	golang.org/x/text v0.26.0
 	mvdan.cc/sh/v3 v3.14.1
 )
 
@@ -24,6 +29,6 @@ require (
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
 	github.com/stretchr/testify v1.11.1 // indirect
-	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/term v0.45.0 // indirect
+	kernel.org/pub/linux/libs/security/libcap/psx v1.2.78 // indirect
 )

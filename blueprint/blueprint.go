@@ -5,6 +5,7 @@ import (
 
 	"github.com/warrenhq/warren/internal/tomlfile"
 	"github.com/warrenhq/warren/policy"
+	"github.com/warrenhq/warren/sandbox"
 )
 
 // Limits and defaults of the blueprint format.
@@ -142,6 +143,10 @@ type Stage struct {
 	// the model, the host splits the stage's work into items and runs one
 	// worker per item (see FanOut).
 	FanOut *FanOut
+	// Sandbox is the stage's [stages.sandbox] as written (the zero Spec
+	// when absent): it tightens the blueprint's boundary while an agent is
+	// in this stage (see Blueprint.StageBoundary).
+	Sandbox sandbox.Spec
 	// advertised holds AvailableTools for O(1) membership tests.
 	advertised map[string]struct{}
 }
@@ -209,6 +214,15 @@ type Blueprint struct {
 	// scriptAt positions each ScriptPermissions entry for
 	// CheckScriptCeiling's errors (File, Line, Column and Key set).
 	scriptAt map[string]tomlfile.Error
+	// Sandbox is the blueprint's [sandbox] as written (the zero Spec when
+	// absent): it may only tighten the host's ceiling, and each stage's
+	// Sandbox may only tighten it in turn. CheckSandboxCeiling says whether
+	// they do, once the host is known; StageBoundary resolves a stage's.
+	Sandbox sandbox.Spec
+	// sandboxAt positions every sandbox setting written, the blueprint's
+	// and its stages', by full key ("stages[1].sandbox.limits.timeout"),
+	// for CheckSandboxCeiling's errors.
+	sandboxAt map[string]tomlfile.Error
 }
 
 // CheckScriptCeiling reports every [tool_script_permissions] entry of the

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -66,9 +67,15 @@ func describe(bp *Blueprint) string {
 	for _, ref := range bp.SpawnRefs {
 		fmt.Fprintf(&b, "spawn ref %s at %s\n", ref.Key, ref.Where)
 	}
+	if !reflect.ValueOf(bp.Sandbox).IsZero() {
+		fmt.Fprintf(&b, "sandbox: %s\n", describeSandbox(bp.Sandbox))
+	}
 	for _, st := range bp.Stages {
 		fmt.Fprintf(&b, "stage %d %s: tools=%v max_iterations=%d accepts_messages=%v permissions=%s\n",
 			st.Index, st.Name, st.AvailableTools, st.MaxIterations, st.AcceptsMessages, describePermissions(st.ToolPermissions))
+		if !reflect.ValueOf(st.Sandbox).IsZero() {
+			fmt.Fprintf(&b, "  sandbox: %s\n", describeSandbox(st.Sandbox))
+		}
 		if fo := st.FanOut; fo != nil {
 			fmt.Fprintf(&b, "  fan_out blueprint=%s items_file=%s max_workers=%d max_items=%d merge_chars=%d fail_all=%v\n",
 				fo.Blueprint, fo.ItemsFile, fo.MaxWorkers, fo.MaxItems, fo.MergeChars, fo.FailAll)
@@ -135,6 +142,11 @@ func checkInvariants(t *testing.T, bp *Blueprint) {
 		}
 		if at := bp.scriptAt[fn]; at.File != bp.Path || at.Line < 1 || at.Key != "tool_script_permissions."+fn {
 			t.Errorf("script permission %s positioned at %+v", fn, at)
+		}
+	}
+	for key, at := range bp.sandboxAt {
+		if at.File != bp.Path || at.Line < 1 || at.Key != key || !strings.Contains(key, "sandbox.") {
+			t.Errorf("sandbox setting %s positioned at %+v", key, at)
 		}
 	}
 	for i := range bp.Stages {

@@ -29,6 +29,12 @@
 //	spawnable = ["worker"] # scenario blueprint keys it may spawn, each
 //	                       # once (default: any; [] allows none)
 //
+//	[sandbox]              # optional: tightens the host's sandbox ceiling
+//	hidden = ["/home"]     # for every stage; the keys of the host config's
+//	                       # [sandbox] (mode, network, on_unavailable,
+//	                       # writable, hidden, allow_env_vars, limits.*),
+//	                       # each optional, each may only tighten
+//
 //	[[stages]]             # at least one; order matters (see entry)
 //	name = "gather"        # required; unique within the blueprint
 //	available_tools = ["read_file", "write_file"]
@@ -51,6 +57,9 @@
 //	merge_chars = 16000    # merged result size (default 16000; 256 to
 //	                       # 10000000)
 //
+//	[stages.sandbox]       # optional: tightens [sandbox] in this stage,
+//	limits.timeout = "5s"  # same keys
+//
 //	[stages.tool_permissions]  # optional, stage level: same rules as the
 //	write_file = "ask"         # agent level; consulted before it
 //
@@ -71,6 +80,10 @@
 //   - Blueprint keys (spawnable, fan_out.blueprint) belong to the
 //     scenario, which checks them: [Blueprint.SpawnRefs] lists each with
 //     its position.
+//   - Sandbox values are checked on their own at load (hostconfig's
+//     rules); whether they only tighten the host's ceiling needs the
+//     host: [Blueprint.CheckSandboxCeiling]. [Blueprint.StageBoundary]
+//     resolves the boundary a stage's commands run under.
 //   - Permission keys must be tool names the host knows and values exactly
 //     allow, ask or deny; a misspelling is a load error, never a default.
 //     How the stage value, the agent value, the user's ceiling and the
@@ -117,5 +130,9 @@
 // ErrOutOfRange, ErrUnknownCondition, ErrDuplicateBlueprint,
 // ErrFanOutUnavailable, ErrNotSpawnable, ErrNotLocalPath,
 // ErrUnknownFailurePolicy, policy.ErrBadVerdict, or one of
-// tomlfile's ErrSyntax, ErrUnknownKey, ErrType) for errors.Is.
+// tomlfile's ErrSyntax, ErrUnknownKey, ErrType) for errors.Is. Problems in
+// a sandbox table wrap the host config's sentinels instead, as the same
+// problem in the host's [sandbox] does (hostconfig.ErrOutOfRange,
+// ErrNotAbsolute, ErrDuplicatePath, ErrBadSize, ErrBadDuration,
+// ErrBadEnvName; sandbox.ErrUnknownMode, ErrUnknownFallback).
 package blueprint

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/internal/tomlfile"
 	"github.com/warrenhq/warren/policy"
 )
@@ -82,6 +83,8 @@ type fileBlueprint struct {
 	// DynamicTools and ToolScriptPermissions concern the blueprint's script tools.
 	DynamicTools          bool              `toml:"dynamic_tools"`
 	ToolScriptPermissions map[string]string `toml:"tool_script_permissions"`
+	// Sandbox has the host's [sandbox] keys, each of which may only tighten.
+	Sandbox hostconfig.SandboxTable `toml:"sandbox"`
 }
 
 // fileStage is one [[stages]] table as written.
@@ -94,6 +97,8 @@ type fileStage struct {
 	AcceptsMessages *bool             `toml:"accepts_messages"`
 	FanOut          *fileFanOut       `toml:"fan_out"`
 	Transitions     []fileTransition  `toml:"transitions"`
+	// Sandbox tightens the blueprint's [sandbox] while an agent is in this stage.
+	Sandbox hostconfig.SandboxTable `toml:"sandbox"`
 }
 
 // fileTransition is one [[stages.transitions]] table as written.
@@ -175,6 +180,7 @@ func parse(file string, data []byte, tools *toolSet) (*Blueprint, error) {
 	}
 	sum := sha256.Sum256(data)
 	bp.SpawnRefs = c.refs
+	bp.sandboxAt = c.sandboxAt
 	bp.Path = file
 	bp.Hash = hex.EncodeToString(sum[:])
 	return bp, nil
@@ -205,6 +211,9 @@ type compiler struct {
 	sub *Subagents
 	// refs collects the blueprint keys named, in the order checked.
 	refs []SpawnRef
+	// sandboxAt positions the sandbox settings written (see
+	// Blueprint.sandboxAt).
+	sandboxAt map[string]tomlfile.Error
 }
 
 // errorf records a problem positioned at path.
@@ -233,6 +242,7 @@ func (c *compiler) compile(raw *fileBlueprint) *Blueprint {
 		DynamicTools:    raw.DynamicTools,
 	}
 	bp.ScriptPermissions, bp.scriptAt = c.scriptPermissions("tool_script_permissions", raw.ToolScriptPermissions)
+	bp.Sandbox = c.sandbox("sandbox", &raw.Sandbox)
 	c.sub = &bp.Subagents
 	switch {
 	case raw.Name == "" && !c.present("name"):
@@ -316,6 +326,7 @@ func (c *compiler) stage(i int, raw *fileStage, st *Stage) {
 		st.FanOut = c.fanOut(path+".fan_out", raw.FanOut, st)
 	}
 	st.ToolPermissions = c.permissions(path+".tool_permissions", raw.ToolPermissions)
+	st.Sandbox = c.sandbox(path+".sandbox", &raw.Sandbox)
 	if len(raw.Transitions) > 0 {
 		st.Transitions = make([]Transition, 0, len(raw.Transitions))
 	}

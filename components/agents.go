@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/warrenhq/warren/models"
+	"github.com/warrenhq/warren/sandbox"
 	"github.com/warrenhq/warren/tools"
 )
 
@@ -39,6 +40,9 @@ type AgentData struct {
 	// Dynamic holds the script tools an agent whose blueprint sets dynamic_tools found in its
 	// own workdir (nil for every other agent).
 	Dynamic *DynamicTools
+	// Sandbox runs the agent's shell commands; made on its first command, pointed at each
+	// stage's boundary by sync_stage, closed (every process killed) at reap.
+	Sandbox *sandbox.Manager
 }
 
 // DynamicTools are the script tools an agent with dynamic_tools wrote into its workdir's tools/
@@ -83,6 +87,9 @@ type ToolResult struct {
 	Notes []tools.Note
 	// Panic is set when the tool panicked: the agent fails once its turn is applied.
 	Panic string
+	// Detached is work the call left running (a background command), delivered to the inbox
+	// at a tick the world fixes.
+	Detached tools.Detached
 }
 
 // ToolWork holds the tool calls of the agent's current turn and their results as they arrive.

@@ -3,6 +3,7 @@ package components
 import (
 	"github.com/warrenhq/warren/blueprint"
 	"github.com/warrenhq/warren/models"
+	"github.com/warrenhq/warren/sandbox"
 	"github.com/warrenhq/warren/tools"
 )
 
@@ -33,6 +34,10 @@ type Profile struct {
 	// the group's base tools with the stage's own tool scope pushed on top. sync_stage points
 	// an agent at its stage's registry.
 	StageRegistries []*tools.ScopedToolRegistry
+	// Sandbox holds, per stage index, the boundary the agent's commands run under in that stage:
+	// the host's ceiling tightened by the blueprint and the stage, resolved once per profile.
+	// sync_stage points an agent's sandbox manager at its stage's boundary.
+	Sandbox []sandbox.Boundary
 }
 
 // Registry is the registry calls in stage resolve through: the stage's own registry when the

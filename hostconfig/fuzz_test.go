@@ -18,6 +18,8 @@ func FuzzLoad(f *testing.F) {
 	f.Add("[subagents]\nmax_depth = 0\ninbox = 100001\nmax_fanout_items = 9223372036854775807\n")
 	f.Add("[tool_script_permissions]\nenv = \"inherit\"\nshell = \"ask\"\n[scripting]\ntools_dir = \"\"\nallow_env = [\"A\", \"A\", \"1\"]\n")
 	f.Add("[scripting]\ncall_timeout = \"9223372036854775807ns\"\nhttp_timeout = \"1e9h\"\nmax_call_stack = -1\n")
+	f.Add("[sandbox]\nmode = \"bwrap\"\nwritable = [\"rel\", \"/a\", \"/a/\"]\nallow_env_vars = []\n[sandbox.limits]\ntimeout = \"-1h\"\naddress_space = \"18446744073709551615TiB\"\noutput_bytes = -9223372036854775808\n")
+	f.Add("[sandbox.limits]\naddress_space = 1.5\noutput_bytes = {a = 1}\nprocesses = 9223372036854775807\n")
 	path := filepath.Join(f.TempDir(), "host.toml")
 	f.Fuzz(func(t *testing.T, src string) {
 		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {

@@ -5,7 +5,8 @@
 // from anywhere) can only tighten what it allows. Its [subagents] table caps the sub-agent
 // trees of every agent, whatever their blueprints ask for. Its [tool_script_permissions] table is
 // Layer 3, the ceiling on the host functions script tools may call, and [scripting] holds the
-// script tools' folder and limits.
+// script tools' folder and limits. Its [sandbox] table is the ceiling on the boundary every
+// command runs under; blueprints and their stages may only tighten it.
 package hostconfig
 
 import (
@@ -18,6 +19,7 @@ import (
 
 	"github.com/warrenhq/warren/internal/tomlfile"
 	"github.com/warrenhq/warren/policy"
+	"github.com/warrenhq/warren/sandbox"
 )
 
 // File is the TOML shape of a host config, shared with the [host] table of a scenario.
@@ -32,6 +34,8 @@ type File struct {
 	// ToolScriptPermissions and Scripting are the script-tool tables (see scripting.go).
 	ToolScriptPermissions map[string]string `toml:"tool_script_permissions"`
 	Scripting             fileScripting     `toml:"scripting"`
+	// Sandbox is the ceiling on the boundary commands run under (see sandbox.go).
+	Sandbox SandboxTable `toml:"sandbox"`
 }
 
 type fileSafeCommands struct {
@@ -61,8 +65,8 @@ type fileSubagents struct {
 	MaxFanOutItems *int64 `toml:"max_fanout_items"`
 }
 
-// ErrOutOfRange: a [subagents] limit is outside what the host accepts. Errors wrap it so callers
-// can test them with errors.Is.
+// ErrOutOfRange: a limit ([subagents], [scripting] or [sandbox.limits]) is outside what the host
+// accepts. Errors wrap it so callers can test them with errors.Is.
 var ErrOutOfRange = errors.New("out of range")
 
 // Defaults for settings a config leaves out.
@@ -132,11 +136,15 @@ type Config struct {
 	// Scripting is the [scripting] table: the host-wide script tools folder and the limits every
 	// script tool call runs under.
 	Scripting ScriptingConfig
+	// Sandbox is the [sandbox] table as the file wrote it (the zero Spec when absent); what it
+	// leaves out takes the defaults in SandboxCeiling, the boundary blueprints may only tighten.
+	Sandbox sandbox.Spec
 }
 
 // Default returns the configuration used when none is given: no ceiling entries, no extra safe
 // commands, no blueprint opt-ins, the default write budget, prompt timeout and sub-agent caps,
-// the built-in script permissions and the default script limits.
+// the built-in script permissions, the default script limits and the default sandbox (an empty
+// [sandbox] table: see SandboxCeiling).
 func Default() *Config {
 	return &Config{
 		WritePerCall: DefaultPerCallBytes, WritePerRun: DefaultPerRunBytes, TimeoutTicks: DefaultTimeoutTicks,
@@ -261,6 +269,7 @@ func Compile(doc *tomlfile.Doc, prefix string, f *File, knownTools []string) (*C
 	c.subagents(&f.Subagents, &cfg.Subagents)
 	cfg.ScriptPermissions = c.scriptPermissions("tool_script_permissions", f.ToolScriptPermissions)
 	c.scripting(&f.Scripting, &cfg.Scripting)
+	cfg.Sandbox = c.sandbox("sandbox", &f.Sandbox)
 	return cfg, c.errs
 }
 

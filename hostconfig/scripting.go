@@ -24,9 +24,11 @@ type fileScripting struct {
 
 // Sentinel errors of the [scripting] table, wrapped by the problems Load and Compile report.
 var (
-	// ErrBadDuration: a [scripting] timeout is not a Go duration string ("2s", "500ms").
+	// ErrBadDuration: a [scripting] or [sandbox.limits] timeout is not a Go duration string
+	// ("2s", "500ms").
 	ErrBadDuration = errors.New("invalid duration")
-	// ErrBadEnvName: an allow_env entry is not a variable name, or is listed twice.
+	// ErrBadEnvName: an allow_env or allow_env_vars entry is not a variable name, or is listed
+	// twice.
 	ErrBadEnvName = errors.New("invalid environment variable name")
 	// ErrEmptyPath: tools_dir is given but empty, which can only be a mistake.
 	ErrEmptyPath = errors.New("empty path")
@@ -105,7 +107,7 @@ func (c *compiler) scripting(f *fileScripting, out *ScriptingConfig) {
 	if f.ToolsDir != nil {
 		out.ToolsDir = c.toolsDir(*f.ToolsDir)
 	}
-	out.AllowEnv = c.allowEnv(f.AllowEnv)
+	out.AllowEnv = c.allowEnv("scripting.allow_env", f.AllowEnv)
 	out.HTTPAllowPrivate = f.HTTPAllowPrivate
 	c.scriptTimeout("scripting.call_timeout", f.CallTimeout, "the wall-time budget of one script tool call", &out.CallTimeout)
 	c.scriptTimeout("scripting.http_timeout", f.HTTPTimeout, "the time one HTTP call of a script may take", &out.HTTPTimeout)
@@ -141,22 +143,24 @@ func (c *compiler) toolsDir(dir string) string {
 	return filepath.Join(base, dir)
 }
 
-// allowEnv checks the variable names scripts may read and returns them sorted.
-func (c *compiler) allowEnv(names []string) []string {
+// allowEnv checks a list of environment variable names at path (the variables scripts may read,
+// or those a sandbox passes to commands) and returns them sorted.
+func (c *compiler) allowEnv(path string, names []string) []string {
 	if len(names) == 0 {
 		return nil
 	}
+	key := lastKey(path)
 	out := make([]string, 0, len(names))
 	firstAt := make(map[string]int, len(names))
 	for i, name := range names {
-		path := tomlfile.JoinIndex("scripting.allow_env", i)
+		elem := tomlfile.JoinIndex(path, i)
 		if first, dup := firstAt[name]; dup {
-			c.errorf(path, "%w %q: listed twice (first at allow_env[%d]); list each variable once", ErrBadEnvName, name, first)
+			c.errorf(elem, "%w %q: listed twice (first at %s); list each variable once", ErrBadEnvName, name, tomlfile.JoinIndex(key, first))
 			continue
 		}
 		firstAt[name] = i
 		if !validEnvName(name) {
-			c.errorf(path, "%w %q; a variable name is letters, digits and '_', not starting with a digit", ErrBadEnvName, name)
+			c.errorf(elem, "%w %q; a variable name is letters, digits and '_', not starting with a digit", ErrBadEnvName, name)
 			continue
 		}
 		out = append(out, name)

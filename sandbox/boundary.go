@@ -346,3 +346,24 @@ func intersect(a, b []string) []string {
 	}
 	return out
 }
+
+// Meet is the boundary that contains a command at least as much as both a and b: contained if
+// either is (a's mechanism when both are, else whichever contains), the network only if both
+// allow it, the writable paths and variables both allow, the hidden paths of either, the lower
+// of each limit, and error on a missing mechanism if either says so. A sub-agent's commands run
+// under the meet of its own stage's boundary and its parent's.
+func Meet(a, b Boundary) Boundary {
+	out := a
+	if !a.Mode.contains() {
+		out.Mode = b.Mode
+	}
+	out.Network = a.Network && b.Network
+	out.Writable = intersect(a.Writable, b.Writable)
+	out.Hidden = sortedUnique(append(slices.Clone(a.Hidden), b.Hidden...))
+	out.AllowEnv = intersect(a.AllowEnv, b.AllowEnv)
+	out.Limits = a.Limits.within(b.Limits)
+	if b.OnUnavailable == FallbackError {
+		out.OnUnavailable = FallbackError
+	}
+	return out
+}

@@ -12,8 +12,9 @@ import (
 
 // determinismAgents is the Agents option for the determinism runs: quickstart.toml is rescaled
 // to 200 agents, enough to fill its lanes for several ticks while keeping the test quick, and so
-// is gossip.toml (JavaScript policies drawing from every voter's seeded stream).
-var determinismAgents = map[string]int{"quickstart.toml": 200, "gossip.toml": 200}
+// is gossip.toml (JavaScript policies drawing from every voter's seeded stream); sandbox.toml at 5
+// builders, each running its commands in a real sandbox.
+var determinismAgents = map[string]int{"quickstart.toml": 200, "gossip.toml": 200, "sandbox.toml": 5}
 
 // traceDiff explains how two traces differ, for a failing test's output.
 func traceDiff(t *testing.T, want, got []byte) string {

@@ -19,8 +19,9 @@ import (
 // still exercises every stage, tool and transition of the scenario. gossip.toml's 10,000 voters
 // would write a 60 MB trace; at 200 its golden still holds every turn of the policy, the voters
 // at the end of the line whose missing neighbours fail to read, and a tally that depends on
-// every voter's seeded stream.
-var goldenAgents = map[string]int{"quickstart.toml": 20, "gossip.toml": 200}
+// every voter's seeded stream. sandbox.toml runs real commands in real namespaces (about 50 ms
+// each): 5 builders cover every command.
+var goldenAgents = map[string]int{"quickstart.toml": 20, "gossip.toml": 200, "sandbox.toml": 5}
 
 // expectedFailures lists the examples that fail on purpose, with their exact failure lists. Every
 // other example's expectations must all hold.

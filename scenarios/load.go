@@ -190,6 +190,7 @@ func (c *compiler) compile(data []byte) {
 	c.expectations()
 	c.host()
 	c.scriptCeilings()
+	c.sandboxCeilings()
 	c.launch()
 	c.compileInteractions()
 	c.sc.Hash = "sha256:" + hex.EncodeToString(hash.Sum(nil))
@@ -692,6 +693,17 @@ func (c *compiler) host() {
 	c.errs = append(c.errs, errs...)
 	cfg.Path = c.sc.Path + " [host]"
 	c.sc.Host = cfg
+}
+
+// sandboxCeilings checks that no blueprint's [sandbox] (nor a stage's) loosens the host's
+// sandbox: a blueprint may only tighten it.
+func (c *compiler) sandboxCeilings() {
+	ceiling := c.sc.Host.SandboxCeiling()
+	for _, key := range sortedKeys(c.sc.Blueprints) {
+		if err := c.sc.Blueprints[key].CheckSandboxCeiling(ceiling); err != nil {
+			c.errs = append(c.errs, c.doc.Errorf(tomlfile.JoinKey("blueprints", key), "blueprint %q under this scenario's host config:\n%w", key, err))
+		}
+	}
 }
 
 // scriptCeilings checks that no blueprint's [tool_script_permissions] loosens the host's: Layer 3

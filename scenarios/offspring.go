@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"github.com/warrenhq/warren/sandbox"
 
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/hostconfig"
@@ -44,9 +45,16 @@ func (o *offspring) Profile(parent *components.Profile, stage int32, key string)
 		return nil, err
 	}
 	g := &Group{Name: key, BlueprintKey: key, Blueprint: sp.Blueprint, ModelKey: sp.ModelKey, Model: sp.Model}
-	p, err := profile(g, o.scoped, o.root, pol)
+	p, err := profile(g, o.scoped, o.root, pol, o.host.SandboxCeiling())
 	if err != nil {
 		return nil, err
+	}
+	// A child's commands are never less contained than its parent's in the stage it spawned
+	// from: each of its stages' boundaries meets the parent's.
+	if int(stage) < len(parent.Sandbox) {
+		for i := range p.Sandbox {
+			p.Sandbox[i] = sandbox.Meet(p.Sandbox[i], parent.Sandbox[stage])
+		}
 	}
 	p.Workdir = nil // a child works in a folder of its parent's workdir, set when it is spawned
 	if o.cache == nil {

@@ -297,7 +297,7 @@ func TestPermissionUnattendedAdvertising(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := profile(g, tools.NewScoped(reg), t.TempDir(), pol)
+			p, err := profile(g, tools.NewScoped(reg), t.TempDir(), pol, sc.Host.SandboxCeiling())
 			if err != nil {
 				t.Fatal(err)
 			}

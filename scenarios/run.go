@@ -21,6 +21,7 @@ import (
 	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/policy"
+	"github.com/warrenhq/warren/sandbox"
 	"github.com/warrenhq/warren/scripting"
 	"github.com/warrenhq/warren/subagents"
 	"github.com/warrenhq/warren/systems"
@@ -277,7 +278,7 @@ func Run(ctx context.Context, sc *Scenario, opt Options) (*Summary, error) {
 		if err != nil {
 			return nil, err
 		}
-		p, err := profile(g, scoped, root, pol)
+		p, err := profile(g, scoped, root, pol, host.SandboxCeiling())
 		if err != nil {
 			return nil, err
 		}
@@ -362,13 +363,15 @@ func workRoot(dir string) (string, func(), error) {
 // registry its calls resolve through. In an unattended run a stage that does not require an
 // interaction tool neither advertises it nor lets it block: its registry pushes a scope in which
 // a stand-in answers with the unattended answer at once.
-func profile(g *Group, scoped *tools.ScopedToolRegistry, root string, pol *components.ToolPolicy) (*components.Profile, error) {
+func profile(g *Group, scoped *tools.ScopedToolRegistry, root string, pol *components.ToolPolicy, ceiling sandbox.Boundary) (*components.Profile, error) {
 	bp := g.Blueprint
 	stageTools := make([][]models.ToolInfo, len(bp.Stages))
 	registries := make([]*tools.ScopedToolRegistry, len(bp.Stages))
+	boundaries := make([]sandbox.Boundary, len(bp.Stages))
 	for i := range bp.Stages {
 		st := &bp.Stages[i]
 		registries[i] = scoped
+		boundaries[i] = bp.StageBoundary(ceiling, i)
 		var standIns *tools.ScopedToolRegistry
 		var scope tools.ScopeID
 		for _, name := range st.AvailableTools {
@@ -396,6 +399,7 @@ func profile(g *Group, scoped *tools.ScopedToolRegistry, root string, pol *compo
 	p := &components.Profile{
 		Group: g.Name, Blueprint: bp, Model: g.Model, ModelID: g.Model.ID(),
 		Tools: scoped, StageTools: stageTools, StageRegistries: registries, Policy: pol,
+		Sandbox: boundaries,
 	}
 	groupDir := filepath.Join(root, g.Name)
 	if g.workdir == nil {

@@ -55,6 +55,21 @@ func (t *Tool) Execute(ec *tools.ExecContext, args json.RawMessage) (tools.Resul
 			}
 		}
 	}
+	if ec != nil && ec.Commands != nil {
+		commands := ec.Commands
+		cfg.Shell = func(ctx context.Context, line string) (string, error) {
+			proc, err := commands.Start(ctx, line)
+			if err != nil {
+				return "", err
+			}
+			out := proc.Wait()
+			text := tools.DescribeOutcome(out, false)
+			if out.ExitCode != 0 {
+				return "", errors.New(text)
+			}
+			return text, nil
+		}
+	}
 	if cfg.Permit == nil {
 		cfg.Permit = func(fn string) error { return errNoPermissions }
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
 	"github.com/warrenhq/warren/policy"
+	"github.com/warrenhq/warren/sandbox"
 	"github.com/warrenhq/warren/subagents"
 	"github.com/warrenhq/warren/tools"
 	"github.com/warrenhq/warren/trace"
@@ -55,9 +56,13 @@ type Host struct {
 	Limits         subagents.Limits
 	InboxCap       int
 	MaxFanOutItems int
+	// Sandbox is what this machine offers for containing commands (sandbox.Probe); nil probes
+	// on first use.
+	Sandbox *sandbox.Capabilities
 
-	tree     *treeState
-	teardown []TeardownStep
+	tree       *treeState
+	teardown   []TeardownStep
+	background *backgroundJobs
 	// clock and seed are the world's, for the calls' ExecContext (Now, Seed).
 	clock *ecs.Clock
 	seed  uint64
@@ -138,6 +143,9 @@ func hostOf(w *ecs.World) (*Host, error) {
 	}
 	if h.Context == nil {
 		h.Context = context.Background()
+	}
+	if h.background == nil {
+		h.background = &backgroundJobs{}
 	}
 	if h.tree == nil {
 		h.tree = newTreeState()

@@ -2,7 +2,8 @@ package systems
 
 import "github.com/warrenhq/warren/ecs"
 
-// Pipeline returns the systems of one tick in the order they run. Collect systems follow their
+// Pipeline returns the systems of one tick in the order they run. Background comes first, so a
+// background command's report is in the inbox before the turns of the tick. Collect systems follow their
 // dispatch systems so inline work finishes within the tick that started it; interact settles
 // the prompts due this tick before tool_collect files lane results; subagents settles the
 // sub-agent calls handed over by both (spawning children, parking waits, killing subtrees);
@@ -10,6 +11,7 @@ import "github.com/warrenhq/warren/ecs"
 // before the next.
 func Pipeline() []ecs.System {
 	return []ecs.System{
+		&Background{},
 		&SyncStage{},
 		&InferDispatch{},
 		&InferCollect{},

@@ -91,6 +91,7 @@ func (s *Reap) Initialize(w *ecs.World) (err error) {
 	s.killer = newKiller(w, s.host)
 	s.steps = append([]TeardownStep{
 		{Order: TeardownChildren, Name: "children", Release: s.leaveTree},
+		{Order: TeardownSandbox, Name: "sandbox", Release: closeSandbox},
 		{Order: TeardownPrompts, Name: "prompts", Release: s.closePrompts},
 		{Order: TeardownTasks, Name: "tasks", Release: s.releaseTasks},
 	}, s.host.teardown...)

@@ -10,7 +10,8 @@ import (
 // tool state now names this stage (so its tool_permissions and required_tools are the ones the
 // gate uses), stage grants are dropped when the stage index differs from the one they were
 // given under (re-entering the same stage keeps them), and calls resolve through the stage's
-// registry (the group's tools with the stage's scope on top). Then the agent is ReadyToInfer.
+// registry (the group's tools with the stage's scope on top), and the agent's sandbox manager,
+// if it has one, is pointed at the stage's boundary. Then the agent is ReadyToInfer.
 //
 // Every stage entry passes through here: the first, every transition, and any agent that is
 // restored or rebuilt, which re-enters its stage, so no agent ever runs under a stale stage's
@@ -51,7 +52,11 @@ func (s *SyncStage) Update(w *ecs.World) {
 			d.Tools.Grants.EnterStage(int(cur.Stage))
 		}
 		d.Tools.Stage = cur.Stage
-		stage := &s.host.Profiles.Get(id.Profile).Blueprint.Stages[cur.Stage]
+		profile := s.host.Profiles.Get(id.Profile)
+		if d.Sandbox != nil {
+			d.Sandbox.Point(stageBoundary(profile, cur.Stage))
+		}
+		stage := &profile.Blueprint.Stages[cur.Stage]
 		s.host.Trace.StageEnter(tick, ref(id, d), stage.Name, int(d.Visits[cur.Stage]))
 	}
 	w.Touch(s.view.SwapAll(s.ready))

@@ -191,7 +191,7 @@ func runTool(h *tools.Handle, ec *tools.ExecContext, args json.RawMessage) (res 
 	if err != nil {
 		return components.ToolResult{Content: err.Error(), IsError: true}
 	}
-	return components.ToolResult{Content: out.Content, IsError: out.IsError, Notes: out.Notes}
+	return components.ToolResult{Content: out.Content, IsError: out.IsError, Notes: out.Notes, Detached: out.Detached}
 }
 
 // Finalize implements ecs.System.
@@ -236,6 +236,9 @@ func (t *toolTurn) start(tick uint64, e ecs.Entity, id *components.Identity, p *
 	t.fillContext(ec, id, d, p, turn, call.ID, msgIndex)
 	if usesHost(h) {
 		t.hostAccess(ec, id, d, p, d.Tools.Stage)
+	}
+	if _, shell := h.Tool().(tools.Shell); shell || usesHost(h) {
+		ec.Commands = t.host.commands(d, p)
 	}
 	if work.Cancel == nil {
 		// One cancellation per turn, shared by its lane calls, so kill_agent can stop them.
@@ -287,6 +290,9 @@ func (t *toolTurn) finish(tick uint64, e ecs.Entity, id *components.Identity, d 
 		d.ByTool.Add(call.Name)
 		for _, n := range r.Notes {
 			t.host.Trace.ToolNote(tick, ref(id, d), call.ID, call.Name, n.Fn, n.Text, n.OK, n.Err)
+		}
+		if r.Detached != nil {
+			t.host.background.add(backgroundJob{due: tick + 1, entity: e, agent: id.ID, callID: call.ID, work: r.Detached})
 		}
 		t.host.Trace.ToolResult(tick, ref(id, d), call.ID, call.Name, !r.IsError, r.Content)
 		if r.Panic != "" && panicked == "" {

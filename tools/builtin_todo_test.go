@@ -153,7 +153,7 @@ func TestBuiltins(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{NameAskUserChoice, NameAskUserConfirm, NameAskUserText, NameEditFile, NameListDir, NameReadFile,
-		NameTodoAdd, NameTodoDone, NameTodoList, NameWriteFile}
+		NameShell, NameTodoAdd, NameTodoDone, NameTodoList, NameWriteFile}
 	if !slices.Equal(r.Names(), want) {
 		t.Fatalf("Names = %v, want %v", r.Names(), want)
 	}

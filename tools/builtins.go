@@ -30,7 +30,7 @@ const (
 func Builtins() []Tool {
 	return []Tool{
 		AskUserChoice{}, AskUserConfirm{}, AskUserText{},
-		EditFile{}, ListDir{}, ReadFile{},
+		EditFile{}, ListDir{}, ReadFile{}, Shell{},
 		TodoAdd{}, TodoDone{}, TodoList{},
 		WriteFile{},
 	}

@@ -115,6 +115,9 @@ type ExecContext struct {
 	// write_file, shell, http_get, ...) may run now for this agent, evaluated at each host call.
 	// nil in bare contexts, where scripts may call nothing that needs a permission.
 	ScriptPermit func(fn string) error
+	// Commands runs this agent's shell commands: its sandbox manager, pointed at the boundary of
+	// the agent's current stage. nil in bare contexts, where the shell tool refuses to run.
+	Commands CommandRunner
 	// CallTool runs another tool for this agent through the full gate (visibility aside: the
 	// called tool need not be advertised), synchronously on the caller's goroutine, under ctx
 	// (the calling tool's own, which may end sooner than Ctx: a script's budget). An ask that no

@@ -33,6 +33,10 @@ type Result struct {
 	// script tool's log lines and the host functions it called. The dispatcher writes them into
 	// the trace on the world's goroutine when it files the result; most tools have none.
 	Notes []Note
+	// Detached is work the call started that outlives it (a background command): the host waits
+	// for it at a tick fixed by the world, not by the wall clock, and puts its report into the
+	// agent's inbox. nil for almost every call.
+	Detached Detached
 }
 
 // Note is one thing a call did that the trace shows: a log line (Fn "log") or one host function

@@ -5,6 +5,7 @@
 //	host validate FILE...
 //	host trace diff WANT GOT
 //	host explain --blueprint FILE [--config FILE] [--stage NAME] [launch flags] TOOL [ARGS]
+//	host doctor [--config FILE]
 //
 // Exit codes: 0 the run finished and every expectation held (or the files are valid, or the
 // traces are identical); 1 an expectation failed (each failure is listed) or the traces differ;
@@ -21,6 +22,8 @@ import (
 	"time"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/warrenhq/warren/sandbox"
 )
 
 // Exit codes.
@@ -41,6 +44,7 @@ type cli struct {
 	Validate validateCmd `cmd:"" help:"Check scenario files (and the blueprints they use) without running them."`
 	Trace    traceCmd    `cmd:"" help:"Work with trace files."`
 	Explain  explainCmd  `cmd:"" help:"Show how the permission gate decides a call, layer by layer."`
+	Doctor   doctorCmd   `cmd:"" help:"Show what this machine supports for sandboxing commands, and what the sandbox ceiling does here."`
 }
 
 // env is what commands write to; tests substitute buffers.
@@ -51,6 +55,9 @@ type env struct {
 }
 
 func main() {
+	// First of all: this process may be one of the sandbox's helpers (a contained command's
+	// pid 1 or its exec trampoline), which run and exit here.
+	sandbox.Init()
 	// Local time is UTC in the host: goja's Date reads time.Local for its local-time methods
 	// (getHours, toString), and a script's output reaches the trace, which must not depend on
 	// the machine's time zone.

@@ -535,3 +535,26 @@ func TestHostConfigToolsDir(t *testing.T) {
 		}
 	}
 }
+
+// TestDoctor: host doctor reports the machine's mechanisms, each mode, the ceiling and what it
+// does here, from the built-in default or a --config file.
+func TestDoctor(t *testing.T) {
+	r := host(t, "doctor")
+	wantCode(t, r, exitOK)
+	for _, want := range []string{"namespaces: yes\n", "bwrap: ", "landlock: ", "seccomp: ", "mode none: contains nothing",
+		"mode namespace: contains user namespace", "ceiling (the built-in default): namespace network=off",
+		"here: commands run as namespace, as configured\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("host doctor:\n%s\nwant it to contain %q", r.stdout, want)
+		}
+	}
+	config := filepath.Join("testdata", "doctor", "warn_bwrap.toml")
+	r = host(t, "doctor", "--config", config)
+	wantCode(t, r, exitOK)
+	for _, want := range []string{"ceiling (" + config + "): bwrap network=on", "on_unavailable=warn", "here: commands run as bwrap"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("host doctor --config:\n%s\nwant it to contain %q", r.stdout, want)
+		}
+	}
+	wantCode(t, host(t, "doctor", "--config", runData("absent.toml")), exitBadInput)
+}

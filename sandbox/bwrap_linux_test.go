@@ -1,0 +1,32 @@
+package sandbox
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestBwrapArgs(t *testing.T) {
+	caps := syntheticCaps(nil)
+	spec := launchSpec{line: "echo hi", workdir: "/w", env: []string{"PATH=/bin", "EMPTY="}, caps: caps,
+		boundary: Boundary{Mode: ModeBwrap}}
+	ops := []mountOp{{"/h", mountHideDir, true}, {"/h/f", mountHideFile, false}, {"/tmp", mountPrivateTmp, true}, {"/w", mountWritable, true}}
+	joined := strings.Join(bwrapArgs(spec, ops), " ")
+	for _, want := range []string{
+		"--unshare-all --unshare-user --disable-userns --uid 1001 --gid 1001 --hostname warren-sandbox --die-with-parent --new-session --cap-drop ALL --ro-bind / / --dev /dev --proc /proc --remount-ro /proc ",
+		"--tmpfs /h --dev-bind /dev/null /h/f --perms 1777 --tmpfs /tmp --bind /w /w --remount-ro /h ",
+		"--chdir /w --clearenv --setenv PATH /bin --setenv EMPTY  --seccomp 5 --json-status-fd 6 -- /bin/sh -c echo hi",
+	} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("bwrap args lack %q:\n%s", want, joined)
+		}
+	}
+	if strings.Contains(joined, "--share-net") {
+		t.Errorf("network off but --share-net: %s", joined)
+	}
+	spec.boundary.Network = true
+	spec.caps = syntheticCaps(noSeccomp)
+	joined = strings.Join(bwrapArgs(spec, ops), " ")
+	if !strings.Contains(joined, "--disable-userns --share-net --uid") || strings.Contains(joined, "--seccomp") {
+		t.Errorf("network on, no seccomp: %s", joined)
+	}
+}

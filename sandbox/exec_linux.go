@@ -1,0 +1,217 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"syscall"
+	"unsafe"
+
+	"github.com/moby/sys/reexec"
+	"golang.org/x/sys/unix"
+)
+
+func init() {
+	reexec.Register(initEntry, namespaceInit)
+	reexec.Register(execEntry, execTrampoline)
+}
+
+// newLaunch prepares the command of spec's mode.
+func newLaunch(spec launchSpec) (*launch, error) {
+	switch spec.boundary.Mode {
+	case ModeNamespace:
+		return namespaceLaunch(spec)
+	case ModeBwrap:
+		return bwrapLaunch(spec)
+	}
+	return noneLaunch(spec)
+}
+
+// noneLaunch runs the command on the host in its own process group (killed as a whole at the
+// timeout, on cancellation and when the command's shell exits), with SIGKILL as its parent-death
+// signal. Nothing else is contained: a child that calls setsid leaves the group and survives.
+func noneLaunch(spec launchSpec) (*launch, error) {
+	l := &launch{group: true, grace: uncontainedGrace, inner: -1, result: noneResult}
+	w, err := l.newOutputPipe()
+	if err != nil {
+		return nil, err
+	}
+	l.cmd = &exec.Cmd{
+		Path: "/bin/sh", Args: []string{"sh", "-c", spec.line}, Env: spec.env, Dir: spec.workdir,
+		Stdout: w, Stderr: w,
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+	}
+	return l, nil
+}
+
+// signalTree sends SIGKILL to the process group (none mode) or to the top process (contained
+// modes: pid 1 of the namespace, or bwrap, whose death kills the namespace) and to the inner
+// process if any. Called with mu held while the child is not yet reaped, so its pid (and process
+// group id) cannot have been reused.
+func (l *launch) signalTree() {
+	pid := l.cmd.Process.Pid
+	if l.group {
+		pid = -pid
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	l.killInner()
+}
+
+// killInner kills the inner process, if any (called with mu held).
+func (l *launch) killInner() {
+	if l.inner >= 0 {
+		_ = unix.PidfdSendSignal(l.inner, unix.SIGKILL, nil, 0)
+	}
+}
+
+// releaseInner closes the inner process's pidfd once nothing can kill through it any more.
+func (l *launch) releaseInner() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.inner >= 0 {
+		unix.Close(l.inner)
+		l.inner = -1
+	}
+}
+
+// reapTree waits for the child to exit, marks it finished while it is still a zombie (so a
+// group kill cannot hit a reused pid), reaps it, and kills the inner process if the child left
+// it behind.
+func reapTree(l *launch) {
+	waitNoReap(l.cmd.Process.Pid)
+	l.markFinished()
+	_ = l.cmd.Wait() // an exit status other than 0 is not an error here; ProcessState has it
+	l.mu.Lock()
+	l.killInner()
+	l.mu.Unlock()
+}
+
+// waitNoReap blocks until process pid has exited, leaving it a zombie (its pid reserved) for the
+// caller to reap.
+func waitNoReap(pid int) {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if !errors.Is(err, unix.EINTR) {
+			return
+		}
+	}
+}
+
+// rlimitsFor turns a boundary's limits into rlimit settings (a zero limit sets nothing); core
+// dumps are always off.
+func rlimitsFor(l Limits) []rlimitSetting {
+	set := []rlimitSetting{{Resource: unix.RLIMIT_CORE, Max: 0}}
+	for _, r := range []struct {
+		resource int
+		max      uint64
+	}{
+		{unix.RLIMIT_CPU, l.CPUSeconds},
+		{unix.RLIMIT_AS, l.AddressSpace},
+		{unix.RLIMIT_NOFILE, l.OpenFiles},
+		{unix.RLIMIT_NPROC, l.Processes},
+	} {
+		if r.max != 0 {
+			set = append(set, rlimitSetting{Resource: r.resource, Max: r.max})
+		}
+	}
+	return set
+}
+
+// execTrampoline is the execEntry: it reads its plan, applies it and execs the command. It runs
+// locked to one thread from start to exec: Landlock, no_new_privs and the seccomp filter are
+// applied to the calling thread only, and execve keeps exactly that thread's restrictions.
+func execTrampoline() {
+	runtime.LockOSThread()
+	// The answer descriptor closes at a successful exec: the parent reads EOF and knows the
+	// command started; otherwise it reads the error.
+	syscall.CloseOnExec(answerFD)
+	answer := os.NewFile(answerFD, "answer")
+	var plan execPlan
+	err := readPlan(planFD, &plan)
+	if err == nil {
+		err = applyAndExec(&plan)
+	}
+	fmt.Fprint(answer, err)
+	os.Exit(127)
+}
+
+// applyAndExec applies plan's restrictions to the calling thread and execs its command; it
+// returns only on failure. The rlimits come last and nothing is allocated after them: a low
+// address-space limit would make the Go runtime's next mmap fail (it is far above most
+// commands' needs, not above a Go process's reservations), so the exec's arguments are
+// prepared first and execve is called directly.
+func applyAndExec(plan *execPlan) error {
+	if plan.NoNewPrivs {
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			return fmt.Errorf("setting no_new_privs: %w", err)
+		}
+	}
+	if plan.Landlock != nil {
+		if err := enforceLandlock(plan.Landlock); err != nil {
+			return fmt.Errorf("enforcing landlock: %w", err)
+		}
+	}
+	if plan.Seccomp {
+		if err := loadSeccomp(); err != nil {
+			return fmt.Errorf("loading the seccomp filter: %w", err)
+		}
+	}
+	if err := os.Chdir(plan.Dir); err != nil {
+		return fmt.Errorf("entering the workdir: %w", err)
+	}
+	path, err := syscall.BytePtrFromString(plan.Path)
+	if err != nil {
+		return fmt.Errorf("executing %s: %w", plan.Path, err)
+	}
+	argv, err := syscall.SlicePtrFromStrings(plan.Args)
+	if err != nil {
+		return fmt.Errorf("executing %s: %w", plan.Path, err)
+	}
+	envv, err := syscall.SlicePtrFromStrings(plan.Env)
+	if err != nil {
+		return fmt.Errorf("executing %s: %w", plan.Path, err)
+	}
+	if err := setRlimits(plan.Rlimits); err != nil {
+		return err
+	}
+	_, _, errno := unix.RawSyscall(unix.SYS_EXECVE, uintptr(unsafe.Pointer(path)),
+		uintptr(unsafe.Pointer(&argv[0])), uintptr(unsafe.Pointer(&envv[0])))
+	return fmt.Errorf("executing %s: %w", plan.Path, errno)
+}
+
+// setRlimits lowers each limit, soft and hard, to its setting or to the current hard limit if
+// that is lower (only a privileged process may raise a hard limit). syscall.Setrlimit, not
+// unix's, so the Go runtime's own bookkeeping of RLIMIT_NOFILE stays right across the exec.
+func setRlimits(settings []rlimitSetting) error {
+	for _, s := range settings {
+		var cur syscall.Rlimit
+		if err := syscall.Getrlimit(s.Resource, &cur); err != nil {
+			return fmt.Errorf("reading rlimit %d: %w", s.Resource, err)
+		}
+		v := min(s.Max, cur.Max)
+		if err := syscall.Setrlimit(s.Resource, &syscall.Rlimit{Cur: v, Max: v}); err != nil {
+			return fmt.Errorf("setting rlimit %d to %d: %w", s.Resource, v, err)
+		}
+	}
+	return nil
+}
+
+// hardLimits reads this process's hard rlimits for Capabilities (0 = unlimited).
+func hardLimits() Limits {
+	get := func(resource int) uint64 {
+		var r syscall.Rlimit
+		if syscall.Getrlimit(resource, &r) != nil || r.Max == unix.RLIM_INFINITY {
+			return 0
+		}
+		return r.Max
+	}
+	return Limits{
+		CPUSeconds:   get(unix.RLIMIT_CPU),
+		AddressSpace: get(unix.RLIMIT_AS),
+		OpenFiles:    get(unix.RLIMIT_NOFILE),
+		Processes:    get(unix.RLIMIT_NPROC),
+	}
+}

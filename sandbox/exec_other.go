@@ -1,0 +1,49 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+)
+
+// errLinuxOnly is why the contained modes are unavailable outside Linux.
+var errLinuxOnly = errors.New("the namespace and bwrap modes need Linux")
+
+// newLaunch prepares the command: outside Linux only mode none exists.
+func newLaunch(spec launchSpec) (*launch, error) {
+	if spec.boundary.Mode.contains() {
+		return nil, fmt.Errorf("%w: %w", ErrUnavailable, errLinuxOnly)
+	}
+	l := &launch{grace: uncontainedGrace, inner: -1, result: noneResult}
+	w, err := l.newOutputPipe()
+	if err != nil {
+		return nil, err
+	}
+	l.cmd = &exec.Cmd{Path: "/bin/sh", Args: []string{"sh", "-c", spec.line}, Env: spec.env, Dir: spec.workdir, Stdout: w, Stderr: w}
+	return l, nil
+}
+
+// signalTree kills the shell: outside Linux none mode has no process group to kill.
+func (l *launch) signalTree() { _ = l.cmd.Process.Kill() }
+
+// releaseInner has nothing to release: outside Linux there is no inner process.
+func (l *launch) releaseInner() {}
+
+// reapTree reaps the child and marks it finished.
+func reapTree(l *launch) {
+	_ = l.cmd.Wait()
+	l.markFinished()
+}
+
+// probeMachine reports the contained modes unavailable outside Linux.
+func probeMachine() *Capabilities {
+	reason := errLinuxOnly.Error()
+	return &Capabilities{
+		Namespaces: Support{Reason: reason}, Bwrap: Support{Reason: reason},
+		Landlock: Support{Reason: reason}, Seccomp: Support{Reason: reason},
+		UID: os.Geteuid(), GID: os.Getegid(), InsideUID: os.Geteuid(), InsideGID: os.Getegid(),
+	}
+}

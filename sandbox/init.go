@@ -1,0 +1,30 @@
+package sandbox
+
+import (
+	"os"
+
+	"github.com/moby/sys/reexec"
+)
+
+// The re-exec entry points: the host starts its own binary under these argv[0] names (through
+// /proc/self/exe, so a binary replaced on disk meanwhile does not matter).
+const (
+	// initEntry is pid 1 of a namespace-mode command's pid namespace: it assembles the
+	// command's root, starts the exec trampoline, reaps, and reports how the command ended.
+	initEntry = "warren-sandbox-init"
+	// execEntry is the exec trampoline: it lowers the rlimits (and in namespace mode enforces
+	// Landlock and seccomp) on its own thread, then replaces itself with the command (/bin/sh,
+	// or bwrap in bwrap mode).
+	execEntry = "warren-sandbox-exec"
+)
+
+// Init runs the sandbox's re-exec entry point when this process was started as one, and exits;
+// otherwise it returns at once. main() and the TestMain of every package whose tests run
+// commands call it first thing: a binary that does not would start its own main again where the
+// sandbox expected its helper (Probe then reports the contained modes unavailable).
+func Init() {
+	if reexec.Init() {
+		// The entry points exit themselves; this only guards against one that returns.
+		os.Exit(0)
+	}
+}

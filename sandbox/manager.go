@@ -1,0 +1,218 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// ErrClosed: Run or Start on a Manager that Close has torn down (the agent was reaped).
+var ErrClosed = errors.New("sandbox manager closed")
+
+// ErrSetup: a contained command's sandbox could not be set up, or the command could not start in
+// it. The error wrapping it says which step failed.
+var ErrSetup = errors.New("sandbox setup failed")
+
+// Outcome is how one command ended, as the shell tool reports it.
+type Outcome struct {
+	// ExitCode is the command's exit status; -1 when it was killed by a signal. In bwrap mode a
+	// command killed by a signal inside the sandbox shows as 128+n (bwrap's convention) unless
+	// the host killed it (timeout, cancellation, Close).
+	ExitCode int
+	// Signal names the signal that ended the command ("killed", "terminated"...), "" otherwise.
+	Signal string
+	// Output is the combined stdout and stderr, at most Limits.OutputBytes (the first bytes).
+	Output []byte
+	// Dropped counts the output bytes cut past the cap.
+	Dropped uint64
+	// TimedOut is true when the command was killed at Limits.Timeout.
+	TimedOut bool
+	// Cancelled is true when the command was killed because its context was cancelled or its
+	// manager was closed.
+	Cancelled bool
+	// Boundary is what the command ran under, after Capabilities.Effective.
+	Boundary Boundary
+	// Warning is Effective's degradation warning, "" when none.
+	Warning string
+	// Err is set when the sandbox could not be set up or the command could not start (a
+	// contained mode finds out only after its helper process has started); the other fields
+	// then describe nothing the command did. Run returns it as its error.
+	Err error
+}
+
+// Manager runs one agent's commands. sync_stage points it at the Boundary of each stage the
+// agent enters (Point); each command runs under the boundary current when it starts, so pointing
+// the manager elsewhere changes nothing about commands already running. Safe for concurrent use.
+type Manager struct {
+	workdir string
+	caps    *Capabilities
+
+	mu       sync.Mutex
+	boundary Boundary
+	closed   bool
+	running  map[*Process]struct{}
+	// private is the manager's private directory (created with its first namespace-mode
+	// command): its empty "root" subdirectory is where each command's namespace assembles its
+	// new root. Nothing is ever mounted on it in the host's mount namespace.
+	private string
+}
+
+// NewManager returns a manager running commands in workdir (made absolute; created at each
+// command if missing) under b, on a machine offering caps (nil means Probe()).
+func NewManager(workdir string, caps *Capabilities, b Boundary) *Manager {
+	if caps == nil {
+		caps = Probe()
+	}
+	return newManager(workdir, caps, b)
+}
+
+// newManager is NewManager with caps given (the probe's trial managers use it).
+func newManager(workdir string, caps *Capabilities, b Boundary) *Manager {
+	if abs, err := filepath.Abs(workdir); err == nil {
+		workdir = abs
+	}
+	return &Manager{workdir: workdir, caps: caps, boundary: b, running: map[*Process]struct{}{}}
+}
+
+// Point makes b the boundary of the commands started from now on.
+func (m *Manager) Point(b Boundary) {
+	m.mu.Lock()
+	m.boundary = b
+	m.mu.Unlock()
+}
+
+// Boundary is the boundary the next command will be asked to run under (before Effective).
+func (m *Manager) Boundary() Boundary {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.boundary
+}
+
+// Run runs line with /bin/sh -c in the workdir under the current boundary and returns when the
+// command ends, its timeout passes or ctx is cancelled; in the last two cases the whole process
+// tree is killed first (the process group in none mode, the pid namespace in namespace and bwrap
+// modes). The environment is filtered to Boundary.AllowEnv, stdin is /dev/null, stdout and
+// stderr are combined and capped. A command that cannot start (no /bin/sh, a mechanism missing
+// under FallbackError, a sandbox that fails to set up) returns an error; a command that ran and
+// failed does not (see Outcome.ExitCode).
+func (m *Manager) Run(ctx context.Context, line string) (Outcome, error) {
+	p, err := m.Start(ctx, line)
+	if err != nil {
+		return Outcome{}, err
+	}
+	o := p.Wait()
+	return o, o.Err
+}
+
+// Start is Run detached, for the shell tool's "background" signal: it returns once the
+// command's (helper) process has started, with a handle whose Wait blocks for the Outcome. ctx
+// bounds the command's life like Run's (a caller backgrounding a command passes a context that
+// outlives its call); Close kills it too.
+func (m *Manager) Start(ctx context.Context, line string) (*Process, error) {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil, ErrClosed
+	}
+	asked := m.boundary
+	m.mu.Unlock()
+
+	b, warning, err := m.caps.Effective(asked)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(m.workdir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating the workdir: %w", err)
+	}
+	workdir, err := filepath.EvalSymlinks(m.workdir)
+	if err != nil {
+		return nil, fmt.Errorf("resolving the workdir: %w", err)
+	}
+	spec := launchSpec{line: line, workdir: workdir, boundary: b, env: sandboxEnv(b.AllowEnv), caps: m.caps}
+	if b.Mode == ModeNamespace {
+		if spec.root, err = m.privateRoot(); err != nil {
+			return nil, err
+		}
+	}
+	l, err := newLaunch(spec)
+	if err != nil {
+		return nil, err
+	}
+	p := &Process{boundary: b, warning: warning, stop: make(chan struct{}), done: make(chan struct{})}
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		l.abort()
+		return nil, ErrClosed
+	}
+	m.running[p] = struct{}{}
+	m.mu.Unlock()
+	go func() {
+		<-p.done
+		m.mu.Lock()
+		delete(m.running, p)
+		m.mu.Unlock()
+	}()
+	if err := p.start(ctx, l); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// privateRoot returns the manager's private root directory, creating it on first use.
+func (m *Manager) privateRoot() (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.private == "" {
+		dir, err := os.MkdirTemp("", "warren-sandbox-")
+		if err != nil {
+			return "", fmt.Errorf("creating the sandbox's private directory: %w", err)
+		}
+		if err := os.Mkdir(filepath.Join(dir, "root"), 0o700); err != nil {
+			_ = os.Remove(dir)
+			return "", fmt.Errorf("creating the sandbox's private directory: %w", err)
+		}
+		// The namespace init refuses symlinks on the way to its mount targets.
+		m.private = resolved(dir)
+	}
+	return filepath.Join(m.private, "root"), nil
+}
+
+// Close is the teardown at reap: it kills every running command's process tree (foreground and
+// background), waits for them to end, and removes the manager's private directory, leaving
+// nothing running or mounted. Idempotent; later Run and Start fail with ErrClosed.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	procs := make([]*Process, 0, len(m.running))
+	for p := range m.running {
+		procs = append(procs, p)
+	}
+	private := m.private
+	m.mu.Unlock()
+	for _, p := range procs {
+		p.kill()
+	}
+	for _, p := range procs {
+		<-p.done
+	}
+	if private == "" {
+		return nil
+	}
+	// Remove, not RemoveAll: the directories are empty in the host's mount namespace, and a
+	// recursive removal is never worth the risk of walking into a mount.
+	if err := os.Remove(filepath.Join(private, "root")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("removing the sandbox's private directory: %w", err)
+	}
+	if err := os.Remove(private); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("removing the sandbox's private directory: %w", err)
+	}
+	return nil
+}

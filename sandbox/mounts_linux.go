@@ -1,0 +1,263 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// buildRoot is the namespace init's file system work, in its private mount namespace: a
+// read-only, nosuid, nodev recursive copy of the host's / on the manager's private directory, the
+// plan's mounts on it (private /tmp, workdir and writable paths read-write, hidden paths covered),
+// a minimal /dev, a fresh read-only /proc for the new pid namespace; then the host name, the loopback
+// interface, pivot_root into the new root, and the workdir as cwd.
+//
+// Every mount target is opened beneath the new root with symlinks refused and every source with
+// symlinks refused (the host resolved the paths), and mounts are attached by descriptor (the
+// new mount API, Linux 5.2+; mount_setattr 5.12+): a command running meanwhile cannot redirect a
+// mount by planting a symlink in a directory it may write.
+func buildRoot(p *namespacePlan) error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("making the mounts private: %w", err)
+	}
+	if err := bindAt("/", p.Root, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
+		return fmt.Errorf("binding / read-only: %w", err)
+	}
+	var hidden []string
+	for _, op := range p.Mounts {
+		target := filepath.Join(p.Root, op.Path)
+		var err error
+		switch op.Kind {
+		case mountPrivateTmp:
+			err = freshAt("tmpfs", target, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, "mode", "1777")
+		case mountWritable:
+			err = bindAt(op.Path, target, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
+		case mountHideDir:
+			err = freshAt("tmpfs", target, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC, "mode", "0755")
+			hidden = append(hidden, target)
+		case mountHideFile:
+			err = bindAt("/dev/null", target, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC)
+		default:
+			err = fmt.Errorf("unknown mount kind %q", op.Kind)
+		}
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", op.Kind, op.Path, err)
+		}
+	}
+	if err := buildDev(filepath.Join(p.Root, "dev")); err != nil {
+		return fmt.Errorf("building /dev: %w", err)
+	}
+	// /proc is read-only: a root host's commands are uid 0 to the kernel, and a writable /proc
+	// would let them write the host's sysctls and /proc/sysrq-trigger (Landlock stops that too,
+	// where the kernel has it). Writing through /proc/self/fd still works: those are pipes and
+	// files on other mounts.
+	if err := freshAt("proc", filepath.Join(p.Root, "proc"), unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC); err != nil {
+		return fmt.Errorf("mounting /proc: %w", err)
+	}
+	// Hidden directories stay writable until whatever is mounted inside them has its mount
+	// point; now they become read-only (not recursively: a writable bind inside stays writable).
+	for _, dir := range hidden {
+		if err := setattrAt(dir, 0, unix.MOUNT_ATTR_RDONLY); err != nil {
+			return fmt.Errorf("making hidden %s read-only: %w", dir, err)
+		}
+	}
+	if err := unix.Sethostname([]byte(p.Hostname)); err != nil {
+		return fmt.Errorf("setting the host name: %w", err)
+	}
+	if p.Loopback {
+		if err := loopbackUp(); err != nil {
+			return fmt.Errorf("bringing up lo: %w", err)
+		}
+	}
+	if err := pivotInto(p.Root); err != nil {
+		return err
+	}
+	if err := unix.Chdir(p.Workdir); err != nil {
+		return fmt.Errorf("entering the workdir: %w", err)
+	}
+	return nil
+}
+
+// buildDev mounts a tmpfs on dev with the harmless devices bound from the host's /dev, the usual
+// symlinks, a private devpts (for ptys) and a private /dev/shm.
+func buildDev(dev string) error {
+	if err := freshAt("tmpfs", dev, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC, "mode", "0755"); err != nil {
+		return err
+	}
+	for _, name := range []string{"null", "zero", "full", "random", "urandom", "tty"} {
+		var st unix.Stat_t
+		if unix.Stat("/dev/"+name, &st) != nil {
+			continue // the host has no such device: nothing to offer
+		}
+		if err := bindAt("/dev/"+name, filepath.Join(dev, name), unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	devFD, err := openBeneath(unix.AT_FDCWD, dev, true)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(devFD)
+	for _, link := range [][2]string{
+		{"fd", "/proc/self/fd"}, {"stdin", "/proc/self/fd/0"}, {"stdout", "/proc/self/fd/1"},
+		{"stderr", "/proc/self/fd/2"}, {"ptmx", "pts/ptmx"},
+	} {
+		if err := unix.Symlinkat(link[1], devFD, link[0]); err != nil {
+			return fmt.Errorf("symlink %s: %w", link[0], err)
+		}
+	}
+	if err := freshAt("devpts", filepath.Join(dev, "pts"), unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC, "ptmxmode", "0666", "mode", "620"); err != nil {
+		return fmt.Errorf("devpts: %w", err)
+	}
+	return freshAt("tmpfs", filepath.Join(dev, "shm"), unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, "mode", "1777")
+}
+
+// bindAt attaches a recursive copy of the mount tree at src (opened with symlinks refused) on
+// target (a directory, or a file for a file source), with attr set on every mount of the copy.
+func bindAt(src, target string, attr uint64) error {
+	srcFD, err := unix.Openat2(unix.AT_FDCWD, src, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
+	if err != nil {
+		return fmt.Errorf("opening %s: %w", src, err)
+	}
+	defer unix.Close(srcFD)
+	var st unix.Stat_t
+	if err := unix.Fstat(srcFD, &st); err != nil {
+		return fmt.Errorf("stat %s: %w", src, err)
+	}
+	tree, err := unix.OpenTree(srcFD, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
+	if err != nil {
+		return fmt.Errorf("copying the mount tree at %s: %w", src, err)
+	}
+	defer unix.Close(tree)
+	if attr != 0 {
+		if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: attr}); err != nil {
+			return fmt.Errorf("setting mount attributes: %w", err)
+		}
+	}
+	return moveTo(tree, target, st.Mode&unix.S_IFMT == unix.S_IFDIR)
+}
+
+// freshAt mounts a new file system of type fstype (with string options as key, value pairs)
+// on target, a directory.
+func freshAt(fstype, target string, attr uint64, options ...string) error {
+	fs, err := unix.Fsopen(fstype, unix.FSOPEN_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("fsopen %s: %w", fstype, err)
+	}
+	defer unix.Close(fs)
+	for i := 0; i+1 < len(options); i += 2 {
+		if err := unix.FsconfigSetString(fs, options[i], options[i+1]); err != nil {
+			return fmt.Errorf("%s option %s=%s: %w", fstype, options[i], options[i+1], err)
+		}
+	}
+	if err := unix.FsconfigCreate(fs); err != nil {
+		return fmt.Errorf("creating %s: %w", fstype, err)
+	}
+	mnt, err := unix.Fsmount(fs, unix.FSMOUNT_CLOEXEC, int(attr))
+	if err != nil {
+		return fmt.Errorf("fsmount %s: %w", fstype, err)
+	}
+	defer unix.Close(mnt)
+	return moveTo(mnt, target, true)
+}
+
+// moveTo attaches the detached mount mnt on target, creating target (a directory, or an empty
+// file) if missing.
+func moveTo(mnt int, target string, isDir bool) error {
+	targetFD, err := openBeneath(unix.AT_FDCWD, target, isDir)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(targetFD)
+	if err := unix.MoveMount(mnt, "", targetFD, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		return fmt.Errorf("attaching on %s: %w", target, err)
+	}
+	return nil
+}
+
+// setattrAt sets (and clears) mount attributes of the mount at path.
+func setattrAt(path string, flags uint, set uint64) error {
+	fd, err := openBeneath(unix.AT_FDCWD, path, true)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|flags, &unix.MountAttr{Attr_set: set})
+}
+
+// openBeneath opens path (absolute) as an O_PATH descriptor with symlinks refused, creating what
+// is missing: directories on the way and, when isDir is false, an empty file at the end. The
+// paths the plan names were resolved by the host, so a symlink on the way means tampering.
+func openBeneath(dirFD int, path string, isDir bool) (int, error) {
+	how := &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS}
+	fd, err := unix.Openat2(dirFD, path, how)
+	if !errors.Is(err, unix.ENOENT) {
+		if err != nil {
+			return -1, fmt.Errorf("opening %s: %w", path, err)
+		}
+		return fd, nil
+	}
+	parent, name := filepath.Split(strings.TrimSuffix(path, "/"))
+	parentFD, err := openBeneath(dirFD, filepath.Clean(parent), true)
+	if err != nil {
+		return -1, err
+	}
+	defer unix.Close(parentFD)
+	if isDir {
+		err = unix.Mkdirat(parentFD, name, 0o755)
+	} else {
+		var f int
+		f, err = unix.Openat(parentFD, name, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o644)
+		if err == nil {
+			unix.Close(f)
+		}
+	}
+	if err != nil && !errors.Is(err, unix.EEXIST) {
+		return -1, fmt.Errorf("creating the mount point %s: %w", path, err)
+	}
+	fd, err = unix.Openat2(dirFD, path, how)
+	if err != nil {
+		return -1, fmt.Errorf("opening %s: %w", path, err)
+	}
+	return fd, nil
+}
+
+// loopbackUp brings up lo in the command's own network namespace, so it can still talk to
+// itself over 127.0.0.1.
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return err
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+}
+
+// pivotInto makes root the root of the mount namespace and detaches the host's tree
+// (pivot_root(".", ".") stacks the old root on the new one; unmounting "." removes it).
+func pivotInto(root string) error {
+	if err := unix.Chdir(root); err != nil {
+		return fmt.Errorf("entering the new root: %w", err)
+	}
+	if err := unix.PivotRoot(".", "."); err != nil {
+		return fmt.Errorf("pivot_root: %w", err)
+	}
+	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("detaching the host's root: %w", err)
+	}
+	if err := unix.Chdir("/"); err != nil {
+		return fmt.Errorf("entering the new root: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,206 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// The host hands each re-exec'd helper its plan as JSON on a pipe at a fixed descriptor, and the
+// helper answers on another: the command line and environment never travel through argv or the
+// environment of a process that is not yet contained.
+const (
+	planFD   = 3 // the helper reads its plan here
+	answerFD = 4 // the helper reports here (namespace init: status lines; exec trampoline: exec error)
+	// bwrap's descriptors, inherited through the exec trampoline.
+	bwrapSeccompFD = 5
+	bwrapStatusFD  = 6
+)
+
+// mountKind is what the sandbox puts at one path of its file system view.
+type mountKind string
+
+const (
+	mountPrivateTmp mountKind = "tmp"       // a fresh, empty, writable tmpfs
+	mountWritable   mountKind = "bind"      // the host path, bound read-write
+	mountHideDir    mountKind = "hide-dir"  // an empty read-only tmpfs over a host directory
+	mountHideFile   mountKind = "hide-file" // /dev/null over a host file
+)
+
+// mountOp is one entry of the file system view; IsDir says whether the host path is a directory
+// (a bind target that has to be created inside a tmpfs is made a directory or an empty file).
+type mountOp struct {
+	Path  string    `json:"path"`
+	Kind  mountKind `json:"kind"`
+	IsDir bool      `json:"dir"`
+}
+
+// rlimitSetting lowers one resource limit (soft and hard) to Max, or to the current hard limit if
+// that is lower.
+type rlimitSetting struct {
+	Resource int    `json:"resource"`
+	Max      uint64 `json:"max"`
+}
+
+// landlockPlan lists what the command may write; everything else under / is read and execute
+// only.
+type landlockPlan struct {
+	WritableDirs  []string `json:"writable_dirs"`
+	WritableFiles []string `json:"writable_files"`
+}
+
+// execPlan is what the exec trampoline does before it replaces itself with Path: (namespace
+// mode) set no_new_privs, enforce Landlock and load the seccomp filter, then lower the rlimits.
+// bwrap mode sets none of the three: bwrap may be setuid, and it loads the filter itself.
+type execPlan struct {
+	Path       string          `json:"path"`
+	Args       []string        `json:"args"`
+	Env        []string        `json:"env"`
+	Dir        string          `json:"dir"`
+	Rlimits    []rlimitSetting `json:"rlimits,omitempty"`
+	NoNewPrivs bool            `json:"no_new_privs,omitempty"`
+	Landlock   *landlockPlan   `json:"landlock,omitempty"`
+	Seccomp    bool            `json:"seccomp,omitempty"`
+}
+
+// namespacePlan is what the namespace init (pid 1 of the command's pid namespace) builds before
+// it starts the exec trampoline.
+type namespacePlan struct {
+	// Root is the manager's private, empty directory the new root is assembled on.
+	Root     string    `json:"root"`
+	Workdir  string    `json:"workdir"`
+	Mounts   []mountOp `json:"mounts"`
+	Hostname string    `json:"hostname"`
+	// Loopback brings up lo in the command's own network namespace.
+	Loopback bool     `json:"loopback"`
+	Exec     execPlan `json:"exec"`
+}
+
+// initStatus is one line the namespace init writes on its answer descriptor: an error (the
+// sandbox could not be set up or the command could not start), or how the command ended.
+type initStatus struct {
+	Error  string `json:"error,omitempty"`
+	Exit   *int   `json:"exit,omitempty"`
+	Signal int    `json:"signal,omitempty"`
+}
+
+// sandboxHostname is the host name inside namespace and bwrap sandboxes.
+const sandboxHostname = "warren-sandbox"
+
+// readPlan decodes the JSON plan on descriptor fd and closes it.
+func readPlan(fd uintptr, plan any) error {
+	f := os.NewFile(fd, "plan")
+	if f == nil {
+		return fmt.Errorf("plan descriptor %d is not open", fd)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return fmt.Errorf("reading the plan: %w", err)
+	}
+	if err := json.Unmarshal(data, plan); err != nil {
+		return fmt.Errorf("decoding the plan: %w", err)
+	}
+	return nil
+}
+
+// sandboxEnv returns NAME=value for each allowed name the host's environment sets, in AllowEnv's
+// (sorted) order.
+func sandboxEnv(allow []string) []string {
+	env := make([]string, 0, len(allow))
+	for _, name := range allow {
+		if v, ok := os.LookupEnv(name); ok {
+			env = append(env, name+"="+v)
+		}
+	}
+	return env
+}
+
+// mountOps resolves the file system view of a contained command: a private /tmp, the workdir
+// and each existing Writable path read-write, each existing Hidden path hidden. Paths are
+// resolved through symlinks on the host (a mount target must not be reached through a symlink
+// that points outside the new root) and sorted so that a parent is set up before what lies under
+// it: the most specific entry wins, and at the same path hiding wins over binding. Missing
+// Writable and Hidden paths are skipped: there is nothing to write or to hide. A Writable path
+// inside the workdir or inside another Writable path is skipped too: it is writable already, and
+// resolving it would follow symlinks a command may have planted there.
+func mountOps(workdir string, b Boundary) []mountOp {
+	ops := []mountOp{
+		{Path: resolved("/tmp"), Kind: mountPrivateTmp, IsDir: true},
+		{Path: workdir, Kind: mountWritable, IsDir: true},
+	}
+	add := func(path string, kind mountKind) {
+		path, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			return
+		}
+		info, err := os.Stat(path)
+		if err != nil {
+			return
+		}
+		if kind == mountHideDir && !info.IsDir() {
+			kind = mountHideFile
+		}
+		ops = append(ops, mountOp{Path: path, Kind: kind, IsDir: info.IsDir()})
+	}
+	for _, p := range b.Writable {
+		nested := func(dir string) bool { return dir != p && within(p, dir) }
+		if !within(p, workdir) && !slices.ContainsFunc(b.Writable, nested) {
+			add(p, mountWritable)
+		}
+	}
+	for _, p := range b.Hidden {
+		add(p, mountHideDir)
+	}
+	slices.SortStableFunc(ops, func(a, b mountOp) int {
+		if c := strings.Compare(a.Path, b.Path); c != 0 {
+			return c
+		}
+		return kindOrder(a.Kind) - kindOrder(b.Kind)
+	})
+	return slices.Compact(ops)
+}
+
+// resolved is path with its symlinks resolved, or path itself if that fails.
+func resolved(path string) string {
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		return r
+	}
+	return path
+}
+
+// within reports whether path is dir or lies under it (both clean and absolute).
+func within(path, dir string) bool {
+	return path == dir || dir == "/" || strings.HasPrefix(path, dir+"/")
+}
+
+// kindOrder ranks entries at the same path: the later one is mounted on top and wins.
+func kindOrder(k mountKind) int {
+	switch k {
+	case mountPrivateTmp:
+		return 0
+	case mountWritable:
+		return 1
+	}
+	return 2
+}
+
+// landlockFor lists the writable paths of a view for Landlock: the workdir, /tmp and the
+// writable binds, plus /dev/shm.
+func landlockFor(ops []mountOp) *landlockPlan {
+	lp := &landlockPlan{WritableDirs: []string{"/dev/shm"}}
+	for _, op := range ops {
+		switch {
+		case op.Kind != mountPrivateTmp && op.Kind != mountWritable:
+		case op.IsDir:
+			lp.WritableDirs = append(lp.WritableDirs, op.Path)
+		default:
+			lp.WritableFiles = append(lp.WritableFiles, op.Path)
+		}
+	}
+	return lp
+}

@@ -1,0 +1,101 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// probeTimeout bounds each end-to-end probe of a contained mode.
+const probeTimeout = 20 * time.Second
+
+// probeMachine probes every mechanism; the contained modes by running `exit 0` through them.
+func probeMachine() *Capabilities {
+	c := &Capabilities{UID: os.Geteuid(), GID: os.Getegid(), HardLimits: hardLimits()}
+	c.InsideUID, c.InsideGID = insideID(c.UID), insideID(c.GID)
+	c.LandlockABI, c.Landlock = probeLandlock()
+	c.Seccomp = probeSeccomp()
+	dir, err := os.MkdirTemp("", "warren-sandbox-probe-")
+	if err != nil {
+		reason := fmt.Sprintf("cannot create a probe directory: %v", err)
+		c.Namespaces, c.Bwrap = Support{Reason: reason}, Support{Reason: reason}
+		return c
+	}
+	defer os.RemoveAll(dir) // only the probes' workdirs: nothing is mounted in this namespace
+	c.Namespaces = probeMode(c, ModeNamespace, dir)
+	if c.Namespaces.Reason != "" {
+		c.Namespaces.Reason += namespaceHints()
+	}
+	c.BwrapPath, c.BwrapVersion, c.Bwrap = probeBwrap(c, dir)
+	return c
+}
+
+// insideID is the id a contained command has in its user namespace: the host's, or 1000 for
+// root, so that the command is never root there.
+func insideID(hostID int) int {
+	if hostID == 0 {
+		return 1000
+	}
+	return hostID
+}
+
+// probeMode runs `exit 0` in mode m on a copy of c that takes m's mechanism for granted.
+func probeMode(c *Capabilities, m Mode, dir string) Support {
+	trial := *c
+	trial.Namespaces, trial.Bwrap = Support{Available: true}, Support{Available: true}
+	b := Ceiling(Spec{Mode: &m})
+	b.Limits.Timeout = probeTimeout
+	mgr := newManager(filepath.Join(dir, m.String()), &trial, b)
+	defer mgr.Close()
+	o, err := mgr.Run(context.Background(), "exit 0")
+	switch {
+	case err != nil:
+		return Support{Reason: err.Error()}
+	case o.ExitCode != 0 || o.TimedOut:
+		return Support{Reason: fmt.Sprintf("a trial command exited %d (signal %q, timed out %v): %s", o.ExitCode, o.Signal, o.TimedOut, strings.TrimSpace(string(o.Output)))}
+	}
+	return Support{Available: true}
+}
+
+// namespaceHints names the usual reasons user namespaces are off, as found on this machine.
+func namespaceHints() string {
+	read := func(path string) string {
+		data, _ := os.ReadFile(path)
+		return strings.TrimSpace(string(data))
+	}
+	switch {
+	case read("/proc/sys/user/max_user_namespaces") == "0":
+		return "; user namespaces are disabled: sysctl -w user.max_user_namespaces=15000"
+	case read("/proc/sys/kernel/unprivileged_userns_clone") == "0":
+		return "; unprivileged user namespaces are disabled: sysctl -w kernel.unprivileged_userns_clone=1"
+	case read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1":
+		return "; AppArmor restricts unprivileged user namespaces: sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, or an AppArmor profile for the host binary that allows userns"
+	}
+	return "; the namespace mode needs Linux 5.12+ with user namespaces allowed (a container runtime's seccomp profile may forbid them); bwrap mode may still work"
+}
+
+// probeBwrap finds bwrap in PATH, reads its version and runs a trial command through it.
+func probeBwrap(c *Capabilities, dir string) (path, version string, s Support) {
+	path, err := exec.LookPath("bwrap")
+	if err != nil {
+		return "", "", Support{Reason: "bwrap not found in PATH: install bubblewrap (apt-get install -y bubblewrap)"}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, "--version").Output()
+	if err != nil {
+		return path, "", Support{Reason: fmt.Sprintf("%s --version failed: %v", path, err)}
+	}
+	version = strings.TrimSpace(string(out))
+	trial := *c
+	trial.BwrapPath = path
+	s = probeMode(&trial, ModeBwrap, dir)
+	if !s.Available {
+		s.Reason += "; bwrap needs unprivileged user namespaces (or a setuid bwrap)"
+	}
+	return path, version, s
+}

@@ -1,0 +1,250 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/warrenhq/warren/policy"
+	"github.com/warrenhq/warren/sandbox"
+)
+
+// NameShell is the shell tool.
+const NameShell = "shell"
+
+// MaxShellTimeout bounds the timeout_seconds a call may ask for; the boundary's own timeout
+// bounds it further.
+const MaxShellTimeout = time.Hour
+
+// ErrNoSandbox: the call has no command runner (a bare context); nothing runs on the host
+// unless a sandbox manager says how.
+var ErrNoSandbox = errors.New("this call has no sandbox to run commands in")
+
+// CommandRunner runs an agent's commands: its sandbox manager (sandbox.Manager implements it),
+// pointed by the host at the boundary of the agent's current stage.
+type CommandRunner interface {
+	// Start starts line under the current boundary and returns at once; the process's Wait gives
+	// its outcome. Cancelling ctx kills the whole process tree.
+	Start(ctx context.Context, line string) (*sandbox.Process, error)
+	// Boundary is the boundary the next command starts under.
+	Boundary() sandbox.Boundary
+}
+
+var _ CommandRunner = (*sandbox.Manager)(nil)
+
+// Detached is work a call started that outlives the call: a command sent to the background. The
+// host waits for it at a point fixed in world ticks (so a replay delivers it at the same place)
+// and puts Report into the agent's inbox.
+type Detached interface {
+	// Report blocks until the work ends and returns the message for the agent.
+	Report() string
+}
+
+// Shell is the shell tool: a command line run by /bin/sh in the agent's sandbox (ExecContext
+// Commands), with the workdir as its current directory.
+type Shell struct{}
+
+var _ Tool = Shell{}
+
+type shellArgs struct {
+	Command        string `json:"command"`
+	TimeoutSeconds int    `json:"timeout_seconds"`
+	Background     bool   `json:"background"`
+}
+
+// Spec implements Tool.
+func (Shell) Spec() Spec {
+	return Spec{
+		Name: NameShell,
+		Description: "Runs a command line with /bin/sh in your working directory, inside your sandbox, " +
+			"and returns its output (stdout and stderr together, cut past a limit with a note) and exit code. " +
+			"Set background to true to start a long command and go on: its output and exit code reach your " +
+			"inbox when it ends.",
+		Parameters: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["command"],"properties":{` +
+			`"command":{"type":"string","minLength":1,"description":"the command line, as /bin/sh -c runs it"},` +
+			`"timeout_seconds":{"type":"integer","minimum":1,"maximum":3600,"description":"kill the command after this many seconds (never longer than the sandbox allows)"},` +
+			`"background":{"type":"boolean","description":"start the command and return at once; its end reaches your inbox"}}}`),
+	}
+}
+
+// Execute implements Tool. The result is the command's output followed by a line giving its
+// exit code (or how it was stopped); a command that exits non-zero, is killed or cannot start is
+// an error result. The boundary it ran under is a note ("sandbox"), and so is a degradation
+// warning. Files the command wrote by redirect inside the workdir are charged to the write
+// budget once it ends; over the budget, they are cut back to their earlier size (a new one
+// removed) and the call is an error.
+func (Shell) Execute(ec *ExecContext, args json.RawMessage) (Result, error) {
+	var a shellArgs
+	if err := decodeArguments(NameShell, args, &a); err != nil {
+		return Result{}, err
+	}
+	if strings.TrimSpace(a.Command) == "" {
+		return Result{}, fmt.Errorf("%w: command is empty", ErrInvalidArguments)
+	}
+	if ec == nil || ec.Commands == nil {
+		return Result{}, ErrNoSandbox
+	}
+	ctx := ec.Context()
+	var cancel context.CancelFunc
+	if a.TimeoutSeconds > 0 {
+		ctx, cancel = context.WithTimeout(ctx, min(time.Duration(a.TimeoutSeconds)*time.Second, MaxShellTimeout))
+		defer cancel()
+	}
+	if a.Background {
+		// Detached work must not die with the turn; kill_agent reaches it through the manager's
+		// teardown at reap.
+		ctx = context.WithoutCancel(ec.Context())
+	}
+	writes := newRedirectWrites(ec, a.Command)
+	boundary := ec.Commands.Boundary()
+	proc, err := ec.Commands.Start(ctx, a.Command)
+	if err != nil {
+		return Result{Content: "shell: the command cannot start: " + err.Error(), IsError: true}, nil
+	}
+	if a.Background {
+		return Result{
+			Content:  "Started in the background; its output and exit code will reach your inbox when it ends.",
+			Notes:    boundaryNotes(boundary, ""),
+			Detached: backgroundReport{proc: proc, command: a.Command, writes: writes, ec: ec},
+		}, nil
+	}
+	out := proc.Wait()
+	res := Result{Content: DescribeOutcome(out, a.TimeoutSeconds > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded)),
+		IsError: out.ExitCode != 0, Notes: boundaryNotes(out.Boundary, out.Warning)}
+	if refusal := writes.settle(); refusal != nil {
+		res.Content += "\n" + refusal.Error()
+		res.IsError = true
+	}
+	return res, nil
+}
+
+// backgroundReport is a background command as the host waits for it.
+type backgroundReport struct {
+	proc    *sandbox.Process
+	command string
+	writes  *redirectWrites
+	ec      *ExecContext
+}
+
+// Report implements Detached.
+func (r backgroundReport) Report() string {
+	out := r.proc.Wait()
+	text := "[background command finished] " + r.command + "\n" + DescribeOutcome(out, false)
+	if refusal := r.writes.settle(); refusal != nil {
+		text += "\n" + refusal.Error()
+	}
+	return text
+}
+
+// boundaryNotes are the trace notes of a command: the boundary it ran under and, when the
+// machine lacked a mechanism, the warning.
+func boundaryNotes(b sandbox.Boundary, warning string) []Note {
+	notes := []Note{{Fn: "sandbox", Text: b.String(), OK: true}}
+	if warning != "" {
+		notes = append(notes, Note{Fn: "sandbox", Text: "degraded", OK: false, Err: warning})
+	}
+	return notes
+}
+
+// describeOutcome renders a command's end for the agent: its output (invalid UTF-8 replaced), a
+// note of what was cut, and the exit line.
+func DescribeOutcome(out sandbox.Outcome, callTimeout bool) string {
+	var sb strings.Builder
+	sb.WriteString(strings.ToValidUTF8(string(out.Output), string(utf8.RuneError)))
+	if len(out.Output) > 0 && out.Output[len(out.Output)-1] != '\n' {
+		sb.WriteByte('\n')
+	}
+	if out.Dropped > 0 {
+		fmt.Fprintf(&sb, "[output cut: %d more bytes not shown]\n", out.Dropped)
+	}
+	switch {
+	case out.TimedOut || callTimeout:
+		sb.WriteString("[killed: the command ran past its timeout]")
+	case out.Cancelled:
+		sb.WriteString("[killed: the call was cancelled]")
+	case out.Signal != "":
+		sb.WriteString("[ended by signal: " + out.Signal + "]")
+	default:
+		sb.WriteString("[exit code " + strconv.Itoa(out.ExitCode) + "]")
+	}
+	return sb.String()
+}
+
+// redirectWrites follows the files a command line writes by redirect inside the workdir, so what
+// they grew by can be charged to the write budget once the command ends.
+type redirectWrites struct {
+	ec      *ExecContext
+	targets []redirectTarget
+}
+
+// redirectTarget is one redirect's file and its size before the command (-1: it did not exist).
+type redirectTarget struct {
+	rel    string
+	before int64
+}
+
+// newRedirectWrites records the workdir files the line redirects into (the policy keys'
+// "shell:>path"), with their sizes now. Targets outside the workdir are not followed: in a
+// contained mode the command cannot write them, and in mode none nothing is contained.
+func newRedirectWrites(ec *ExecContext, line string) *redirectWrites {
+	w := &redirectWrites{ec: ec}
+	if ec.Writes == nil {
+		return w
+	}
+	keys, _ := policy.ShellKeys(line)
+	for _, k := range keys {
+		target, ok := strings.CutPrefix(k, policy.RedirectKey(""))
+		if !ok || target == "/dev/null" {
+			continue
+		}
+		rel, err := confinePath(ec.Workdir, target)
+		if err != nil {
+			continue
+		}
+		w.targets = append(w.targets, redirectTarget{rel: rel, before: w.size(rel)})
+	}
+	return w
+}
+
+// size is a workdir file's size, -1 when it does not exist or cannot be read.
+func (w *redirectWrites) size(rel string) int64 {
+	info, err := os.Lstat(w.ec.Workdir + string(os.PathSeparator) + rel)
+	if err != nil || !info.Mode().IsRegular() {
+		return -1
+	}
+	return info.Size()
+}
+
+// settle charges what the targets grew by; over the budget it cuts them back and returns the
+// refusal.
+func (w *redirectWrites) settle() error {
+	var grown int64
+	for _, t := range w.targets {
+		grown += max(w.size(t.rel)-max(t.before, 0), 0)
+	}
+	if grown == 0 {
+		return nil
+	}
+	err := w.ec.Writes.Charge(grown)
+	if err == nil {
+		return nil
+	}
+	for _, t := range w.targets {
+		path := w.ec.Workdir + string(os.PathSeparator) + t.rel
+		if t.before < 0 {
+			if rmErr := os.Remove(path); rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
+				continue
+			}
+		} else {
+			_ = os.Truncate(path, t.before)
+		}
+	}
+	return fmt.Errorf("the command's redirects wrote %d bytes, over the write budget (the files were cut back): %w", grown, err)
+}
