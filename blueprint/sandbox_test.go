@@ -231,7 +231,7 @@ name = "review"
 writable = []
 limits.timeout = "5s"
 `
-	host := sandbox.Ceiling(sandbox.Spec{Writable: []string{"/srv/cache"}})
+	host := sandbox.Ceiling(sandbox.Spec{Writable: []string{"/srv/cache"}, Hidden: []string{}})
 	bp := parseBoxed(t, src)
 	blueprintLevel := host
 	blueprintLevel.Hidden, blueprintLevel.Limits.Timeout = []string{"/home"}, 30*time.Second
@@ -254,7 +254,7 @@ limits.timeout = "5s"
 			}
 		})
 	}
-	if !slices.Equal(host.Writable, []string{"/srv/cache"}) || host.Hidden != nil {
+	if !slices.Equal(host.Writable, []string{"/srv/cache"}) || len(host.Hidden) != 0 {
 		t.Errorf("StageBoundary changed the host's boundary: %v", host)
 	}
 }

@@ -67,7 +67,7 @@ output_bytes = 131072
 			src:  "[sandbox]\nmode = \"none\"\n",
 			want: sandbox.Spec{Mode: ptr(sandbox.ModeNone)},
 			ceiling: sandbox.Boundary{Mode: sandbox.ModeNone, Limits: sandbox.DefaultLimits(),
-				AllowEnv: []string{"HOME", "LANG", "PATH", "TERM"}},
+				AllowEnv: []string{"HOME", "LANG", "PATH", "TERM"}, Hidden: sandbox.DefaultHidden()},
 		},
 		{
 			name: "empty lists are settings",
@@ -81,21 +81,21 @@ output_bytes = 131072
 			src:  "[sandbox.limits]\ntimeout = \"1s\"\ncpu_seconds = 1\naddress_space = \"16MiB\"\nopen_files = 16\nprocesses = 1\noutput_bytes = \"1KiB\"\n",
 			want: sandbox.Spec{Limits: sandbox.Limits{Timeout: time.Second, CPUSeconds: 1, AddressSpace: 16 << 20, OpenFiles: 16, Processes: 1, OutputBytes: 1 << 10}},
 			ceiling: sandbox.Boundary{Mode: sandbox.ModeNamespace, AllowEnv: []string{"HOME", "LANG", "PATH", "TERM"},
-				Limits: sandbox.Limits{Timeout: time.Second, CPUSeconds: 1, AddressSpace: 16 << 20, OpenFiles: 16, Processes: 1, OutputBytes: 1 << 10}},
+				Hidden: sandbox.DefaultHidden(), Limits: sandbox.Limits{Timeout: time.Second, CPUSeconds: 1, AddressSpace: 16 << 20, OpenFiles: 16, Processes: 1, OutputBytes: 1 << 10}},
 		},
 		{
 			name: "upper bounds",
 			src:  "[sandbox.limits]\ntimeout = \"1h\"\ncpu_seconds = 86400\naddress_space = \"1TiB\"\nopen_files = 1048576\nprocesses = 65536\noutput_bytes = 67108864\n",
 			want: sandbox.Spec{Limits: sandbox.Limits{Timeout: time.Hour, CPUSeconds: 86400, AddressSpace: 1 << 40, OpenFiles: 1 << 20, Processes: 65536, OutputBytes: 64 << 20}},
 			ceiling: sandbox.Boundary{Mode: sandbox.ModeNamespace, AllowEnv: []string{"HOME", "LANG", "PATH", "TERM"},
-				Limits: sandbox.Limits{Timeout: time.Hour, CPUSeconds: 86400, AddressSpace: 1 << 40, OpenFiles: 1 << 20, Processes: 65536, OutputBytes: 64 << 20}},
+				Hidden: sandbox.DefaultHidden(), Limits: sandbox.Limits{Timeout: time.Hour, CPUSeconds: 86400, AddressSpace: 1 << 40, OpenFiles: 1 << 20, Processes: 65536, OutputBytes: 64 << 20}},
 		},
 		{
 			name: "inline limits table and one key",
 			src:  "[sandbox]\nlimits = { processes = 8 }\n",
 			want: sandbox.Spec{Limits: sandbox.Limits{Processes: 8}},
 			ceiling: sandbox.Boundary{Mode: sandbox.ModeNamespace, AllowEnv: []string{"HOME", "LANG", "PATH", "TERM"},
-				Limits: sandbox.Limits{Timeout: time.Minute, CPUSeconds: 60, AddressSpace: 4 << 30, OpenFiles: 1024, Processes: 8, OutputBytes: 64 << 10}},
+				Hidden: sandbox.DefaultHidden(), Limits: sandbox.Limits{Timeout: time.Minute, CPUSeconds: 60, AddressSpace: 4 << 30, OpenFiles: 1024, Processes: 8, OutputBytes: 64 << 10}},
 		},
 	}
 	for _, tt := range tests {
@@ -143,7 +143,7 @@ func TestSandboxDefault(t *testing.T) {
 		t.Errorf("Default().Sandbox = %s, want the zero Spec", describeSpec(cfg.Sandbox))
 	}
 	want := sandbox.Boundary{Mode: sandbox.ModeNamespace, OnUnavailable: sandbox.FallbackError,
-		AllowEnv: []string{"HOME", "LANG", "PATH", "TERM"}, Limits: sandbox.DefaultLimits()}
+		AllowEnv: []string{"HOME", "LANG", "PATH", "TERM"}, Hidden: sandbox.DefaultHidden(), Limits: sandbox.DefaultLimits()}
 	if got := cfg.SandboxCeiling(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Default().SandboxCeiling() = %+v, want %+v", got, want)
 	}

@@ -201,9 +201,18 @@ type Spec struct {
 // ErrLoosens: a blueprint or stage setting that would loosen the host's sandbox.
 var ErrLoosens = errors.New("loosens the host's sandbox")
 
+// DefaultHidden are the host paths a ceiling hides when the host's config names none: the
+// places secrets live on most hosts (home folders, password hashes, SSH keys) and the runtime
+// folders whose sockets a read-only mount does not stop a command from connecting to (a
+// container engine's, the system bus). A path missing on this machine is skipped. A host config
+// that sets hidden (even to []) replaces the list.
+func DefaultHidden() []string {
+	return []string{"/etc/gshadow", "/etc/shadow", "/etc/ssh", "/home", "/root", "/run", "/var/run"}
+}
+
 // Ceiling turns the host's Spec into the outermost Boundary: what it leaves unset takes the
-// defaults (namespace mode, network off, the DefaultLimits, PATH/HOME/LANG/TERM passed, error
-// when a mechanism is missing).
+// defaults (namespace mode, network off, the DefaultLimits, PATH/HOME/LANG/TERM passed,
+// DefaultHidden hidden, error when a mechanism is missing).
 func Ceiling(host Spec) Boundary {
 	b := Boundary{Mode: ModeNamespace, Limits: DefaultLimits(), OnUnavailable: FallbackError,
 		AllowEnv: []string{"HOME", "LANG", "PATH", "TERM"}}
@@ -219,7 +228,10 @@ func Ceiling(host Spec) Boundary {
 	if host.AllowEnv != nil {
 		b.AllowEnv = sortedUnique(slices.Clone(host.AllowEnv))
 	}
-	b.Writable, b.Hidden = cleanPaths(host.Writable), cleanPaths(host.Hidden)
+	b.Writable, b.Hidden = cleanPaths(host.Writable), DefaultHidden()
+	if host.Hidden != nil {
+		b.Hidden = cleanPaths(host.Hidden)
+	}
 	b.Limits = b.Limits.overriddenBy(host.Limits)
 	return b
 }

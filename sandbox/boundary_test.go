@@ -33,7 +33,8 @@ func ptr[T any](v T) *T { return &v }
 func TestCeiling(t *testing.T) {
 	def := Ceiling(Spec{})
 	if def.Mode != ModeNamespace || def.Network || def.OnUnavailable != FallbackError ||
-		def.Limits != DefaultLimits() || !slices.Equal(def.AllowEnv, []string{"HOME", "LANG", "PATH", "TERM"}) {
+		def.Limits != DefaultLimits() || !slices.Equal(def.AllowEnv, []string{"HOME", "LANG", "PATH", "TERM"}) ||
+		!slices.Equal(def.Hidden, DefaultHidden()) {
 		t.Errorf("the default ceiling is %+v", def)
 	}
 	env := []string{"PATH", "CI", "PATH"}
@@ -48,6 +49,9 @@ func TestCeiling(t *testing.T) {
 	}
 	if !slices.Equal(env, []string{"PATH", "CI", "PATH"}) {
 		t.Errorf("Ceiling changed the caller's list: %q", env)
+	}
+	if none := Ceiling(Spec{Hidden: []string{}}); len(none.Hidden) != 0 {
+		t.Errorf("hidden = [] hides %q, want nothing", none.Hidden)
 	}
 }
 
