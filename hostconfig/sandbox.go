@@ -52,6 +52,9 @@ var (
 	// ErrDuplicatePath: a writable or hidden list names one path twice (after cleaning), which
 	// can only be a mistake.
 	ErrDuplicatePath = errors.New("duplicate path")
+	// ErrHiddenInWritable: a hidden path lies inside a writable one of the same table, where a
+	// command could rename it out from under its cover.
+	ErrHiddenInWritable = errors.New("hidden path inside a writable path")
 )
 
 // sandboxRange is the accepted range of one [sandbox.limits] key and what the key bounds, for
@@ -126,6 +129,7 @@ func (c *compiler) sandbox(path string, t *SandboxTable) sandbox.Spec {
 	}
 	spec.Writable = c.sandboxPaths(path+".writable", t.Writable, `"/srv/cache"`)
 	spec.Hidden = c.sandboxPaths(path+".hidden", t.Hidden, `"/root/.ssh"`)
+	c.hiddenOutsideWritable(path, t.Hidden, spec.Writable)
 	if t.AllowEnvVars != nil {
 		// Present but empty passes no variable at all, so the list stays non-nil.
 		spec.AllowEnv = append([]string{}, c.allowEnv(path+".allow_env_vars", t.AllowEnvVars)...)
@@ -158,6 +162,25 @@ func (c *compiler) sandboxPaths(path string, raw []string, example string) []str
 		out = append(out, clean)
 	}
 	return out
+}
+
+// hiddenOutsideWritable refuses a hidden path inside (or equal to) a writable one of the same
+// table: a command could rename the folder above it away, and the next command would find the
+// secret uncovered at its new name.
+func (c *compiler) hiddenOutsideWritable(path string, hidden, writable []string) {
+	for i, h := range hidden {
+		if !filepath.IsAbs(h) {
+			continue // reported by sandboxPaths
+		}
+		h = filepath.Clean(h)
+		for _, w := range writable {
+			if h == w || strings.HasPrefix(h, w+string(filepath.Separator)) {
+				c.errorf(tomlfile.JoinIndex(path+".hidden", i), "%w: %s lies inside the writable path %s, so a command could rename its folder away and read it; hide a path outside the writable ones",
+					ErrHiddenInWritable, h, w)
+				break
+			}
+		}
+	}
 }
 
 // sandboxLimits compiles a [sandbox.limits] table at path; a key left out stays 0, which keeps

@@ -27,11 +27,12 @@ type backgroundJobs struct{ pending []backgroundJob }
 func (b *backgroundJobs) add(j backgroundJob) { b.pending = append(b.pending, j) }
 
 // Background delivers the reports of background commands. A command sent to the background by
-// a call filed at tick t reports into its agent's inbox at tick t+1, whatever the wall clock
-// says: the system waits for the command to end (its timeout bounds the wait) so a replay
-// delivers every report at the same tick, in the same order (by agent, then call). It runs
-// first in the tick, so the agent's next turn in a stage that accepts messages reads the report.
-// A job whose agent has ended is dropped: reap's sandbox teardown killed the command.
+// a call filed at tick t reports into its agent's inbox at the end of tick t+1, whatever the wall
+// clock says: the system waits for the command to end (its timeout bounds the wait), as a tick
+// waits for its lane jobs in virtual time, so a replay delivers every report at the same tick, in
+// the same order (by agent, then call). It runs last in the tick, after reap: a job whose agent
+// ended is dropped (reap's sandbox teardown killed the command), and the agent's next turn in a
+// stage that accepts messages reads the report.
 type Background struct {
 	host     *Host
 	identity ecs.Map[components.Identity]

@@ -71,6 +71,35 @@ func (t laneEcho) Execute(_ *tools.ExecContext, args json.RawMessage) (tools.Res
 	return tools.TextResult(t.name + ": " + text), nil
 }
 
+// detachTool leaves work running past its call, on the tool lane: its report is "<text> ended",
+// and every Report it gives is counted.
+type detachTool struct{ reports *atomic.Int64 }
+
+var _ tools.Tool = detachTool{}
+
+func (detachTool) Spec() tools.Spec {
+	return tools.Spec{Name: "detach", Description: "starts background work", Parameters: textSchema}
+}
+
+func (t detachTool) Execute(_ *tools.ExecContext, args json.RawMessage) (tools.Result, error) {
+	text, err := textArgs(args)
+	if err != nil {
+		return tools.Result{}, err
+	}
+	return tools.Result{Content: "started " + text, Detached: detachedWork{text: text, reports: t.reports}}, nil
+}
+
+// detachedWork is detachTool's background work.
+type detachedWork struct {
+	text    string
+	reports *atomic.Int64
+}
+
+func (w detachedWork) Report() string {
+	w.reports.Add(1)
+	return w.text + " ended"
+}
+
 // inlineEcho echoes its argument inside tool_dispatch.
 type inlineEcho struct{ runs *atomic.Int64 }
 
@@ -370,6 +399,7 @@ func newHarness(tb testing.TB, opt options) *harness {
 		jitterTool{runs: counter("jitter")},
 		ctxProbe{seen: &h.execSeen},
 		fakeShell{runs: counter(policy.ShellTool)},
+		detachTool{reports: counter("detach")},
 	}
 	for _, t := range extra {
 		if err := reg.Register(t); err != nil {

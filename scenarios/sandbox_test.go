@@ -1,0 +1,193 @@
+package scenarios
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/warrenhq/warren/components"
+)
+
+// sandboxBlueprint is a one-stage blueprint running shell commands, with tables added by the test.
+const sandboxBlueprint = `name = "boxed"
+%s
+[[stages]]
+name = "work"
+available_tools = ["shell", "spawn_agent", "kill_agent"]
+max_iterations = 6
+%s
+`
+
+// sandboxScenario runs one agent of sandboxBlueprint under the host tables hostTables, with the
+// scripted turns turns.
+func sandboxScenario(hostTables, turns string) string {
+	return `name = "boxed"
+seed = 5
+[blueprints]
+boxed = "boxed.toml"
+[host.tool_permissions]
+shell = "allow"
+spawn_agent = "allow"
+kill_agent = "allow"
+` + hostTables + `
+[models.m]
+kind = "scripted"
+when_exhausted = "finish"
+` + turns + `
+[[groups]]
+name = "g"
+blueprint = "boxed"
+model = "m"
+count = 1
+`
+}
+
+func TestSandboxLoadErrors(t *testing.T) {
+	tests := []struct {
+		name, host, blueprintTable, stageTable string
+		want                                   []string
+	}{
+		{"a blueprint turning the host's sandbox off", "", "[sandbox]\nmode = \"none\"", "", []string{
+			`blueprint "boxed" under this scenario's host config`, `sandbox.mode: blueprint [sandbox] loosens the host's sandbox: mode "none" under a host sandbox of mode "namespace"`}},
+		{"a stage turning the network on", "", "", "[stages.sandbox]\nnetwork = true", []string{
+			`stages[0].sandbox.network: stage "work" [stages.sandbox] loosens the host's sandbox: network = true where the outer layer has the network off`}},
+		{"a writable path the host does not allow", "[host.sandbox]\nwritable = [\"/srv/a\"]", "[sandbox]\nwritable = [\"/etc\"]", "", []string{
+			"writable path /etc, which the outer layer does not allow (allowed: [/srv/a])"}},
+		{"an unknown mode", "[host.sandbox]\nmode = \"docker\"", "", "", []string{
+			`host.sandbox.mode: unknown sandbox mode "docker"; valid modes: none, namespace, bwrap`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			file := writePolicyFiles(t, map[string]string{
+				"s.toml":     sandboxScenario(tt.host, ""),
+				"boxed.toml": fmt.Sprintf(sandboxBlueprint, tt.blueprintTable, tt.stageTable),
+			})
+			_, err := Load(file, KnownTools())
+			if err == nil {
+				t.Fatal("the scenario loads")
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error:\n%v\nwant it to contain %q", err, want)
+				}
+			}
+		})
+	}
+}
+
+// processesWith lists the host processes whose command line contains marker.
+func processesWith(t *testing.T, marker string) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.Contains(cmdline, []byte(marker)) && !bytes.Contains(cmdline, []byte("go test")) {
+			found = append(found, e.Name()+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+		}
+	}
+	return found
+}
+
+// TestSandboxTeardown: whatever an agent started, a command still running in its turn or one sent
+// to the background, is killed when the agent ends, in the contained modes and in none.
+func TestSandboxTeardown(t *testing.T) {
+	for _, mode := range []string{"namespace", "bwrap", "none"} {
+		t.Run(mode, func(t *testing.T) {
+			marker := fmt.Sprintf("warren-teardown-%s-%d", mode, time.Now().UnixNano())
+			// The background command outlives its call; the agent then ends its stage at once,
+			// and reap's sandbox teardown must end the command.
+			turns := fmt.Sprintf(`  [[models.m.turns]]
+    [[models.m.turns.calls]]
+    tool = "shell"
+    args = { command = "sh -c 'sleep 30; :' %s", background = true }
+  [[models.m.turns]]
+  text = "done"
+`, marker)
+			file := writePolicyFiles(t, map[string]string{
+				"s.toml":     sandboxScenario("[host.sandbox]\nmode = \""+mode+"\"", turns),
+				"boxed.toml": fmt.Sprintf(sandboxBlueprint, "", ""),
+			})
+			sum, _ := runTraced(t, file, Options{WorkRoot: t.TempDir()})
+			if len(sum.Records) != 1 || sum.Records[0].Status != components.Done {
+				t.Fatalf("records %+v", sum.Records)
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for left := processesWith(t, marker); len(left) > 0; left = processesWith(t, marker) {
+				if time.Now().After(deadline) {
+					t.Fatalf("processes left after the agent was reaped: %q", left)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
+	}
+}
+
+// TestSandboxKillAgent: kill_agent ends a child whose shell command is running; the command's
+// whole tree dies with it. The child's command starts in the tick after its spawn, the tick the
+// parent's kill is settled in, while the tick still waits for the command.
+func TestSandboxKillAgent(t *testing.T) {
+	marker := fmt.Sprintf("warren-kill-%d", time.Now().UnixNano())
+	file := writePolicyFiles(t, map[string]string{
+		"s.toml": `name = "kill"
+seed = 5
+[blueprints]
+boxed = "boxed.toml"
+[spawn.boxed]
+model = "child"
+[host.tool_permissions]
+shell = "allow"
+spawn_agent = "allow"
+kill_agent = "allow"
+[models.parent]
+kind = "scripted"
+when_exhausted = "finish"
+  [[models.parent.turns]]
+    [[models.parent.turns.calls]]
+    tool = "spawn_agent"
+    args = { blueprint = "boxed", task = "run" }
+  [[models.parent.turns]]
+    [[models.parent.turns.calls]]
+    tool = "kill_agent"
+    args = { id = "g-0/1" }
+[models.child]
+kind = "scripted"
+when_exhausted = "finish"
+  [[models.child.turns]]
+    [[models.child.turns.calls]]
+    tool = "shell"
+    args = { command = "sh -c '(setsid sleep 60 &); sleep 60; :' ` + marker + `" }
+[[groups]]
+name = "g"
+blueprint = "boxed"
+model = "parent"
+count = 1
+`,
+		"boxed.toml": fmt.Sprintf(sandboxBlueprint, "[subagents]\nspawnable = [\"boxed\"]", ""),
+	})
+	sum, _ := runTraced(t, file, Options{WorkRoot: t.TempDir()})
+	var child components.FinalRecord
+	for _, r := range sum.Records {
+		if r.Name == "g-0/1" {
+			child = r
+		}
+	}
+	// Killed by the call, in the tick its command started, not by its parent's end later.
+	if child.Status != components.Killed || child.Reason != "killed by g-0 (kill_agent)" || child.Tick != 1 {
+		t.Fatalf("the child's record %+v, want killed by g-0's kill_agent at tick 1", child)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for left := processesWith(t, marker); len(left) > 0; left = processesWith(t, marker) {
+		if time.Now().After(deadline) {
+			t.Fatalf("processes left after kill_agent: %q", left)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
