@@ -361,7 +361,10 @@ func TestStringDoublingIsBoundedByTheBudget(t *testing.T) {
 	if !errors.Is(err, ErrTimeout) {
 		t.Errorf("error = %v, want a timeout", err)
 	}
-	if elapsed := time.Since(start); elapsed > budget+time.Second {
+	// The interrupt lands between instructions; the concatenation running when the budget ends
+	// copies a string as long as every earlier step built, so it can take about the budget
+	// again. The bound leaves room for that step on a loaded machine.
+	if elapsed := time.Since(start); elapsed > 4*budget+time.Second {
 		t.Errorf("the call took %v", elapsed)
 	}
 }
