@@ -236,6 +236,7 @@ func Run(ctx context.Context, sc *Scenario, opt Options) (*Summary, error) {
 
 	w := ecs.NewWorld(ecs.Config{Seed: seed, Clock: sc.Clock})
 	hostRes := &systems.Host{
+		Log:        &opt.Log,
 		Context:    ctx,
 		Trace:      tw,
 		Tasks:      tools.NewTaskBroker(),

@@ -3,6 +3,7 @@ package systems
 import (
 	"context"
 	"encoding/json"
+	"github.com/rs/zerolog"
 
 	"github.com/warrenhq/warren/blueprint"
 	"github.com/warrenhq/warren/components"
@@ -59,10 +60,15 @@ type Host struct {
 	// Sandbox is what this machine offers for containing commands (sandbox.Probe); nil probes
 	// on first use.
 	Sandbox *sandbox.Capabilities
+	// Log receives operational warnings (a sandbox degraded because this machine lacks a
+	// mechanism), once per distinct warning; nil logs nothing. Never part of the trace.
+	Log *zerolog.Logger
 
 	tree       *treeState
 	teardown   []TeardownStep
 	background *backgroundJobs
+	// warned holds the degradation warnings already logged.
+	warned map[string]bool
 	// clock and seed are the world's, for the calls' ExecContext (Now, Seed).
 	clock *ecs.Clock
 	seed  uint64

@@ -3,6 +3,7 @@ package systems
 import (
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/sandbox"
+	"github.com/warrenhq/warren/tools"
 )
 
 // defaultBoundary is the boundary of a profile built without one (an embedder's or a test's):
@@ -37,4 +38,20 @@ func closeSandbox(_ *components.Identity, d *components.AgentData) {
 	}
 	_ = d.Sandbox.Close()
 	d.Sandbox = nil
+}
+
+// warnDegraded logs a sandbox degradation note once per distinct warning: the trace has it for
+// every command, the operator's log needs it once.
+func (h *Host) warnDegraded(n tools.Note) {
+	if h.Log == nil || n.Fn != "sandbox" || n.OK {
+		return
+	}
+	if h.warned == nil {
+		h.warned = map[string]bool{}
+	}
+	if h.warned[n.Err] {
+		return
+	}
+	h.warned[n.Err] = true
+	h.Log.Warn().Str("sandbox", n.Err).Msg("commands run under a weaker sandbox than configured")
 }

@@ -3,9 +3,11 @@ package systems_test
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/warrenhq/warren/blueprint"
 	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/sandbox"
 	"github.com/warrenhq/warren/systems"
 )
 
@@ -109,5 +111,33 @@ func TestSyncStageCountsEveryVisit(t *testing.T) {
 		if ev := enters[len(enters)-1]; ev.Stage != s.wantStage || ev.Visit != s.wantVisit {
 			t.Errorf("%s: stage_enter %s visit %d, want %s visit %d", s.name, ev.Stage, ev.Visit, s.wantStage, s.wantVisit)
 		}
+	}
+}
+
+// TestSyncStagePointsTheSandbox: entering a stage points the agent's sandbox manager at the
+// stage's boundary, on every entry; an agent without a manager gets none.
+func TestSyncStagePointsTheSandbox(t *testing.T) {
+	h := newHarness(t, options{systems: []ecs.System{&systems.SyncStage{}}})
+	bp := h.blueprint(twoStageBlueprint)
+	p := h.profile("g", bp, scripted(t, "scripted:g"), "")
+	plan := sandbox.Ceiling(sandbox.Spec{})
+	build := plan
+	build.Limits.Timeout = time.Second
+	p.Sandbox = []sandbox.Boundary{plan, build}
+	agents := h.spawn(p, 2)
+	m := sandbox.NewManager(t.TempDir(), sandbox.Probe(), build)
+	h.data(agents[0]).Sandbox = m
+	h.step()
+	if got := m.Boundary(); got.Limits.Timeout != plan.Limits.Timeout {
+		t.Errorf("after entering plan: timeout %v, want %v", got.Limits.Timeout, plan.Limits.Timeout)
+	}
+	if h.data(agents[1]).Sandbox != nil {
+		t.Error("sync_stage made a manager for an agent that ran no command")
+	}
+	h.cursor.Get(agents[0]).Stage = 1
+	h.moveTo(agents[0], "Entering")
+	h.step()
+	if got := m.Boundary(); got.Limits.Timeout != time.Second {
+		t.Errorf("after entering build: timeout %v, want 1s", got.Limits.Timeout)
 	}
 }

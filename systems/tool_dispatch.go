@@ -290,6 +290,7 @@ func (t *toolTurn) finish(tick uint64, e ecs.Entity, id *components.Identity, d 
 		d.ByTool.Add(call.Name)
 		for _, n := range r.Notes {
 			t.host.Trace.ToolNote(tick, ref(id, d), call.ID, call.Name, n.Fn, n.Text, n.OK, n.Err)
+			t.host.warnDegraded(n)
 		}
 		if r.Detached != nil {
 			t.host.background.add(backgroundJob{due: tick + 1, entity: e, agent: id.ID, callID: call.ID, work: r.Detached})
