@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,11 +19,38 @@ import (
 // and reports the command's exit on a JSON status descriptor. bwrap mode applies no Landlock:
 // a Landlock domain forbids mounting, so it could only be entered after bwrap's own setup, by a
 // helper bwrap would have to run inside the sandbox.
+//
+// On a root host bwrap runs unprivileged, as CommandUID, so that the command it maps to that uid
+// is not root to the kernel. The trampoline then starts in a user and mount namespace of its own
+// (mapping CommandUID to itself; created by root, so the kernel counts RLIMIT_NPROC per command
+// rather than across every command running as CommandUID), stages the bind sources where bwrap
+// can reach them (stagePlan), becomes CommandUID with no groups and no capabilities, and execs
+// bwrap there.
 func bwrapLaunch(spec launchSpec) (*launch, error) {
 	caps := spec.caps
-	plan := execPlan{
-		Path: caps.BwrapPath, Args: append([]string{"bwrap"}, bwrapArgs(spec, mountOps(spec.workdir, spec.boundary))...),
-		Env: []string{}, Dir: "/", Rlimits: rlimitsFor(spec.boundary.Limits),
+	ops, err := viewFor(spec)
+	if err != nil {
+		return nil, err
+	}
+	plan := execPlan{Env: []string{}, Dir: "/", Rlimits: rlimitsFor(spec.boundary.Limits), Path: caps.BwrapPath}
+	sys := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	if caps.dropsPrivileges() {
+		plan.Stage = &stagePlan{Dir: spec.root, As: identity{UID: caps.CommandUID, GID: caps.CommandGID, DropGroups: true}}
+		for _, op := range ops {
+			if op.Kind == mountWritable {
+				plan.Stage.Sources = append(plan.Stage.Sources, op.Path)
+			}
+		}
+		sys.Cloneflags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS
+		sys.UidMappings = []syscall.SysProcIDMap{{ContainerID: caps.CommandUID, HostID: caps.CommandUID, Size: 1}}
+		sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: caps.CommandGID, HostID: caps.CommandGID, Size: 1}}
+		sys.GidMappingsEnableSetgroups = true
+		sys.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETUID, unix.CAP_SETGID}
+	}
+	plan.Args = append([]string{"bwrap"}, bwrapArgs(spec, ops, plan.Stage)...)
+	plan.KeepFDs = []int{bwrapStatusFD}
+	if caps.Seccomp.Available {
+		plan.KeepFDs = []int{bwrapSeccompFD, bwrapStatusFD}
 	}
 	data, err := json.Marshal(plan)
 	if err != nil {
@@ -31,6 +59,9 @@ func bwrapLaunch(spec launchSpec) (*launch, error) {
 	l := &launch{plan: data, grace: containedOutputGrace, inner: -1, awaitingInner: true}
 	files := make([]*os.File, bwrapStatusFD-planFD+1)
 	w, err := l.newOutputPipe()
+	if err == nil {
+		err = caps.chownOutput(w)
+	}
 	if err == nil {
 		files[0], l.planW, err = l.pipeToChild()
 	}
@@ -52,11 +83,53 @@ func bwrapLaunch(spec launchSpec) (*launch, error) {
 	l.follow, l.followed, l.result = status.follow, status.r, status.result
 	l.cmd = &exec.Cmd{
 		Path: reexec.Self(), Args: []string{execEntry}, Env: []string{}, Dir: "/",
-		Stdout: w, Stderr: w, ExtraFiles: files,
-		SysProcAttr: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
+		Stdout: w, Stderr: w, ExtraFiles: files, SysProcAttr: sys,
 	}
 	return l, nil
 }
+
+// stageSources is the trampoline's staging (stagePlan): it opens the sources with the host's ids,
+// becomes st.As (the command uid, no groups: all threads, for good), mounts a fresh file system on
+// st.Dir, and attaches a copy of source i on st.Dir/i. All of it happens in the trampoline's own
+// mount namespace, which dies with bwrap: nothing is mounted on the host.
+func stageSources(st *stagePlan) error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("making the mounts private: %w", err)
+	}
+	sources := make([]int, len(st.Sources))
+	for i := range sources {
+		sources[i] = -1
+	}
+	defer closeSources(sources)
+	for i, src := range st.Sources {
+		fd, err := openSource(src)
+		if err != nil {
+			return fmt.Errorf("staging %s: %w", src, err)
+		}
+		sources[i] = fd
+	}
+	if err := syscall.Setgroups(nil); err != nil {
+		return fmt.Errorf("dropping the supplementary groups: %w", err)
+	}
+	if err := syscall.Setresgid(st.As.GID, st.As.GID, st.As.GID); err != nil {
+		return fmt.Errorf("becoming gid %d: %w", st.As.GID, err)
+	}
+	if err := syscall.Setresuid(st.As.UID, st.As.UID, st.As.UID); err != nil {
+		return fmt.Errorf("becoming uid %d: %w", st.As.UID, err)
+	}
+	if err := freshAt("tmpfs", st.Dir, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC, "mode", "0700"); err != nil {
+		return fmt.Errorf("staging on %s: %w", st.Dir, err)
+	}
+	for i, fd := range sources {
+		if err := attachCopy(fd, stagedPath(st.Dir, i), unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
+			return fmt.Errorf("staging %s: %w", st.Sources[i], err)
+		}
+	}
+	return nil
+}
+
+// stagedPath is where the trampoline stages bind source i.
+func stagedPath(dir string, i int) string { return filepath.Join(dir, strconv.Itoa(i)) }
 
 // seccompPipe puts the compiled filter in a pipe bwrap reads at bwrapSeccompFD. The program is a
 // few hundred bytes, far below a pipe's capacity, so writing it before the start cannot block.
@@ -80,9 +153,9 @@ func (l *launch) seccompPipe(files []*os.File) error {
 // bwrapArgs are bwrap's options for spec: every namespace (the network too unless the boundary
 // has it), a new user namespace in which the command is the non-root inside uid with no
 // capabilities and cannot create further user namespaces, the host's / read-only, a new /dev and
-// a new read-only /proc (see buildRoot), the view's mounts in order, the workdir as cwd, only the
-// allowed environment.
-func bwrapArgs(spec launchSpec, ops []mountOp) []string {
+// a new read-only /proc (see buildRoot), the view's mounts in order (a bind's source staged when
+// stage is set), the workdir as cwd, only the allowed environment.
+func bwrapArgs(spec launchSpec, ops []mountOp, stage *stagePlan) []string {
 	b, caps := spec.boundary, spec.caps
 	args := []string{"--unshare-all", "--unshare-user", "--disable-userns"}
 	if b.Network {
@@ -92,12 +165,18 @@ func bwrapArgs(spec launchSpec, ops []mountOp) []string {
 		"--hostname", sandboxHostname, "--die-with-parent", "--new-session", "--cap-drop", "ALL",
 		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--remount-ro", "/proc")
 	var hidden []string
+	staged := 0
 	for _, op := range ops {
 		switch op.Kind {
 		case mountPrivateTmp:
 			args = append(args, "--perms", "1777", "--tmpfs", op.Path)
 		case mountWritable:
-			args = append(args, "--bind", op.Path, op.Path)
+			src := op.Path
+			if stage != nil {
+				src = stagedPath(stage.Dir, staged)
+				staged++
+			}
+			args = append(args, "--bind", src, op.Path)
 		case mountHideDir:
 			args = append(args, "--tmpfs", op.Path)
 			hidden = append(hidden, op.Path)

@@ -10,7 +10,7 @@ func TestBwrapArgs(t *testing.T) {
 	spec := launchSpec{line: "echo hi", workdir: "/w", env: []string{"PATH=/bin", "EMPTY="}, caps: caps,
 		boundary: Boundary{Mode: ModeBwrap}}
 	ops := []mountOp{{"/h", mountHideDir, true}, {"/h/f", mountHideFile, false}, {"/tmp", mountPrivateTmp, true}, {"/w", mountWritable, true}}
-	joined := strings.Join(bwrapArgs(spec, ops), " ")
+	joined := strings.Join(bwrapArgs(spec, ops, nil), " ")
 	for _, want := range []string{
 		"--unshare-all --unshare-user --disable-userns --uid 1001 --gid 1001 --hostname warren-sandbox --die-with-parent --new-session --cap-drop ALL --ro-bind / / --dev /dev --proc /proc --remount-ro /proc ",
 		"--tmpfs /h --dev-bind /dev/null /h/f --perms 1777 --tmpfs /tmp --bind /w /w --remount-ro /h ",
@@ -25,8 +25,15 @@ func TestBwrapArgs(t *testing.T) {
 	}
 	spec.boundary.Network = true
 	spec.caps = syntheticCaps(noSeccomp)
-	joined = strings.Join(bwrapArgs(spec, ops), " ")
+	joined = strings.Join(bwrapArgs(spec, ops, nil), " ")
 	if !strings.Contains(joined, "--disable-userns --share-net --uid") || strings.Contains(joined, "--seccomp") {
 		t.Errorf("network on, no seccomp: %s", joined)
+	}
+	// On a root host the binds' sources are the staged copies, in the view's order.
+	stage := &stagePlan{Dir: "/p/root"}
+	ops = append(ops, mountOp{"/x", mountWritable, true})
+	joined = strings.Join(bwrapArgs(spec, ops, stage), " ")
+	if !strings.Contains(joined, "--bind /p/root/0 /w --bind /p/root/1 /x ") || strings.Contains(joined, "--bind /w /w") {
+		t.Errorf("staged binds: %s", joined)
 	}
 }

@@ -2,8 +2,10 @@ package sandbox_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/warrenhq/warren/sandbox"
 )
@@ -30,4 +32,28 @@ func ExampleManager_Run() {
 	// Output:
 	// hello
 	// (exit 3, mode none)
+}
+
+// A contained command whose boundary hides a path inside its workdir (or inside a writable path)
+// is refused before anything runs: it could rename the hidden path's parent folder, and the next
+// command would see the secret where it was moved.
+func ExampleManager_Start_hiddenInWritable() {
+	workdir, err := os.MkdirTemp("", "warren-example-")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(workdir)
+	namespace := sandbox.ModeNamespace
+	b := sandbox.Ceiling(sandbox.Spec{Mode: &namespace, Hidden: []string{filepath.Join(workdir, "conf", ".env")}})
+	// A machine offering every mechanism: the refusal comes before the sandbox is set up.
+	caps := &sandbox.Capabilities{Namespaces: sandbox.Support{Available: true}, Landlock: sandbox.Support{Available: true},
+		Seccomp: sandbox.Support{Available: true}}
+	mgr := sandbox.NewManager(workdir, caps, b)
+	defer mgr.Close()
+
+	_, err = mgr.Start(context.Background(), "cat conf/.env")
+	fmt.Println(errors.Is(err, sandbox.ErrHiddenInWritable))
+	// Output:
+	// true
 }

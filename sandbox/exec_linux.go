@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
+	"strconv"
 	"syscall"
 	"unsafe"
 
@@ -29,9 +31,11 @@ func newLaunch(spec launchSpec) (*launch, error) {
 	return noneLaunch(spec)
 }
 
-// noneLaunch runs the command on the host in its own process group (killed as a whole at the
-// timeout, on cancellation and when the command's shell exits), with SIGKILL as its parent-death
-// signal. Nothing else is contained: a child that calls setsid leaves the group and survives.
+// noneLaunch runs the command on the host in a session of its own, without a controlling
+// terminal (so it cannot type into the host's), whose process group is killed as a whole at the
+// timeout, on cancellation and when the command's shell exits (a session leader's group id is its
+// pid), with SIGKILL as its parent-death signal. Nothing else is contained: a child that calls
+// setsid leaves the group and survives.
 func noneLaunch(spec launchSpec) (*launch, error) {
 	l := &launch{group: true, grace: uncontainedGrace, inner: -1, result: noneResult}
 	w, err := l.newOutputPipe()
@@ -41,7 +45,7 @@ func noneLaunch(spec launchSpec) (*launch, error) {
 	l.cmd = &exec.Cmd{
 		Path: "/bin/sh", Args: []string{"sh", "-c", spec.line}, Env: spec.env, Dir: spec.workdir,
 		Stdout: w, Stderr: w,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
 	}
 	return l, nil
 }
@@ -131,6 +135,9 @@ func execTrampoline() {
 	answer := os.NewFile(answerFD, "answer")
 	var plan execPlan
 	err := readPlan(planFD, &plan)
+	if err == nil && plan.Stage != nil {
+		err = stageSources(plan.Stage)
+	}
 	if err == nil {
 		err = applyAndExec(&plan)
 	}
@@ -144,6 +151,10 @@ func execTrampoline() {
 // commands' needs, not above a Go process's reservations), so the exec's arguments are
 // prepared first and execve is called directly.
 func applyAndExec(plan *execPlan) error {
+	// What the thread may still pass on (a helper's ambient capabilities) must not reach the exec.
+	if err := dropInheritedCaps(); err != nil {
+		return err
+	}
 	if plan.NoNewPrivs {
 		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 			return fmt.Errorf("setting no_new_privs: %w", err)
@@ -174,6 +185,10 @@ func applyAndExec(plan *execPlan) error {
 	if err != nil {
 		return fmt.Errorf("executing %s: %w", plan.Path, err)
 	}
+	// Whatever the host inherited or leaked into this process stays out of the command.
+	if err := closeOnExecExcept(plan.KeepFDs); err != nil {
+		return err
+	}
 	if err := setRlimits(plan.Rlimits); err != nil {
 		return err
 	}
@@ -195,6 +210,121 @@ func setRlimits(settings []rlimitSetting) error {
 		if err := syscall.Setrlimit(s.Resource, &syscall.Rlimit{Cur: v, Max: v}); err != nil {
 			return fmt.Errorf("setting rlimit %d to %d: %w", s.Resource, v, err)
 		}
+	}
+	return nil
+}
+
+// closeOnExecExcept marks every descriptor above stderr close-on-exec except keep (ascending),
+// so that an exec passes on only what it was meant to: close_range(2) where the kernel has it
+// (Linux 5.11+), a walk of /proc/self/fd otherwise.
+func closeOnExecExcept(keep []int) error {
+	first := uint(3)
+	for _, fd := range append(slices.Clone(keep), -1) {
+		last := ^uint(0)
+		if fd >= 0 {
+			last = uint(fd) - 1
+		}
+		if fd >= 0 && uint(fd) < first {
+			continue
+		}
+		if first <= last {
+			if err := unix.CloseRange(first, last, unix.CLOSE_RANGE_CLOEXEC); err != nil {
+				return closeOnExecByWalk(keep)
+			}
+		}
+		first = uint(fd) + 1
+	}
+	return nil
+}
+
+// closeOnExecByWalk is closeOnExecExcept for kernels without CLOSE_RANGE_CLOEXEC.
+func closeOnExecByWalk(keep []int) error {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return fmt.Errorf("listing the open descriptors: %w", err)
+	}
+	for _, e := range entries {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd < 3 || slices.Contains(keep, fd) {
+			continue
+		}
+		// The directory's own descriptor is gone by now: EBADF for it is expected.
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC); err != nil && !errors.Is(err, unix.EBADF) {
+			return fmt.Errorf("marking descriptor %d close-on-exec: %w", fd, err)
+		}
+	}
+	return nil
+}
+
+// markInheritedCloseOnExec is Init's first layer against leaked descriptors: whatever the host
+// process inherited from whoever started it (a terminal's, a supervisor's, a parent's open
+// files) closes at every exec the host makes, so no command starts holding one. Best effort: the
+// exec trampoline closes the rest right before each contained command's exec.
+func markInheritedCloseOnExec() { _ = closeOnExecExcept(nil) }
+
+// ChownForCommands hands path to the host ids contained commands run as (CommandUID and
+// CommandGID), and does nothing when those are the host's own. The manager hands each workdir
+// over before a contained command runs in it; what the host writes into a workdir afterwards
+// (the file tools, running as root) stays root's, readable but not writable by the commands,
+// unless the writer hands it over too. path must be absolute with its symlinks resolved: a
+// symlink anywhere on it is refused, so that one a command planted in its workdir cannot turn
+// the chown onto a host file.
+func (c *Capabilities) ChownForCommands(path string) error {
+	if !c.dropsPrivileges() {
+		return nil
+	}
+	fd, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
+	if err != nil {
+		return fmt.Errorf("opening %s: %w", path, err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Fchownat(fd, "", c.CommandUID, c.CommandGID, unix.AT_EMPTY_PATH); err != nil {
+		return fmt.Errorf("chown %s: %w", path, err)
+	}
+	return nil
+}
+
+// handOverWorkdir gives the workdir (resolved) to CommandUID, which contained commands run as on
+// a root host, so that they may write it. It hands over only a workdir reached without a symlink:
+// one on the way may have been planted by a command that can write a folder above the workdir (a
+// parent agent's, for a child's workdir under its own), and would turn the chown onto a host
+// folder. A workdir reached through a symlink must already belong to CommandUID; otherwise the
+// error, wrapping ErrSetup, says so.
+func (m *Manager) handOverWorkdir(workdir string) error {
+	if !m.caps.dropsPrivileges() {
+		return nil
+	}
+	if workdir == m.workdir {
+		if err := m.caps.ChownForCommands(workdir); err != nil {
+			return fmt.Errorf("%w: handing the workdir to uid %d: %w", ErrSetup, m.caps.CommandUID, err)
+		}
+		return nil
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(workdir, &st); err != nil || int(st.Uid) != m.caps.CommandUID {
+		return fmt.Errorf("%w: the workdir %s is reached through a symlink (it is %s) and does not belong to uid %d, which contained commands run as: the sandbox will not follow a link to hand it over; chown it to %d yourself or configure its real path",
+			ErrSetup, m.workdir, workdir, m.caps.CommandUID, m.caps.CommandUID)
+	}
+	return nil
+}
+
+// chownOutput hands the command's end of its output pipe to the ids contained commands run as,
+// when those are not the host's own: the command writes its descriptors 1 and 2 either way, but
+// reopening them (/dev/stdout, /proc/self/fd/2, as scripts do) checks the pipe's owner.
+func (c *Capabilities) chownOutput(w *os.File) error {
+	if !c.dropsPrivileges() {
+		return nil
+	}
+	conn, err := w.SyscallConn()
+	if err != nil {
+		return fmt.Errorf("handing the output pipe to uid %d: %w", c.CommandUID, err)
+	}
+	var chownErr error
+	if err := conn.Control(func(fd uintptr) { chownErr = unix.Fchown(int(fd), c.CommandUID, c.CommandGID) }); err != nil {
+		return fmt.Errorf("handing the output pipe to uid %d: %w", c.CommandUID, err)
+	}
+	if chownErr != nil {
+		return fmt.Errorf("handing the output pipe to uid %d: %w", c.CommandUID, chownErr)
 	}
 	return nil
 }

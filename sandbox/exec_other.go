@@ -45,5 +45,17 @@ func probeMachine() *Capabilities {
 		Namespaces: Support{Reason: reason}, Bwrap: Support{Reason: reason},
 		Landlock: Support{Reason: reason}, Seccomp: Support{Reason: reason},
 		UID: os.Geteuid(), GID: os.Getegid(), InsideUID: os.Geteuid(), InsideGID: os.Getegid(),
+		CommandUID: os.Geteuid(), CommandGID: os.Getegid(),
 	}
 }
+
+// markInheritedCloseOnExec does nothing outside Linux: only mode none runs there, which contains
+// nothing a leaked descriptor would get past.
+func markInheritedCloseOnExec() {}
+
+// ChownForCommands has nothing to do outside Linux, where commands run as the host's uid (see
+// the Linux version).
+func (c *Capabilities) ChownForCommands(string) error { return nil }
+
+// handOverWorkdir has nothing to do outside Linux: commands run as the host's uid.
+func (m *Manager) handOverWorkdir(string) error { return nil }

@@ -19,12 +19,15 @@ const (
 )
 
 // Init runs the sandbox's re-exec entry point when this process was started as one, and exits;
-// otherwise it returns at once. main() and the TestMain of every package whose tests run
-// commands call it first thing: a binary that does not would start its own main again where the
-// sandbox expected its helper (Probe then reports the contained modes unavailable).
+// otherwise it marks every descriptor the process inherited above stderr close-on-exec (so that
+// none reaches a command, whatever mode it runs in) and returns. main() and the TestMain of every
+// package whose tests run commands call it first thing: a binary that does not would start its
+// own main again where the sandbox expected its helper (Probe then reports the contained modes
+// unavailable), and would pass its inherited descriptors on to none-mode commands.
 func Init() {
 	if reexec.Init() {
 		// The entry points exit themselves; this only guards against one that returns.
 		os.Exit(0)
 	}
+	markInheritedCloseOnExec()
 }

@@ -16,6 +16,12 @@ var ErrClosed = errors.New("sandbox manager closed")
 // it. The error wrapping it says which step failed.
 var ErrSetup = errors.New("sandbox setup failed")
 
+// ErrHiddenInWritable: a contained command's boundary hides a path that lies inside its workdir
+// or inside one of its writable paths. The command is refused: it could rename the hidden path's
+// parent folder, and a later command would then see the secret where it was moved. The error
+// wrapping it names both paths.
+var ErrHiddenInWritable = errors.New("a hidden path lies inside a writable path")
+
 // Outcome is how one command ended, as the shell tool reports it.
 type Outcome struct {
 	// ExitCode is the command's exit status; -1 when it was killed by a signal. In bwrap mode a
@@ -54,10 +60,14 @@ type Manager struct {
 	boundary Boundary
 	closed   bool
 	running  map[*Process]struct{}
-	// private is the manager's private directory (created with its first namespace-mode
-	// command): its empty "root" subdirectory is where each command's namespace assembles its
-	// new root. Nothing is ever mounted on it in the host's mount namespace.
+	// private is the manager's private directory (created with its first command that needs
+	// it): its empty "root" subdirectory is where each namespace-mode command's namespace
+	// assembles its new root, and where a bwrap-mode command's trampoline stages its bind sources
+	// on a root host. Both mount in a mount namespace of their own: nothing is ever mounted on it
+	// in the host's. On a root host both belong to CommandUID, who does that work.
 	private string
+	// pinned is where the workdir led (symlinks resolved) at the first command (pinWorkdir).
+	pinned string
 }
 
 // NewManager returns a manager running commands in workdir (made absolute; created at each
@@ -131,8 +141,19 @@ func (m *Manager) Start(ctx context.Context, line string) (*Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resolving the workdir: %w", err)
 	}
+	if err := m.pinWorkdir(workdir); err != nil {
+		return nil, err
+	}
 	spec := launchSpec{line: line, workdir: workdir, boundary: b, env: sandboxEnv(b.AllowEnv), caps: m.caps}
-	if b.Mode == ModeNamespace {
+	if b.Mode.contains() {
+		if err := hiddenInWritable(m.workdir, workdir, b); err != nil {
+			return nil, err
+		}
+		if err := m.handOverWorkdir(workdir); err != nil {
+			return nil, err
+		}
+	}
+	if b.Mode == ModeNamespace || b.Mode == ModeBwrap && m.caps.dropsPrivileges() {
 		if spec.root, err = m.privateRoot(); err != nil {
 			return nil, err
 		}
@@ -162,16 +183,40 @@ func (m *Manager) Start(ctx context.Context, line string) (*Process, error) {
 	return p, nil
 }
 
+// pinWorkdir records where the workdir led at the manager's first command and refuses a later
+// command if it leads elsewhere: a folder on its way was replaced by a symlink (by a command that
+// may write a folder above the workdir, such as a parent agent's for a child's workdir under its
+// own), which would send the command's writable bind, and its file writes, to another folder.
+func (m *Manager) pinWorkdir(workdir string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.pinned == "" {
+		m.pinned = workdir
+	}
+	if workdir != m.pinned {
+		return fmt.Errorf("%w: the workdir %s now leads to %s, not %s as at the first command: a folder on its way was replaced", ErrSetup, m.workdir, workdir, m.pinned)
+	}
+	return nil
+}
+
 // privateRoot returns the manager's private root directory, creating it on first use.
 func (m *Manager) privateRoot() (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.private == "" {
-		dir, err := os.MkdirTemp("", "warren-sandbox-")
+		// Under the host's /tmp whatever TMPDIR says: the contained modes replace /tmp, so no
+		// command ever sees the directory, or what a bwrap trampoline stages on it.
+		dir, err := os.MkdirTemp(resolved("/tmp"), "warren-sandbox-")
 		if err != nil {
 			return "", fmt.Errorf("creating the sandbox's private directory: %w", err)
 		}
-		if err := os.Mkdir(filepath.Join(dir, "root"), 0o700); err != nil {
+		root := filepath.Join(dir, "root")
+		err = os.Mkdir(root, 0o700)
+		if err == nil {
+			err = errors.Join(m.caps.ChownForCommands(dir), m.caps.ChownForCommands(root))
+		}
+		if err != nil {
+			_ = os.Remove(root)
 			_ = os.Remove(dir)
 			return "", fmt.Errorf("creating the sandbox's private directory: %w", err)
 		}

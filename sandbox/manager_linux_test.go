@@ -225,12 +225,12 @@ func TestCloseKillsBackgroundCommands(t *testing.T) {
 			}
 			waitGone(t, first)
 			waitGone(t, second)
-			if m == ModeNamespace {
-				if private == "" {
-					t.Error("namespace mode used no private directory")
-				} else if _, err := os.Stat(private); !errors.Is(err, os.ErrNotExist) {
-					t.Errorf("private directory %s left behind: %v", private, err)
-				}
+			// Namespace mode assembles its root there, bwrap mode stages there on a root host.
+			if wantPrivate := m == ModeNamespace || m == ModeBwrap && requireMode(t, m).dropsPrivileges(); wantPrivate != (private != "") {
+				t.Errorf("private directory %q, want one: %v", private, wantPrivate)
+			}
+			if _, err := os.Stat(private); private != "" && !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("private directory %s left behind: %v", private, err)
 			}
 			if err := mgr.Close(); err != nil {
 				t.Errorf("second Close: %v", err)
@@ -304,16 +304,79 @@ func TestStartUnderFallback(t *testing.T) {
 	})
 }
 
+// TestStartRefusesHiddenInWritable: a contained command whose boundary hides a path inside its
+// workdir or a writable path never starts (it could move the hidden path's parent away from the
+// next command's view); none mode, which hides nothing, runs it.
+func TestStartRefusesHiddenInWritable(t *testing.T) {
+	writable := t.TempDir()
+	for _, m := range allModes {
+		t.Run(m.String(), func(t *testing.T) {
+			workdir := t.TempDir()
+			for _, tc := range []struct {
+				name, hidden, writable, named string
+			}{
+				{"inside the workdir", filepath.Join(workdir, "conf", "secret"), "", "the workdir " + workdir},
+				{"inside a writable path", filepath.Join(writable, "conf"), writable, "writable path " + writable},
+			} {
+				mgr := NewManager(workdir, requireMode(t, m), testBoundary(m, func(b *Boundary) {
+					b.Hidden = append(b.Hidden, tc.hidden)
+					if tc.writable != "" {
+						b.Writable = []string{tc.writable}
+					}
+				}))
+				_, err := mgr.Run(context.Background(), "true")
+				_ = mgr.Close()
+				switch {
+				case m == ModeNone && err != nil:
+					t.Errorf("%s: none mode: %v", tc.name, err)
+				case m != ModeNone && (!errors.Is(err, ErrHiddenInWritable) || !strings.Contains(err.Error(), tc.hidden) || !strings.Contains(err.Error(), tc.named)):
+					t.Errorf("%s: %v, want ErrHiddenInWritable naming %s and %s", tc.name, err, tc.hidden, tc.named)
+				}
+			}
+		})
+	}
+}
+
+// TestWorkdirRedirectIsRefused: a workdir reached through a symlink keeps leading where it led
+// at the first command; pointed elsewhere, the next command is refused.
+func TestWorkdirRedirectIsRefused(t *testing.T) {
+	base := t.TempDir()
+	first, second, link := filepath.Join(base, "first"), filepath.Join(base, "second"), filepath.Join(base, "link")
+	for _, dir := range []string{first, second} {
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(first, link); err != nil {
+		t.Fatal(err)
+	}
+	mgr := NewManager(link, requireMode(t, ModeNone), testBoundary(ModeNone, nil))
+	t.Cleanup(func() { _ = mgr.Close() })
+	if _, err := mgr.Run(context.Background(), "true"); err != nil {
+		t.Fatalf("first command: %v", err)
+	}
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(second, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mgr.Run(context.Background(), "touch here"); !errors.Is(err, ErrSetup) || !strings.Contains(err.Error(), "now leads to") {
+		t.Errorf("after the redirect: %v, want ErrSetup", err)
+	}
+	if _, err := os.Stat(filepath.Join(second, "here")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the command ran in the redirected workdir: %v", err)
+	}
+}
+
 func TestSetupFailureIsAnError(t *testing.T) {
 	for _, m := range containedModes {
 		t.Run(m.String(), func(t *testing.T) {
 			t.Parallel()
 			caps := requireMode(t, m)
 			// A workdir that does not exist (the manager would have created it) cannot be bound.
-			spec := launchSpec{line: "true", workdir: "/nonexistent-warren-workdir", boundary: testBoundary(m, nil), env: []string{}, caps: caps}
-			if m == ModeNamespace {
-				spec.root = filepath.Join(t.TempDir())
-			}
+			spec := launchSpec{line: "true", workdir: "/nonexistent-warren-workdir", boundary: testBoundary(m, nil), env: []string{}, caps: caps,
+				root: t.TempDir()}
 			l, err := newLaunch(spec)
 			if err != nil {
 				t.Fatalf("newLaunch: %v", err)
@@ -327,6 +390,22 @@ func TestSetupFailureIsAnError(t *testing.T) {
 				t.Errorf("outcome error %v, want ErrSetup naming the workdir", o.Err)
 			}
 		})
+	}
+}
+
+// BenchmarkCommandView measures the host's per-command checks and view of a contained command
+// under the default ceiling plus a writable path (hiddenInWritable, viewFor): what Start adds to
+// the helper's start for every command.
+func BenchmarkCommandView(b *testing.B) {
+	workdir, writable := resolved(b.TempDir()), resolved(b.TempDir())
+	spec := launchSpec{workdir: workdir, caps: Probe(), boundary: testBoundary(ModeNamespace, func(bd *Boundary) { bd.Writable = []string{writable} })}
+	for b.Loop() {
+		if err := hiddenInWritable(workdir, workdir, spec.boundary); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := viewFor(spec); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 

@@ -19,22 +19,45 @@ import (
 // symlinks refused (the host resolved the paths), and mounts are attached by descriptor (the
 // new mount API, Linux 5.2+; mount_setattr 5.12+): a command running meanwhile cannot redirect a
 // mount by planting a symlink in a directory it may write.
+//
+// The bind sources (workdir, writable paths) are opened first, with the host's ids, which may
+// reach folders the command's may not; then the calling thread (locked by the caller) takes the
+// command's file ids, so that the rest (the private root, every target, the files it creates on
+// the new file systems) is done as the command could, and nothing it creates belongs to an id the
+// namespace does not map.
 func buildRoot(p *namespacePlan) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("making the mounts private: %w", err)
+	}
+	sources := make([]int, len(p.Mounts))
+	for i, op := range p.Mounts {
+		sources[i] = -1
+		if op.Kind != mountWritable {
+			continue
+		}
+		fd, err := openSource(op.Path)
+		if err != nil {
+			closeSources(sources)
+			return fmt.Errorf("%s %s: %w", op.Kind, op.Path, err)
+		}
+		sources[i] = fd
+	}
+	defer closeSources(sources)
+	if err := takeFileIDs(p.As); err != nil {
+		return err
 	}
 	if err := bindAt("/", p.Root, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
 		return fmt.Errorf("binding / read-only: %w", err)
 	}
 	var hidden []string
-	for _, op := range p.Mounts {
+	for i, op := range p.Mounts {
 		target := filepath.Join(p.Root, op.Path)
 		var err error
 		switch op.Kind {
 		case mountPrivateTmp:
 			err = freshAt("tmpfs", target, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, "mode", "1777")
 		case mountWritable:
-			err = bindAt(op.Path, target, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
+			err = attachCopy(sources[i], target, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
 		case mountHideDir:
 			err = freshAt("tmpfs", target, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC, "mode", "0755")
 			hidden = append(hidden, target)
@@ -50,10 +73,11 @@ func buildRoot(p *namespacePlan) error {
 	if err := buildDev(filepath.Join(p.Root, "dev")); err != nil {
 		return fmt.Errorf("building /dev: %w", err)
 	}
-	// /proc is read-only: a root host's commands are uid 0 to the kernel, and a writable /proc
-	// would let them write the host's sysctls and /proc/sysrq-trigger (Landlock stops that too,
-	// where the kernel has it). Writing through /proc/self/fd still works: those are pipes and
-	// files on other mounts.
+	// /proc is read-only: where the command's uid may write a host sysctl or
+	// /proc/sysrq-trigger (a host whose own uid commands run as, when that uid is root: a
+	// container mapping no other), a writable /proc would let it (Landlock stops that too, where
+	// the kernel has it). Writing through /proc/self/fd still works: those are pipes and files
+	// on other mounts.
 	if err := freshAt("proc", filepath.Join(p.Root, "proc"), unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC); err != nil {
 		return fmt.Errorf("mounting /proc: %w", err)
 	}
@@ -115,21 +139,66 @@ func buildDev(dev string) error {
 	return freshAt("tmpfs", filepath.Join(dev, "shm"), unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, "mode", "1777")
 }
 
+// takeFileIDs makes the calling thread check permissions and create files as as's ids, with no
+// supplementary groups when as drops them. All three are per-thread (the raw system calls, not
+// the Go runtime's all-threads ones), so the caller must stay locked to the thread.
+func takeFileIDs(as identity) error {
+	if as.DropGroups {
+		if _, _, errno := unix.RawSyscall(unix.SYS_SETGROUPS, 0, 0, 0); errno != 0 {
+			return fmt.Errorf("dropping the supplementary groups: %w", errno)
+		}
+	}
+	// setfsuid and setfsgid report no error: they return the previous id, and a repeated call
+	// shows whether the first one took.
+	_, _ = unix.SetfsgidRetGid(as.GID)
+	_, _ = unix.SetfsuidRetUid(as.UID)
+	gid, _ := unix.SetfsgidRetGid(as.GID)
+	uid, _ := unix.SetfsuidRetUid(as.UID)
+	if uid != as.UID || gid != as.GID {
+		return fmt.Errorf("taking the command's file ids %d:%d: still %d:%d", as.UID, as.GID, uid, gid)
+	}
+	return nil
+}
+
+// openSource opens a bind source as an O_PATH descriptor, symlinks refused.
+func openSource(src string) (int, error) {
+	fd, err := unix.Openat2(unix.AT_FDCWD, src, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
+	if err != nil {
+		return -1, fmt.Errorf("opening %s: %w", src, err)
+	}
+	return fd, nil
+}
+
+// closeSources closes the open source descriptors (-1 is none).
+func closeSources(fds []int) {
+	for _, fd := range fds {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+	}
+}
+
 // bindAt attaches a recursive copy of the mount tree at src (opened with symlinks refused) on
 // target (a directory, or a file for a file source), with attr set on every mount of the copy.
 func bindAt(src, target string, attr uint64) error {
-	srcFD, err := unix.Openat2(unix.AT_FDCWD, src, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
+	srcFD, err := openSource(src)
 	if err != nil {
-		return fmt.Errorf("opening %s: %w", src, err)
+		return err
 	}
 	defer unix.Close(srcFD)
+	return attachCopy(srcFD, target, attr)
+}
+
+// attachCopy attaches a recursive copy of the mount tree at srcFD (an O_PATH descriptor) on
+// target, with attr set on every mount of the copy.
+func attachCopy(srcFD int, target string, attr uint64) error {
 	var st unix.Stat_t
 	if err := unix.Fstat(srcFD, &st); err != nil {
-		return fmt.Errorf("stat %s: %w", src, err)
+		return fmt.Errorf("stat of the source: %w", err)
 	}
 	tree, err := unix.OpenTree(srcFD, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
 	if err != nil {
-		return fmt.Errorf("copying the mount tree at %s: %w", src, err)
+		return fmt.Errorf("copying the source's mount tree: %w", err)
 	}
 	defer unix.Close(tree)
 	if attr != 0 {

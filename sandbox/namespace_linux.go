@@ -18,21 +18,28 @@ import (
 )
 
 // namespaceLaunch starts the namespace init (pid 1 of new user, mount, pid, uts, ipc and, unless
-// the boundary has the network, network namespaces) with the plan on a pipe. The host's uid and
-// gid map to the inside ids (never 0), and the init keeps CAP_SYS_ADMIN and CAP_NET_ADMIN in its
-// namespaces as ambient capabilities to assemble the root; the command, started as the same
-// non-root inside uid without them, has no capabilities at all.
+// the boundary has the network, network namespaces, in a session of its own) with the plan on a
+// pipe. The one id the user namespace maps is the inside uid (never 0) to CommandUID, and the same
+// for the gid. The init itself keeps the host's ids (on a root host, uid 0, which the namespace
+// does not map), so that it can open the bind sources wherever they are, and CAP_SYS_ADMIN,
+// CAP_NET_ADMIN, CAP_SETUID and CAP_SETGID in its namespaces as ambient capabilities to assemble
+// the root; the command, started as the inside uid without them, has no capabilities at all, and
+// is CommandUID to the kernel.
 func namespaceLaunch(spec launchSpec) (*launch, error) {
-	b := spec.boundary
-	ops := mountOps(spec.workdir, b)
+	b, caps := spec.boundary, spec.caps
+	ops, err := viewFor(spec)
+	if err != nil {
+		return nil, err
+	}
 	plan := namespacePlan{
 		Root: spec.root, Workdir: spec.workdir, Mounts: ops, Hostname: sandboxHostname, Loopback: !b.Network,
+		As: identity{UID: caps.InsideUID, GID: caps.InsideGID, DropGroups: caps.dropsPrivileges()},
 		Exec: execPlan{
 			Path: "/bin/sh", Args: []string{"sh", "-c", spec.line}, Env: spec.env, Dir: spec.workdir,
-			Rlimits: rlimitsFor(b.Limits), NoNewPrivs: true, Seccomp: spec.caps.Seccomp.Available,
+			Rlimits: rlimitsFor(b.Limits), NoNewPrivs: true, Seccomp: caps.Seccomp.Available,
 		},
 	}
-	if spec.caps.Landlock.Available {
+	if caps.Landlock.Available {
 		plan.Exec.Landlock = landlockFor(ops)
 	}
 	data, err := json.Marshal(plan)
@@ -41,7 +48,11 @@ func namespaceLaunch(spec launchSpec) (*launch, error) {
 	}
 	l := &launch{plan: data, grace: containedOutputGrace, inner: -1, result: namespaceResult}
 	w, err := l.newOutputPipe()
+	if err == nil {
+		err = caps.chownOutput(w)
+	}
 	if err != nil {
+		l.abort()
 		return nil, err
 	}
 	planR, planW, err := l.pipeToChild()
@@ -59,16 +70,20 @@ func namespaceLaunch(spec launchSpec) (*launch, error) {
 	if !b.Network {
 		flags |= unix.CLONE_NEWNET
 	}
-	caps := spec.caps
 	l.cmd = &exec.Cmd{
 		Path: reexec.Self(), Args: []string{initEntry}, Env: []string{}, Dir: "/",
 		Stdout: w, Stderr: w, ExtraFiles: []*os.File{planR, statusW},
 		SysProcAttr: &syscall.SysProcAttr{
 			Cloneflags:  flags,
-			UidMappings: []syscall.SysProcIDMap{{ContainerID: caps.InsideUID, HostID: caps.UID, Size: 1}},
-			GidMappings: []syscall.SysProcIDMap{{ContainerID: caps.InsideGID, HostID: caps.GID, Size: 1}},
-			AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN},
-			Pdeathsig:   syscall.SIGKILL,
+			UidMappings: []syscall.SysProcIDMap{{ContainerID: caps.InsideUID, HostID: caps.CommandUID, Size: 1}},
+			GidMappings: []syscall.SysProcIDMap{{ContainerID: caps.InsideGID, HostID: caps.CommandGID, Size: 1}},
+			// Only a privileged host may let the namespace call setgroups: the command then
+			// drops the root host's supplementary groups.
+			GidMappingsEnableSetgroups: caps.dropsPrivileges(),
+			AmbientCaps:                []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETUID, unix.CAP_SETGID},
+			// No controlling terminal: nothing inside can type into the host's (TIOCSTI).
+			Setsid:    true,
+			Pdeathsig: syscall.SIGKILL,
 		},
 	}
 	return l, nil
@@ -103,6 +118,14 @@ func namespaceResult(o *Outcome, state *os.ProcessState, answers [][]byte) {
 // whatever the command left behind. Being killed does the same: that is how the host kills the
 // whole tree, double-forked and setsid'd children included.
 func namespaceInit() {
+	// Never unlocked: this thread takes the command's file ids and drops its ambient
+	// capabilities before it starts the command, and the Go runtime must not run anything else
+	// on it.
+	runtime.LockOSThread()
+	// Not dumpable: nothing in the namespace may read or write the init's memory or descriptors
+	// through /proc (on an unprivileged host the command is the init's uid).
+	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+	markInheritedCloseOnExec()
 	answer := os.NewFile(answerFD, "status")
 	report := func(s initStatus) {
 		data, _ := json.Marshal(s)
@@ -118,7 +141,7 @@ func namespaceInit() {
 	}
 	var status syscall.WaitStatus
 	if err == nil {
-		status, err = runCommand(&plan.Exec)
+		status, err = runCommand(&plan.Exec, plan.As)
 	}
 	switch {
 	case err != nil:
@@ -151,10 +174,10 @@ func dropInheritedCaps() error {
 	return nil
 }
 
-// runCommand starts the exec trampoline with plan and reaps until it ends. It forks from a
-// thread whose ambient capabilities are cleared, so the trampoline (a non-root uid in its user
-// namespace) has none after its execve.
-func runCommand(plan *execPlan) (syscall.WaitStatus, error) {
+// runCommand starts the exec trampoline with plan as the command's identity and reaps until it
+// ends. It forks from the init's locked thread with its ambient capabilities cleared, so the
+// trampoline (a non-root uid in its user namespace) has none after its execve.
+func runCommand(plan *execPlan, as identity) (syscall.WaitStatus, error) {
 	data, err := json.Marshal(plan)
 	if err != nil {
 		return 0, fmt.Errorf("encoding the exec plan: %w", err)
@@ -167,12 +190,14 @@ func runCommand(plan *execPlan) (syscall.WaitStatus, error) {
 	if err != nil {
 		return 0, fmt.Errorf("creating a pipe: %w", err)
 	}
-	runtime.LockOSThread() // never unlocked: this thread has dropped its ambient capabilities
 	if err := dropInheritedCaps(); err != nil {
 		return 0, err
 	}
 	proc, err := os.StartProcess(reexec.Self(), []string{execEntry}, &os.ProcAttr{
 		Dir: plan.Dir, Env: []string{}, Files: []*os.File{os.Stdin, os.Stdout, os.Stderr, planR, errW},
+		Sys: &syscall.SysProcAttr{Credential: &syscall.Credential{
+			Uid: uint32(as.UID), Gid: uint32(as.GID), NoSetGroups: !as.DropGroups,
+		}},
 	})
 	planR.Close()
 	errW.Close()

@@ -53,9 +53,31 @@ type landlockPlan struct {
 	WritableFiles []string `json:"writable_files"`
 }
 
-// execPlan is what the exec trampoline does before it replaces itself with Path: (namespace
-// mode) set no_new_privs, enforce Landlock and load the seccomp filter, then lower the rlimits.
-// bwrap mode sets none of the three: bwrap may be setuid, and it loads the filter itself.
+// identity is who a helper makes the command: ids in the helper's user namespace, and whether
+// to drop the supplementary groups (a root host's, which a command must not keep; an unprivileged
+// host cannot drop its own in a user namespace it made, and has nothing to hide behind them).
+type identity struct {
+	UID        int  `json:"uid"`
+	GID        int  `json:"gid"`
+	DropGroups bool `json:"drop_groups,omitempty"`
+}
+
+// stagePlan is bwrap mode's staging on a root host: bwrap runs as the unprivileged command uid,
+// and resolves its bind sources as that uid, so the trampoline (still the host's uid, in a user
+// and mount namespace of its own) opens the sources first, becomes As, and attaches a copy of
+// each on Dir/<index> (a fresh file system on the manager's private directory), where bwrap can
+// reach them whatever the folders above the sources allow.
+type stagePlan struct {
+	Dir     string   `json:"dir"`
+	Sources []string `json:"sources"`
+	As      identity `json:"as"`
+}
+
+// execPlan is what the exec trampoline does before it replaces itself with Path: (bwrap mode on
+// a root host) stage the bind sources and become the command uid; (namespace mode) set
+// no_new_privs, enforce Landlock and load the seccomp filter; then mark every descriptor but
+// KeepFDs close-on-exec and lower the rlimits. bwrap mode sets none of the three filters: bwrap
+// may be setuid, and it loads the seccomp filter itself.
 type execPlan struct {
 	Path       string          `json:"path"`
 	Args       []string        `json:"args"`
@@ -65,6 +87,10 @@ type execPlan struct {
 	NoNewPrivs bool            `json:"no_new_privs,omitempty"`
 	Landlock   *landlockPlan   `json:"landlock,omitempty"`
 	Seccomp    bool            `json:"seccomp,omitempty"`
+	// KeepFDs are the descriptors above stderr that Path inherits (bwrap's seccomp and status
+	// descriptors); every other one closes at the exec, whoever opened it.
+	KeepFDs []int      `json:"keep_fds,omitempty"`
+	Stage   *stagePlan `json:"stage,omitempty"`
 }
 
 // namespacePlan is what the namespace init (pid 1 of the command's pid namespace) builds before
@@ -76,8 +102,12 @@ type namespacePlan struct {
 	Mounts   []mountOp `json:"mounts"`
 	Hostname string    `json:"hostname"`
 	// Loopback brings up lo in the command's own network namespace.
-	Loopback bool     `json:"loopback"`
-	Exec     execPlan `json:"exec"`
+	Loopback bool `json:"loopback"`
+	// As is who the command runs as: the init itself stays the host's uid (unmapped in the
+	// namespace on a root host), so that it can open the bind sources, and takes As's ids only
+	// for the file system work on its own thread.
+	As   identity `json:"as"`
+	Exec execPlan `json:"exec"`
 }
 
 // initStatus is one line the namespace init writes on its answer descriptor: an error (the
@@ -163,6 +193,52 @@ func mountOps(workdir string, b Boundary) []mountOp {
 		return kindOrder(a.Kind) - kindOrder(b.Kind)
 	})
 	return slices.Compact(ops)
+}
+
+// hiddenInWritable refuses a boundary that hides a path inside the workdir or inside one of its
+// writable paths (or hides one of them): a command there may rename the hidden path's parent
+// folder, and the next command, whose view no longer finds anything to hide at that path, would
+// show the secret where the first one moved it. Paths are compared as written and with their
+// symlinks resolved as far as they exist, so that a symlink on the way does not mask the overlap.
+// configured is the workdir as the manager was given it, workdir the same resolved.
+func hiddenInWritable(configured, workdir string, b Boundary) error {
+	if len(b.Hidden) == 0 {
+		return nil
+	}
+	writable := append([]string{configured, workdir}, b.Writable...)
+	resolvedWritable := make([]string, len(writable))
+	for i, w := range writable {
+		resolvedWritable[i] = resolvedPrefix(w)
+	}
+	for _, h := range b.Hidden {
+		hidden := resolvedPrefix(h)
+		for i, w := range writable {
+			if !within(h, w) && !within(hidden, resolvedWritable[i]) {
+				continue
+			}
+			where := "writable path " + w
+			if i < 2 {
+				where = "the workdir " + workdir
+			}
+			return fmt.Errorf("%w: hidden path %s lies inside %s, where a command could rename its parent folder away before the next command", ErrHiddenInWritable, h, where)
+		}
+	}
+	return nil
+}
+
+// resolvedPrefix is path with the symlinks of its longest existing prefix resolved, and the rest
+// (which does not exist yet) kept as written.
+func resolvedPrefix(path string) string {
+	rest := ""
+	for p := path; ; p = filepath.Dir(p) {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if p == filepath.Dir(p) {
+			return path
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+	}
 }
 
 // resolved is path with its symlinks resolved, or path itself if that fails.

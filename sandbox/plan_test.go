@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -89,5 +90,78 @@ func TestMountOps(t *testing.T) {
 	lp := landlockFor(mountOps(work, Boundary{Writable: []string{shared}, Hidden: []string{token}}))
 	if !slices.Equal(lp.WritableDirs, []string{"/dev/shm", tmp, shared, work}) || lp.WritableFiles != nil {
 		t.Errorf("landlock plan %+v", lp)
+	}
+}
+
+func TestHiddenInWritable(t *testing.T) {
+	base := resolved(t.TempDir())
+	for _, dir := range []string{"work/conf", "srv/cache/conf", "srv/cache2", "etc"} {
+		if err := os.MkdirAll(filepath.Join(base, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(base, "link-to-cache")
+	if err := os.Symlink(filepath.Join(base, "srv/cache"), link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(base, "work"), filepath.Join(base, "wlink")); err != nil {
+		t.Fatal(err)
+	}
+	at := func(rel string) string { return filepath.Join(base, rel) }
+	work := at("work")
+	for _, tc := range []struct {
+		name             string
+		configured       string // the workdir as the manager was given it
+		writable, hidden []string
+		want             []string // substrings of an ErrHiddenInWritable error; none: no error
+	}{
+		{"hidden outside every writable path", work, []string{at("srv/cache")}, []string{at("etc"), at("srv/cache2/x")}, nil},
+		{"a writable path inside a hidden one", work, []string{at("srv/cache")}, []string{at("srv")}, nil},
+		{"hidden inside the workdir", work, nil, []string{at("work/conf/secret")},
+			[]string{"hidden path " + at("work/conf/secret"), "the workdir " + work}},
+		{"hidden inside the workdir as configured, through a symlink", at("wlink"), nil, []string{at("wlink/.env")},
+			[]string{"hidden path " + at("wlink/.env"), "the workdir " + work}},
+		{"hidden inside a writable path", work, []string{at("srv/cache")}, []string{at("srv/cache/conf/secret")},
+			[]string{"hidden path " + at("srv/cache/conf/secret"), "writable path " + at("srv/cache")}},
+		{"hidden is a writable path", work, []string{at("srv/cache")}, []string{at("srv/cache")}, []string{"writable path"}},
+		{"hidden inside a writable path reached through a symlink", work, []string{link}, []string{at("srv/cache/conf")},
+			[]string{"writable path " + link}},
+		{"hidden through a symlink into a writable path", work, []string{at("srv/cache")}, []string{filepath.Join(link, "conf")},
+			[]string{"hidden path " + filepath.Join(link, "conf")}},
+		{"hidden whose parent was already moved away", work, []string{at("srv/cache")}, []string{at("srv/cache/gone/secret")},
+			[]string{"hidden path " + at("srv/cache/gone/secret")}},
+	} {
+		err := hiddenInWritable(tc.configured, work, Boundary{Writable: tc.writable, Hidden: tc.hidden})
+		if tc.want == nil {
+			if err != nil {
+				t.Errorf("%s: %v", tc.name, err)
+			}
+			continue
+		}
+		if !errors.Is(err, ErrHiddenInWritable) {
+			t.Errorf("%s: error %v, want ErrHiddenInWritable", tc.name, err)
+			continue
+		}
+		for _, s := range tc.want {
+			if !strings.Contains(err.Error(), s) {
+				t.Errorf("%s: error %q lacks %q", tc.name, err, s)
+			}
+		}
+	}
+}
+
+func TestResolvedPrefix(t *testing.T) {
+	base := resolved(t.TempDir())
+	if err := os.Symlink(base, filepath.Join(base, "self")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ path, want string }{
+		{base, base},
+		{filepath.Join(base, "self", "missing", "x"), filepath.Join(base, "missing", "x")},
+		{"/nonexistent-warren/a", "/nonexistent-warren/a"},
+	} {
+		if got := resolvedPrefix(tc.path); got != tc.want {
+			t.Errorf("resolvedPrefix(%s) = %s, want %s", tc.path, got, tc.want)
+		}
 	}
 }

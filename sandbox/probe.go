@@ -55,7 +55,23 @@ type Capabilities struct {
 	// command has in its user namespace (the host's, or 1000 when the host runs as root, so a
 	// command is never root in its namespace).
 	UID, GID, InsideUID, InsideGID int
+	// CommandUID and CommandGID are the host ids a contained command runs as, what the kernel
+	// checks its file accesses and process limits against: on a root host the unprivileged
+	// unprivilegedID (so root's files, sockets and RLIMIT_NPROC exemption are not the command's;
+	// the manager hands each workdir to it), otherwise the host's own ids (an unprivileged host
+	// cannot map another). A root host whose own user namespace does not map unprivilegedID
+	// (a container mapping uid 0 only) keeps its own ids too; Report says which.
+	CommandUID, CommandGID int
 }
+
+// unprivilegedID is the host uid and gid contained commands run as on a root host. It must own
+// nothing on the host: 65533 is outside every distribution's system and user ranges and is not
+// nobody (65534), which the kernel shows for unmapped ids.
+const unprivilegedID = 65533
+
+// dropsPrivileges reports whether contained commands run as another host uid than the host's:
+// the manager then hands them their workdir, and bwrap mode stages its bind sources.
+func (c *Capabilities) dropsPrivileges() bool { return c.CommandUID != c.UID }
 
 // probed caches the one probe of this process.
 var probed = sync.OnceValue(probeMachine)
@@ -83,12 +99,25 @@ func (c *Capabilities) Report() []string {
 		fmt.Sprintf("rlimits: hard cpu=%s as=%s nofile=%s nproc=%s (a command's limits are capped at these)",
 			limitText(c.HardLimits.CPUSeconds), limitText(c.HardLimits.AddressSpace),
 			limitText(c.HardLimits.OpenFiles), limitText(c.HardLimits.Processes)),
-		fmt.Sprintf("ids: host uid=%d gid=%d; contained commands run as uid=%d gid=%d in their namespace", c.UID, c.GID, c.InsideUID, c.InsideGID),
+		c.idsLine(),
 		"mode none: contains nothing (the command runs on the host in its workdir; timeout, output cap and a process-group kill only; a setsid'd child escapes the kill)")
 	for _, m := range []Mode{ModeNamespace, ModeBwrap} {
 		lines = append(lines, c.modeLine(m))
 	}
 	return lines
+}
+
+// idsLine says which host ids contained commands run as.
+func (c *Capabilities) idsLine() string {
+	line := fmt.Sprintf("ids: host uid=%d gid=%d; contained commands run as host uid=%d gid=%d (uid=%d gid=%d in their namespace)",
+		c.UID, c.GID, c.CommandUID, c.CommandGID, c.InsideUID, c.InsideGID)
+	switch {
+	case c.dropsPrivileges():
+		line += ", which must be able to reach each workdir (every folder above it searchable, or under /tmp) and to write each writable path"
+	case c.UID == 0:
+		line += fmt.Sprintf(": this user namespace does not map uid %d, so commands keep root's file access and are exempt from the process limit", unprivilegedID)
+	}
+	return line
 }
 
 // modeLine describes what one contained mode does on this machine.

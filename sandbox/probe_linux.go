@@ -17,6 +17,10 @@ const probeTimeout = 20 * time.Second
 func probeMachine() *Capabilities {
 	c := &Capabilities{UID: os.Geteuid(), GID: os.Getegid(), HardLimits: hardLimits()}
 	c.InsideUID, c.InsideGID = insideID(c.UID), insideID(c.GID)
+	c.CommandUID, c.CommandGID = c.UID, c.GID
+	if c.UID == 0 && idMapped("/proc/self/uid_map", unprivilegedID) && idMapped("/proc/self/gid_map", unprivilegedID) {
+		c.CommandUID, c.CommandGID = unprivilegedID, unprivilegedID
+	}
 	c.LandlockABI, c.Landlock = probeLandlock()
 	c.Seccomp = probeSeccomp()
 	dir, err := os.MkdirTemp("", "warren-sandbox-probe-")
@@ -41,6 +45,22 @@ func insideID(hostID int) int {
 		return 1000
 	}
 	return hostID
+}
+
+// idMapped reports whether the id map file (/proc/self/uid_map or gid_map: "inside outside
+// count" lines) maps id in this process's user namespace, so that a child namespace may map it.
+func idMapped(mapFile string, id int) bool {
+	data, err := os.ReadFile(mapFile)
+	if err != nil {
+		return false
+	}
+	for line := range strings.Lines(string(data)) {
+		var inside, outside, count int
+		if _, err := fmt.Sscan(line, &inside, &outside, &count); err == nil && id >= inside && id-inside < count {
+			return true
+		}
+	}
+	return false
 }
 
 // probeMode runs `exit 0` in mode m on a copy of c that takes m's mechanism for granted.

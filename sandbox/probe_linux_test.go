@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -21,10 +23,44 @@ func TestProbeThisMachine(t *testing.T) {
 	if c.InsideUID == 0 || c.InsideGID == 0 || (c.UID != 0 && c.InsideUID != c.UID) {
 		t.Errorf("host uid %d maps to %d inside", c.UID, c.InsideUID)
 	}
+	// This machine's root maps every id: commands run as the unprivileged one there.
+	wantUID, wantGID := c.UID, c.GID
+	if c.UID == 0 {
+		wantUID, wantGID = unprivilegedID, unprivilegedID
+	}
+	if c.CommandUID != wantUID || c.CommandGID != wantGID {
+		t.Errorf("host uid %d runs commands as %d:%d, want %d:%d", c.UID, c.CommandUID, c.CommandGID, wantUID, wantGID)
+	}
 	report := c.Report()
 	for i, prefix := range []string{"namespaces: yes", "bwrap: " + c.BwrapPath + " (bubblewrap ", "landlock: ABI ", "seccomp: yes", "rlimits: hard ", "ids: host ", "mode none: contains nothing", "mode namespace: contains ", "mode bwrap: contains "} {
 		if i >= len(report) || !strings.HasPrefix(report[i], prefix) {
 			t.Errorf("report line %d should start with %q:\n%s", i, prefix, strings.Join(report, "\n"))
 		}
+	}
+}
+
+func TestIDMapped(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, content string
+		id            int
+		want          bool
+	}{
+		{"everything mapped", "         0          0 4294967295\n", unprivilegedID, true},
+		{"root only", "         0       1000          1\n", unprivilegedID, false},
+		{"the first id of a second range", "0 1000 1\n65533 200000 10\n", unprivilegedID, true},
+		{"one past a range", "0 100000 65533\n", unprivilegedID, false},
+		{"garbage", "not a map\n", 0, false},
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-"))
+		if err := os.WriteFile(path, []byte(tc.content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if got := idMapped(path, tc.id); got != tc.want {
+			t.Errorf("%s: idMapped(%d) = %v, want %v", tc.name, tc.id, got, tc.want)
+		}
+	}
+	if idMapped(filepath.Join(dir, "missing"), 0) {
+		t.Error("a missing map file maps an id")
 	}
 }

@@ -25,6 +25,7 @@ func syntheticCaps(edit func(*Capabilities)) *Capabilities {
 		BwrapPath: "/usr/bin/bwrap", BwrapVersion: "bubblewrap 0.8.0",
 		LandlockABI: 7, Landlock: Support{Available: true}, Seccomp: Support{Available: true},
 		HardLimits: Limits{OpenFiles: 4096}, UID: 1001, GID: 1001, InsideUID: 1001, InsideGID: 1001,
+		CommandUID: 1001, CommandGID: 1001,
 	}
 	if edit != nil {
 		edit(c)
@@ -39,6 +40,12 @@ func noLandlock(c *Capabilities) {
 }
 func noSeccomp(c *Capabilities) { c.Seccomp = Support{Reason: "no seccomp filter support"} }
 
+// rootHost is a host running as root, whose commands run as the unprivileged id.
+func rootHost(c *Capabilities) {
+	c.UID, c.GID, c.InsideUID, c.InsideGID = 0, 0, 1000, 1000
+	c.CommandUID, c.CommandGID = unprivilegedID, unprivilegedID
+}
+
 func TestReport(t *testing.T) {
 	all := syntheticCaps(nil).Report()
 	want := []string{
@@ -47,7 +54,7 @@ func TestReport(t *testing.T) {
 		"landlock: ABI 7",
 		"seccomp: yes",
 		"rlimits: hard cpu=unlimited as=unlimited nofile=4096 nproc=unlimited (a command's limits are capped at these)",
-		"ids: host uid=1001 gid=1001; contained commands run as uid=1001 gid=1001 in their namespace",
+		"ids: host uid=1001 gid=1001; contained commands run as host uid=1001 gid=1001 (uid=1001 gid=1001 in their namespace)",
 		"mode none: contains nothing (the command runs on the host in its workdir; timeout, output cap and a process-group kill only; a setsid'd child escapes the kill)",
 		"mode namespace: contains user namespace (not root), read-only host filesystem, private /tmp, hidden paths, pid namespace (whole tree killed), network namespace (unless network = true), uts, ipc, rlimits, landlock, seccomp; missing: nothing",
 		"mode bwrap: contains user namespace (not root), read-only host filesystem, private /tmp, hidden paths, pid namespace (whole tree killed), network namespace (unless network = true), uts, ipc, rlimits, seccomp; missing: landlock (bwrap mode does not apply it)",
@@ -70,6 +77,12 @@ func TestReport(t *testing.T) {
 			"seccomp: no (no seccomp filter support)",
 			`mode namespace: unavailable (namespaces: user namespaces are disabled); on_unavailable = "warn" would run none (no sandbox)`,
 			`mode bwrap: unavailable (bwrap: bwrap not found in PATH); on_unavailable = "warn" would run none (no sandbox)`,
+		}},
+		{"root host", rootHost, []string{
+			"ids: host uid=0 gid=0; contained commands run as host uid=65533 gid=65533 (uid=1000 gid=1000 in their namespace), which must be able to reach each workdir (every folder above it searchable, or under /tmp) and to write each writable path",
+		}},
+		{"root host without the unprivileged id", func(c *Capabilities) { rootHost(c); c.CommandUID, c.CommandGID = 0, 0 }, []string{
+			"ids: host uid=0 gid=0; contained commands run as host uid=0 gid=0 (uid=1000 gid=1000 in their namespace): this user namespace does not map uid 65533, so commands keep root's file access and are exempt from the process limit",
 		}},
 		{"filters missing", func(c *Capabilities) { noLandlock(c); noSeccomp(c) }, []string{
 			"mode namespace: contains user namespace (not root), read-only host filesystem, private /tmp, hidden paths, pid namespace (whole tree killed), network namespace (unless network = true), uts, ipc, rlimits; missing: landlock (the kernel has no Landlock), seccomp (no seccomp filter support)",

@@ -38,8 +38,10 @@ type launchSpec struct {
 	workdir  string // absolute, symlinks resolved
 	boundary Boundary
 	env      []string
-	root     string // namespace mode: the private directory the new root is assembled on
-	caps     *Capabilities
+	// root is the manager's private, empty directory: where namespace mode assembles the new
+	// root, and where bwrap mode stages its bind sources on a root host ("" otherwise).
+	root string
+	caps *Capabilities
 }
 
 // killReason is why the host killed a command.

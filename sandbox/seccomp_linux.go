@@ -3,7 +3,9 @@ package sandbox
 import (
 	"encoding/binary"
 	"fmt"
+	"runtime"
 	"sync"
+	"unsafe"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/elastic/go-seccomp-bpf/arch"
@@ -54,18 +56,33 @@ func seccompPolicy() (*seccomp.Policy, error) {
 	}, nil
 }
 
-// loadSeccomp loads the filter on the calling thread (with no_new_privs, which it requires).
+// loadSeccomp loads the filter program on the calling thread (no_new_privs, which it requires,
+// is already set): the same program bwrap mode hands bwrap.
 func loadSeccomp() error {
-	policy, err := seccompPolicy()
+	raw, err := seccompFilter()
 	if err != nil {
 		return err
 	}
-	return seccomp.LoadFilter(seccomp.Filter{NoNewPrivs: true, Policy: *policy})
+	filter := make([]unix.SockFilter, len(raw))
+	for i, ins := range raw {
+		filter[i] = unix.SockFilter{Code: ins.Op, Jt: ins.Jt, Jf: ins.Jf, K: ins.K}
+	}
+	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
+	err = unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&prog)), 0, 0)
+	runtime.KeepAlive(filter)
+	return err
 }
 
-// seccompProgram is the filter compiled to the struct sock_filter array bwrap's --seccomp reads,
-// built once.
-var seccompProgram = sync.OnceValues(func() ([]byte, error) {
+// seccompFilter is the filter program of both contained modes, built once: first an architecture
+// check, then seccompPolicy as go-seccomp-bpf assembles it. The library's own program lets a
+// system call of any other architecture through (on x86_64, the 32-bit int 0x80 ABI, whose
+// numbers differ: its unshare or mount would pass the deny list), so a call whose seccomp_data
+// arch is not this machine's native one kills the process before the policy is consulted.
+var seccompFilter = sync.OnceValues(func() ([]bpf.RawInstruction, error) {
+	info, err := arch.GetInfo("")
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: %w", err)
+	}
 	policy, err := seccompPolicy()
 	if err != nil {
 		return nil, err
@@ -74,9 +91,28 @@ var seccompProgram = sync.OnceValues(func() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("assembling the seccomp policy: %w", err)
 	}
+	insts = append([]bpf.Instruction{
+		bpf.LoadAbsolute{Off: seccompDataArch, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(info.ID), SkipTrue: 1},
+		bpf.RetConstant{Val: unix.SECCOMP_RET_KILL_PROCESS},
+	}, insts...)
 	raw, err := bpf.Assemble(insts)
 	if err != nil {
 		return nil, fmt.Errorf("assembling the seccomp program: %w", err)
+	}
+	return raw, nil
+})
+
+// seccompDataArch is the offset of the arch field in struct seccomp_data (after the 32-bit
+// system call number).
+const seccompDataArch = 4
+
+// seccompProgram is the filter program as the struct sock_filter array bwrap's --seccomp reads,
+// encoded once (callers only write it out).
+var seccompProgram = sync.OnceValues(func() ([]byte, error) {
+	raw, err := seccompFilter()
+	if err != nil {
+		return nil, err
 	}
 	out := make([]byte, 0, 8*len(raw))
 	for _, ins := range raw {

@@ -69,6 +69,10 @@ type Host struct {
 	background *backgroundJobs
 	// warned holds the degradation warnings already logged.
 	warned map[string]bool
+	// runsCommands says, per profile, whether its blueprint offers the shell tool; owner is the
+	// file owner of the agents that do (see fileOwner).
+	runsCommands map[*components.Profile]bool
+	owner        *tools.FileOwner
 	// clock and seed are the world's, for the calls' ExecContext (Now, Seed).
 	clock *ecs.Clock
 	seed  uint64

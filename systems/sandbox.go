@@ -1,6 +1,8 @@
 package systems
 
 import (
+	"slices"
+
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/sandbox"
 	"github.com/warrenhq/warren/tools"
@@ -54,4 +56,38 @@ func (h *Host) warnDegraded(n tools.Note) {
 	}
 	h.warned[n.Err] = true
 	h.Log.Warn().Str("sandbox", n.Err).Msg("commands run under a weaker sandbox than configured")
+}
+
+// fileOwner is who the file tools hand what they create to, for an agent of p: the host user its
+// commands run as, when its blueprint offers the shell tool in some stage and that user is not
+// the host's own (a root host runs commands as an unprivileged uid); nil otherwise, which leaves
+// files to the host's user and never probes the machine for agents that run no command.
+func (h *Host) fileOwner(p *components.Profile) *tools.FileOwner {
+	if h.runsCommands == nil {
+		h.runsCommands = map[*components.Profile]bool{}
+	}
+	runs, seen := h.runsCommands[p]
+	if !seen {
+		for i := range p.Blueprint.Stages {
+			if slices.Contains(p.Blueprint.Stages[i].AvailableTools, tools.NameShell) {
+				runs = true
+				break
+			}
+		}
+		h.runsCommands[p] = runs
+	}
+	if !runs {
+		return nil
+	}
+	if h.Sandbox == nil {
+		h.Sandbox = sandbox.Probe()
+	}
+	c := h.Sandbox
+	if c.CommandUID == c.UID && c.CommandGID == c.GID {
+		return nil
+	}
+	if h.owner == nil {
+		h.owner = &tools.FileOwner{UID: c.CommandUID, GID: c.CommandGID}
+	}
+	return h.owner
 }

@@ -272,6 +272,9 @@ func (t *toolTurn) fillContext(ec *tools.ExecContext, id *components.Identity, d
 	if p.Policy != nil {
 		ec.SafetyMode, ec.PlanFile, ec.Classifier = p.Policy.SafetyMode, p.Policy.PlanFile, p.Policy.Classifier
 	}
+	if p.Blueprint != nil {
+		ec.FileOwner = t.host.fileOwner(p)
+	}
 }
 
 // finish appends the results in call order, records them, and moves the agent on: back to

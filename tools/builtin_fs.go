@@ -51,6 +51,11 @@ func openWorkdir(ec *ExecContext) (*os.Root, error) {
 		if mkErr := os.MkdirAll(ec.Workdir, 0o755); mkErr != nil {
 			return nil, fmt.Errorf("%w: cannot create the workdir: %w", ErrNoWorkdir, bareError(mkErr))
 		}
+		if o := ec.FileOwner; o != nil {
+			if chErr := os.Lchown(ec.Workdir, o.UID, o.GID); chErr != nil {
+				return nil, fmt.Errorf("%w: cannot hand the workdir to the agent's commands: %w", ErrNoWorkdir, bareError(chErr))
+			}
+		}
 		root, err = os.OpenRoot(ec.Workdir)
 	}
 	if err != nil {
@@ -380,7 +385,9 @@ func (WriteFile) Execute(ec *ExecContext, args json.RawMessage) (Result, error) 
 	if err := ec.Writes.Charge(size); err != nil {
 		return Result{}, err
 	}
+	var created []string // folders this call creates, outermost first
 	if dir := filepath.Dir(rel); !existed && dir != "." {
+		created = missingFolders(root, dir)
 		if err := root.MkdirAll(dir, 0o755); err != nil {
 			ec.Writes.refund(size)
 			return Result{}, fsError("create the parent directories of", a.Path, err)
@@ -390,11 +397,32 @@ func (WriteFile) Execute(ec *ExecContext, args json.RawMessage) (Result, error) 
 		ec.Writes.refund(size)
 		return Result{}, fsError("write", a.Path, err)
 	}
+	if o := ec.FileOwner; o != nil && !existed {
+		for _, p := range append(created, rel) {
+			if err := root.Lchown(p, o.UID, o.GID); err != nil {
+				return Result{}, fsError("hand to the agent's commands", a.Path, err)
+			}
+		}
+	}
 	state := "new file"
 	if existed {
 		state = "replaced the previous content"
 	}
 	return TextResult(fmt.Sprintf("Wrote %d bytes to %q (%s)", len(a.Content), a.Path, state)), nil
+}
+
+// missingFolders lists the folders of dir (relative to root) that do not exist yet, outermost
+// first: the ones MkdirAll is about to create.
+func missingFolders(root *os.Root, dir string) []string {
+	var missing []string
+	for d := dir; d != "." && d != string(filepath.Separator); d = filepath.Dir(d) {
+		if _, err := root.Lstat(d); err == nil {
+			break
+		}
+		missing = append(missing, d)
+	}
+	slices.Reverse(missing)
+	return missing
 }
 
 // EditFile is the edit_file tool: exact string replacement inside one file.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -124,6 +125,10 @@ func TestShellRedirectsChargeTheWriteBudget(t *testing.T) {
 				if err := os.WriteFile(path, []byte(tt.existing), 0o644); err != nil {
 					t.Fatal(err)
 				}
+				// Files the host makes for an agent belong to the user its commands run as.
+				if err := sandbox.Probe().ChownForCommands(path); err != nil {
+					t.Fatal(err)
+				}
 			}
 			res, err := run(t, Shell{}, ec, `{"command":"`+tt.command+`"}`)
 			if err != nil {
@@ -150,5 +155,28 @@ func TestShellWithoutASandbox(t *testing.T) {
 	ec := NewExecContext(nil, "c1", 1, AgentRef{}, t.TempDir())
 	if _, err := (Shell{}).Execute(ec, []byte(`{"command":"true"}`)); !errors.Is(err, ErrNoSandbox) {
 		t.Errorf("err = %v, want ErrNoSandbox", err)
+	}
+}
+
+func TestFileToolsHandWhatTheyCreateToTheCommandsUser(t *testing.T) {
+	owner := FileOwner{UID: 65533, GID: 65533}
+	if os.Geteuid() != 0 {
+		owner = FileOwner{UID: os.Getuid(), GID: os.Getgid()} // only root may give files away
+	}
+	workdir := filepath.Join(t.TempDir(), "agent")
+	ec := NewExecContext(nil, "c1", 1, AgentRef{ID: 1, Name: "a"}, workdir)
+	ec.FileOwner = &owner
+	if _, err := run(t, WriteFile{}, ec, `{"path":"deep/er/notes.txt","content":"hi"}`); err != nil {
+		t.Fatal(err)
+	}
+	for _, rel := range []string{".", "deep", "deep/er", "deep/er/notes.txt"} {
+		info, err := os.Lstat(filepath.Join(workdir, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := info.Sys().(*syscall.Stat_t)
+		if int(st.Uid) != owner.UID || int(st.Gid) != owner.GID {
+			t.Errorf("%s is owned by %d:%d, want %d:%d", rel, st.Uid, st.Gid, owner.UID, owner.GID)
+		}
 	}
 }

@@ -118,6 +118,11 @@ type ExecContext struct {
 	// Commands runs this agent's shell commands: its sandbox manager, pointed at the boundary of
 	// the agent's current stage. nil in bare contexts, where the shell tool refuses to run.
 	Commands CommandRunner
+	// FileOwner, when set, owns what the file tools create in the workdir (the workdir itself,
+	// new folders, new files): the host user the agent's commands run as, when it is not the
+	// host's own (a root host runs commands as an unprivileged uid), so the agent's commands can
+	// change what its file tools wrote. nil leaves them to the host's user.
+	FileOwner *FileOwner
 	// CallTool runs another tool for this agent through the full gate (visibility aside: the
 	// called tool need not be advertised), synchronously on the caller's goroutine, under ctx
 	// (the calling tool's own, which may end sooner than Ctx: a script's budget). An ask that no
@@ -125,6 +130,9 @@ type ExecContext struct {
 	// bare contexts.
 	CallTool func(ctx context.Context, name string, args json.RawMessage) (Result, error)
 }
+
+// FileOwner is a host user and group, as ExecContext.FileOwner gives them.
+type FileOwner struct{ UID, GID int }
 
 // NewExecContext builds a context for one call with the "unknown" sentinels set (MessageIndex and
 // ContextPercent are -1) and every optional field in its headless state. A nil ctx means
