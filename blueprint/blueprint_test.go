@@ -15,8 +15,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/internal/tomlfile"
 	"github.com/warrenhq/warren/policy"
+	"github.com/warrenhq/warren/sandbox"
 )
 
 // testTools are the tool names the tests' host knows.
@@ -245,6 +247,9 @@ func TestErrorsWrapSentinels(t *testing.T) {
 		{file: "fan_out_depth_zero", want: []error{ErrNotSpawnable}},
 		{file: "fan_out_unknown_key", want: []error{tomlfile.ErrUnknownKey}},
 		{file: "fan_out_wrong_type", want: []error{tomlfile.ErrType}},
+		{file: "sandbox_values", want: []error{sandbox.ErrUnknownMode, sandbox.ErrUnknownFallback, hostconfig.ErrNotAbsolute, hostconfig.ErrBadDuration, hostconfig.ErrBadSize, hostconfig.ErrOutOfRange, hostconfig.ErrBadEnvName}},
+		{file: "sandbox_unknown_key", want: []error{tomlfile.ErrUnknownKey, hostconfig.ErrOutOfRange}},
+		{file: "sandbox_wrong_type", want: []error{tomlfile.ErrType}},
 		{file: "many_errors", want: []error{
 			ErrInvalidName, ErrUnknownStage, ErrOutOfRange, tomlfile.ErrUnknownKey, policy.ErrBadVerdict,
 			ErrUnknownTool, ErrUnknownCondition, ErrDuplicateStage,

@@ -3,14 +3,12 @@ package blueprint
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/internal/tomlfile"
 	"github.com/warrenhq/warren/sandbox"
 )
@@ -348,28 +346,6 @@ func TestSandboxKeysAreTableKeys(t *testing.T) {
 		if e.Line < 5 || !strings.HasPrefix(e.Key, "stages[0].sandbox.") {
 			t.Errorf("problem not positioned at its key: %v", e)
 		}
-	}
-}
-
-func TestSandboxErrorsWrapSentinels(t *testing.T) {
-	tests := []struct {
-		file      string
-		sentinels []error
-	}{
-		{"sandbox_values", []error{sandbox.ErrUnknownMode, sandbox.ErrUnknownFallback, hostconfig.ErrNotAbsolute, hostconfig.ErrBadDuration,
-			hostconfig.ErrBadSize, hostconfig.ErrOutOfRange, hostconfig.ErrBadEnvName}},
-		{"sandbox_unknown_key", []error{tomlfile.ErrUnknownKey, hostconfig.ErrOutOfRange}},
-		{"sandbox_wrong_type", []error{tomlfile.ErrType}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.file, func(t *testing.T) {
-			_, err := Load(filepath.Join("testdata", "bad", tt.file+".toml"), testTools)
-			for _, sentinel := range tt.sentinels {
-				if !errors.Is(err, sentinel) {
-					t.Errorf("errors.Is(%v, %v) = false", err, sentinel)
-				}
-			}
-		})
 	}
 }
 

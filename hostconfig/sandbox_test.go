@@ -240,33 +240,6 @@ func TestSandboxErrors(t *testing.T) {
 	}
 }
 
-// TestSandboxCorpusSentinels: every problem of the sandbox corpus files wraps the sentinel its
-// kind promises.
-func TestSandboxCorpusSentinels(t *testing.T) {
-	tests := []struct {
-		file      string
-		sentinels []error
-	}{
-		{"sandbox_values", []error{sandbox.ErrUnknownMode, sandbox.ErrUnknownFallback, ErrNotAbsolute, ErrDuplicatePath, ErrBadEnvName, ErrBadDuration, ErrBadSize, ErrOutOfRange}},
-		{"sandbox_limits_edges", []error{ErrOutOfRange}},
-		{"sandbox_limits_edges_high", []error{ErrOutOfRange}},
-		{"sandbox_unknown_key", []error{tomlfile.ErrUnknownKey}},
-		{"sandbox_wrong_type", []error{tomlfile.ErrType}},
-		{"sandbox_size_wrong_type", []error{tomlfile.ErrType}},
-		{"sandbox_not_table", []error{tomlfile.ErrType}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.file, func(t *testing.T) {
-			_, err := Load(filepath.Join("testdata", "bad", tt.file+".toml"), knownTools)
-			for _, sentinel := range tt.sentinels {
-				if !errors.Is(err, sentinel) {
-					t.Errorf("errors.Is(%v, %v) = false", err, sentinel)
-				}
-			}
-		})
-	}
-}
-
 // TestSandboxUnderHost: a scenario's [host.sandbox] compiles the same, its problems keyed under
 // host.
 func TestSandboxUnderHost(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/warrenhq/warren/internal/tomlfile"
 	"github.com/warrenhq/warren/policy"
+	"github.com/warrenhq/warren/sandbox"
 )
 
 func TestLoadScriptingFromFullConfig(t *testing.T) {
@@ -191,30 +192,6 @@ func TestCompileScriptingUnderHost(t *testing.T) {
 	}
 }
 
-func TestScriptingErrorsWrapSentinels(t *testing.T) {
-	tests := []struct {
-		file      string
-		sentinels []error
-	}{
-		{"script_permissions_values", []error{policy.ErrBadScriptVerdict, policy.ErrUnknownScriptFunc}},
-		{"script_permissions_not_table", []error{tomlfile.ErrType}},
-		{"scripting_values", []error{ErrEmptyPath, ErrBadEnvName, ErrBadDuration, ErrOutOfRange}},
-		{"scripting_limits_edges", []error{ErrOutOfRange}},
-		{"scripting_wrong_type", []error{tomlfile.ErrType}},
-		{"scripting_unknown_key", []error{tomlfile.ErrUnknownKey}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.file, func(t *testing.T) {
-			_, err := Load(filepath.Join("testdata", "bad", tt.file+".toml"), knownTools)
-			for _, sentinel := range tt.sentinels {
-				if !errors.Is(err, sentinel) {
-					t.Errorf("errors.Is(%v, %v) = false", err, sentinel)
-				}
-			}
-		})
-	}
-}
-
 // TestHashCoversScripting: a change to the script tables changes the config hash in traces.
 func TestHashCoversScripting(t *testing.T) {
 	hashes := map[string]bool{}
@@ -227,5 +204,39 @@ func TestHashCoversScripting(t *testing.T) {
 	}
 	if len(hashes) != 3 {
 		t.Errorf("configs differing in script settings share a hash: %v", hashes)
+	}
+}
+
+// TestCorpusWrapsSentinels: every problem of the script and sandbox corpus files wraps the
+// sentinel its kind promises, so callers can tell them apart with errors.Is.
+func TestCorpusWrapsSentinels(t *testing.T) {
+	tests := []struct {
+		file      string
+		sentinels []error
+	}{
+		{"script_permissions_values", []error{policy.ErrBadScriptVerdict, policy.ErrUnknownScriptFunc}},
+		{"script_permissions_not_table", []error{tomlfile.ErrType}},
+		{"scripting_values", []error{ErrEmptyPath, ErrBadEnvName, ErrBadDuration, ErrOutOfRange}},
+		{"scripting_limits_edges", []error{ErrOutOfRange}},
+		{"scripting_wrong_type", []error{tomlfile.ErrType}},
+		{"scripting_unknown_key", []error{tomlfile.ErrUnknownKey}},
+		{"sandbox_values", []error{sandbox.ErrUnknownMode, sandbox.ErrUnknownFallback, ErrNotAbsolute, ErrDuplicatePath, ErrBadEnvName, ErrBadDuration, ErrBadSize, ErrOutOfRange}},
+		{"sandbox_limits_edges", []error{ErrOutOfRange}},
+		{"sandbox_limits_edges_high", []error{ErrOutOfRange}},
+		{"sandbox_unknown_key", []error{tomlfile.ErrUnknownKey}},
+		{"sandbox_wrong_type", []error{tomlfile.ErrType}},
+		{"sandbox_size_wrong_type", []error{tomlfile.ErrType}},
+		{"sandbox_not_table", []error{tomlfile.ErrType}},
+		{"sandbox_hidden_in_writable", []error{ErrHiddenInWritable}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			_, err := Load(filepath.Join("testdata", "bad", tt.file+".toml"), knownTools)
+			for _, sentinel := range tt.sentinels {
+				if !errors.Is(err, sentinel) {
+					t.Errorf("errors.Is(%v, %v) = false", err, sentinel)
+				}
+			}
+		})
 	}
 }

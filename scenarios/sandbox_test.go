@@ -96,6 +96,19 @@ func processesWith(t *testing.T, marker string) []string {
 	return found
 }
 
+// waitGone fails t unless every process whose command line holds marker is gone within a few
+// seconds (a killed process tree takes a moment to be reaped).
+func waitGone(t *testing.T, marker, when string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for left := processesWith(t, marker); len(left) > 0; left = processesWith(t, marker) {
+		if time.Now().After(deadline) {
+			t.Fatalf("processes left %s: %q", when, left)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // TestSandboxTeardown: whatever an agent started, a command still running in its turn or one sent
 // to the background, is killed when the agent ends, in the contained modes and in none.
 func TestSandboxTeardown(t *testing.T) {
@@ -119,13 +132,7 @@ func TestSandboxTeardown(t *testing.T) {
 			if len(sum.Records) != 1 || sum.Records[0].Status != components.Done {
 				t.Fatalf("records %+v", sum.Records)
 			}
-			deadline := time.Now().Add(5 * time.Second)
-			for left := processesWith(t, marker); len(left) > 0; left = processesWith(t, marker) {
-				if time.Now().After(deadline) {
-					t.Fatalf("processes left after the agent was reaped: %q", left)
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+			waitGone(t, marker, "after the agent was reaped")
 		})
 	}
 }
@@ -183,11 +190,5 @@ count = 1
 	if child.Status != components.Killed || child.Reason != "killed by g-0 (kill_agent)" || child.Tick != 1 {
 		t.Fatalf("the child's record %+v, want killed by g-0's kill_agent at tick 1", child)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for left := processesWith(t, marker); len(left) > 0; left = processesWith(t, marker) {
-		if time.Now().After(deadline) {
-			t.Fatalf("processes left after kill_agent: %q", left)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitGone(t, marker, "after kill_agent")
 }
