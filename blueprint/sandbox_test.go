@@ -13,8 +13,6 @@ import (
 	"github.com/warrenhq/warren/sandbox"
 )
 
-// ptr returns a pointer to v, for the optional fields of a sandbox.Spec.
-func ptr[T any](v T) *T { return &v }
 
 // describeSandbox renders a Spec for golden files and failure messages: unset settings as "-".
 func describeSandbox(s sandbox.Spec) string {
@@ -75,7 +73,7 @@ hidden = ["/home/"]
 limits = { processes = 4 }
 `
 	bp := parseBoxed(t, src)
-	wantBlueprint := sandbox.Spec{Mode: ptr(sandbox.ModeNone), Writable: []string{},
+	wantBlueprint := sandbox.Spec{Mode: new(sandbox.ModeNone), Writable: []string{},
 		Limits: sandbox.Limits{Timeout: 10 * time.Second, OutputBytes: 16 << 10}}
 	if !reflect.DeepEqual(bp.Sandbox, wantBlueprint) {
 		t.Errorf("Blueprint.Sandbox = %s, want %s", describeSandbox(bp.Sandbox), describeSandbox(wantBlueprint))
@@ -83,7 +81,7 @@ limits = { processes = 4 }
 	if !reflect.ValueOf(bp.Stages[0].Sandbox).IsZero() {
 		t.Errorf("stage without a table: Sandbox = %s", describeSandbox(bp.Stages[0].Sandbox))
 	}
-	wantStage := sandbox.Spec{Network: ptr(false), Hidden: []string{"/home"}, Limits: sandbox.Limits{Processes: 4}}
+	wantStage := sandbox.Spec{Network: new(false), Hidden: []string{"/home"}, Limits: sandbox.Limits{Processes: 4}}
 	if !reflect.DeepEqual(bp.Stages[1].Sandbox, wantStage) {
 		t.Errorf("Stages[1].Sandbox = %s, want %s", describeSandbox(bp.Stages[1].Sandbox), describeSandbox(wantStage))
 	}
@@ -108,9 +106,9 @@ func TestCheckSandboxCeiling(t *testing.T) {
 	const header = "name = \"boxed\"\n[sandbox]\n"
 	const oneStage = "\n[[stages]]\nname = \"work\"\n"
 	namespace := sandbox.Ceiling(sandbox.Spec{Writable: []string{"/srv/cache", "/srv/data"}, Hidden: []string{"/root"}})
-	none := sandbox.Ceiling(sandbox.Spec{Mode: ptr(sandbox.ModeNone)})
-	online := sandbox.Ceiling(sandbox.Spec{Network: ptr(true)})
-	warn := sandbox.Ceiling(sandbox.Spec{OnUnavailable: ptr(sandbox.FallbackWarn)})
+	none := sandbox.Ceiling(sandbox.Spec{Mode: new(sandbox.ModeNone)})
+	online := sandbox.Ceiling(sandbox.Spec{Network: new(true)})
+	warn := sandbox.Ceiling(sandbox.Spec{OnUnavailable: new(sandbox.FallbackWarn)})
 	// with returns namespace changed by edit, for the expected boundaries.
 	with := func(host sandbox.Boundary, edit func(*sandbox.Boundary)) sandbox.Boundary {
 		edit(&host)
@@ -262,7 +260,7 @@ limits.timeout = "5s"
 // per-setting path of tightenLayer would drop it.
 func TestSandboxSettingsCoverSpec(t *testing.T) {
 	full := sandbox.Spec{
-		Mode: ptr(sandbox.ModeBwrap), Network: ptr(true), OnUnavailable: ptr(sandbox.FallbackWarn),
+		Mode: new(sandbox.ModeBwrap), Network: new(true), OnUnavailable: new(sandbox.FallbackWarn),
 		Writable: []string{"/w"}, Hidden: []string{"/h"}, AllowEnv: []string{"PATH"},
 		Limits: sandbox.Limits{Timeout: 1, CPUSeconds: 1, AddressSpace: 1, OpenFiles: 1, Processes: 1, OutputBytes: 1},
 	}
@@ -300,8 +298,8 @@ func TestSandboxSettingsCoverSpec(t *testing.T) {
 		t.Errorf("settings cover %v, want %v", covered, want)
 	}
 	// Tightening by each setting in turn is tightening by the whole Spec.
-	host := sandbox.Ceiling(sandbox.Spec{Network: ptr(true), OnUnavailable: ptr(sandbox.FallbackWarn), Writable: []string{"/w", "/x"}})
-	layer := sandbox.Spec{Mode: ptr(sandbox.ModeBwrap), Network: ptr(false), Writable: []string{"/x"}, Hidden: []string{"/h"},
+	host := sandbox.Ceiling(sandbox.Spec{Network: new(true), OnUnavailable: new(sandbox.FallbackWarn), Writable: []string{"/w", "/x"}})
+	layer := sandbox.Spec{Mode: new(sandbox.ModeBwrap), Network: new(false), Writable: []string{"/x"}, Hidden: []string{"/h"},
 		AllowEnv: []string{"PATH"}, Limits: sandbox.Limits{Timeout: time.Second, OutputBytes: 1 << 10}}
 	whole, err := sandbox.Tighten(host, layer)
 	if err != nil {

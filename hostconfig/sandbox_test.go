@@ -15,8 +15,6 @@ import (
 	"github.com/warrenhq/warren/sandbox"
 )
 
-// ptr returns a pointer to v, for the optional fields of a sandbox.Spec.
-func ptr[T any](v T) *T { return &v }
 
 func TestSandboxTable(t *testing.T) {
 	defaults := sandbox.Ceiling(sandbox.Spec{})
@@ -46,7 +44,7 @@ processes = 512
 output_bytes = 131072
 `,
 			want: sandbox.Spec{
-				Mode: ptr(sandbox.ModeBwrap), Network: ptr(true), OnUnavailable: ptr(sandbox.FallbackWarn),
+				Mode: new(sandbox.ModeBwrap), Network: new(true), OnUnavailable: new(sandbox.FallbackWarn),
 				Writable: []string{"/srv/cache", "/var/data"}, Hidden: []string{"/root", "/home"},
 				AllowEnv: []string{"GOPATH", "PATH", "TERM"},
 				Limits: sandbox.Limits{
@@ -65,7 +63,7 @@ output_bytes = 131072
 		{
 			name: "mode none keeps the default limits",
 			src:  "[sandbox]\nmode = \"none\"\n",
-			want: sandbox.Spec{Mode: ptr(sandbox.ModeNone)},
+			want: sandbox.Spec{Mode: new(sandbox.ModeNone)},
 			ceiling: sandbox.Boundary{Mode: sandbox.ModeNone, Limits: sandbox.DefaultLimits(),
 				AllowEnv: []string{"HOME", "LANG", "PATH", "TERM"}, Hidden: sandbox.DefaultHidden()},
 		},

@@ -27,8 +27,6 @@ func TestParseMode(t *testing.T) {
 	}
 }
 
-// ptr returns a pointer to v, for Spec fields.
-func ptr[T any](v T) *T { return &v }
 
 func TestCeiling(t *testing.T) {
 	def := Ceiling(Spec{})
@@ -38,7 +36,7 @@ func TestCeiling(t *testing.T) {
 		t.Errorf("the default ceiling is %+v", def)
 	}
 	env := []string{"PATH", "CI", "PATH"}
-	b := Ceiling(Spec{Mode: ptr(ModeBwrap), Network: ptr(true), AllowEnv: env,
+	b := Ceiling(Spec{Mode: new(ModeBwrap), Network: new(true), AllowEnv: env,
 		Writable: []string{"/srv/cache/", "/data"}, Limits: Limits{Timeout: 2 * time.Hour, Processes: 8}})
 	if b.Mode != ModeBwrap || !b.Network || !slices.Equal(b.AllowEnv, []string{"CI", "PATH"}) ||
 		!slices.Equal(b.Writable, []string{"/data", "/srv/cache"}) {
@@ -56,7 +54,7 @@ func TestCeiling(t *testing.T) {
 }
 
 func TestTighten(t *testing.T) {
-	host := Ceiling(Spec{Writable: []string{"/a", "/b"}, Hidden: []string{"/root"}, Network: ptr(true)})
+	host := Ceiling(Spec{Writable: []string{"/a", "/b"}, Hidden: []string{"/root"}, Network: new(true)})
 	tests := []struct {
 		name  string
 		inner Spec
@@ -64,19 +62,19 @@ func TestTighten(t *testing.T) {
 		loose string // a problem the error must name; "" for none
 	}{
 		{"nothing set keeps the outer boundary", Spec{}, func(b Boundary) bool { return b.Mode == ModeNamespace && b.Network }, ""},
-		{"bwrap for namespace", Spec{Mode: ptr(ModeBwrap)}, func(b Boundary) bool { return b.Mode == ModeBwrap }, ""},
-		{"network off", Spec{Network: ptr(false)}, func(b Boundary) bool { return !b.Network }, ""},
+		{"bwrap for namespace", Spec{Mode: new(ModeBwrap)}, func(b Boundary) bool { return b.Mode == ModeBwrap }, ""},
+		{"network off", Spec{Network: new(false)}, func(b Boundary) bool { return !b.Network }, ""},
 		{"fewer writable paths", Spec{Writable: []string{"/b"}}, func(b Boundary) bool { return slices.Equal(b.Writable, []string{"/b"}) }, ""},
 		{"more hidden paths", Spec{Hidden: []string{"/home", "/root"}}, func(b Boundary) bool { return slices.Equal(b.Hidden, []string{"/home", "/root"}) }, ""},
 		{"fewer variables", Spec{AllowEnv: []string{"PATH"}}, func(b Boundary) bool { return slices.Equal(b.AllowEnv, []string{"PATH"}) }, ""},
 		{"lower limits", Spec{Limits: Limits{Timeout: time.Second, Processes: 4}}, func(b Boundary) bool {
 			return b.Limits.Timeout == time.Second && b.Limits.Processes == 4 && b.Limits.CPUSeconds == DefaultLimits().CPUSeconds
 		}, ""},
-		{"mode none under a namespace host", Spec{Mode: ptr(ModeNone)}, nil, `mode "none" under a host sandbox of mode "namespace"`},
+		{"mode none under a namespace host", Spec{Mode: new(ModeNone)}, nil, `mode "none" under a host sandbox of mode "namespace"`},
 		{"a writable path the host does not allow", Spec{Writable: []string{"/etc"}}, nil, "writable path /etc, which the outer layer does not allow (allowed: [/a /b])"},
 		{"a variable the host does not pass", Spec{AllowEnv: []string{"AWS_SECRET"}}, nil, "allow_env_vars AWS_SECRET"},
 		{"a higher limit", Spec{Limits: Limits{Timeout: time.Hour}}, nil, "limits.timeout above the outer layer's"},
-		{"warn under error", Spec{OnUnavailable: ptr(FallbackWarn)}, nil, `on_unavailable = "warn" where the outer layer says "error"`},
+		{"warn under error", Spec{OnUnavailable: new(FallbackWarn)}, nil, `on_unavailable = "warn" where the outer layer says "error"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -96,13 +94,13 @@ func TestTighten(t *testing.T) {
 		})
 	}
 	// Network on is a loosening only where the outer layer has it off.
-	off, _ := Tighten(host, Spec{Network: ptr(false)})
-	if _, err := Tighten(off, Spec{Network: ptr(true)}); !errors.Is(err, ErrLoosens) {
+	off, _ := Tighten(host, Spec{Network: new(false)})
+	if _, err := Tighten(off, Spec{Network: new(true)}); !errors.Is(err, ErrLoosens) {
 		t.Errorf("network back on: %v", err)
 	}
 	// A host without a sandbox lets a blueprint turn one on.
-	none := Ceiling(Spec{Mode: ptr(ModeNone)})
-	if got, err := Tighten(none, Spec{Mode: ptr(ModeNamespace)}); err != nil || got.Mode != ModeNamespace {
+	none := Ceiling(Spec{Mode: new(ModeNone)})
+	if got, err := Tighten(none, Spec{Mode: new(ModeNamespace)}); err != nil || got.Mode != ModeNamespace {
 		t.Errorf("namespace under none: %+v, %v", got, err)
 	}
 }
@@ -113,16 +111,16 @@ func TestBoundaryString(t *testing.T) {
 	if got := b.String(); got != want {
 		t.Errorf("String() =\n%s\nwant\n%s", got, want)
 	}
-	if got := Ceiling(Spec{Mode: ptr(ModeNone)}).String(); !strings.HasPrefix(got, "none timeout=") {
+	if got := Ceiling(Spec{Mode: new(ModeNone)}).String(); !strings.HasPrefix(got, "none timeout=") {
 		t.Errorf("a none boundary reads %q", got)
 	}
 }
 
 func TestMeet(t *testing.T) {
-	parent := Ceiling(Spec{Network: ptr(false), Writable: []string{"/a"}, Hidden: []string{"/root"},
+	parent := Ceiling(Spec{Network: new(false), Writable: []string{"/a"}, Hidden: []string{"/root"},
 		AllowEnv: []string{"PATH"}, Limits: Limits{Timeout: time.Second}})
-	child := Ceiling(Spec{Mode: ptr(ModeNone), Network: ptr(true), Writable: []string{"/a", "/b"},
-		Hidden: []string{"/home"}, OnUnavailable: ptr(FallbackWarn), Limits: Limits{Processes: 4}})
+	child := Ceiling(Spec{Mode: new(ModeNone), Network: new(true), Writable: []string{"/a", "/b"},
+		Hidden: []string{"/home"}, OnUnavailable: new(FallbackWarn), Limits: Limits{Processes: 4}})
 	got := Meet(child, parent)
 	if got.Mode != ModeNamespace || got.Network || !slices.Equal(got.Writable, []string{"/a"}) ||
 		!slices.Equal(got.Hidden, []string{"/home", "/root"}) || !slices.Equal(got.AllowEnv, []string{"PATH"}) ||
@@ -130,7 +128,7 @@ func TestMeet(t *testing.T) {
 		t.Errorf("Meet = %+v", got)
 	}
 	// Both containing: the first's mechanism stays.
-	if m := Meet(Ceiling(Spec{Mode: ptr(ModeBwrap)}), Ceiling(Spec{})); m.Mode != ModeBwrap {
+	if m := Meet(Ceiling(Spec{Mode: new(ModeBwrap)}), Ceiling(Spec{})); m.Mode != ModeBwrap {
 		t.Errorf("Meet(bwrap, namespace).Mode = %v", m.Mode)
 	}
 }
