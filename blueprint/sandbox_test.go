@@ -13,7 +13,6 @@ import (
 	"github.com/warrenhq/warren/sandbox"
 )
 
-
 // describeSandbox renders a Spec for golden files and failure messages: unset settings as "-".
 func describeSandbox(s sandbox.Spec) string {
 	var parts []string

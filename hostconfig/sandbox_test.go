@@ -15,7 +15,6 @@ import (
 	"github.com/warrenhq/warren/sandbox"
 )
 
-
 func TestSandboxTable(t *testing.T) {
 	defaults := sandbox.Ceiling(sandbox.Spec{})
 	tests := []struct {

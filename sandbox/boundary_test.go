@@ -27,7 +27,6 @@ func TestParseMode(t *testing.T) {
 	}
 }
 
-
 func TestCeiling(t *testing.T) {
 	def := Ceiling(Spec{})
 	if def.Mode != ModeNamespace || def.Network || def.OnUnavailable != FallbackError ||
