@@ -21,8 +21,9 @@ type Tool struct {
 }
 
 var (
-	_ tools.Tool     = (*Tool)(nil)
-	_ tools.HostUser = (*Tool)(nil)
+	_ tools.Tool        = (*Tool)(nil)
+	_ tools.HostUser    = (*Tool)(nil)
+	_ tools.CommandUser = (*Tool)(nil)
 )
 
 // Spec implements tools.Tool: the script's own name, description and parameters.
@@ -32,6 +33,9 @@ func (t *Tool) Spec() tools.Spec {
 
 // UsesHost implements tools.HostUser: a script's host functions need Layer 3 and call_tool.
 func (t *Tool) UsesHost() bool { return true }
+
+// UsesCommands implements tools.CommandUser: host.shell runs through the agent's sandbox.
+func (t *Tool) UsesCommands() bool { return true }
 
 // Execute implements tools.Tool: it runs the script for the agent of ec, with host functions
 // confined to ec's workdir and gated by ec.ScriptPermit, Date at ec.Now and Math.random drawn

@@ -237,7 +237,7 @@ func (t *toolTurn) start(tick uint64, e ecs.Entity, id *components.Identity, p *
 	if usesHost(h) {
 		t.hostAccess(ec, id, d, p, d.Tools.Stage)
 	}
-	if _, shell := h.Tool().(tools.Shell); shell || usesHost(h) {
+	if cu, ok := h.Tool().(tools.CommandUser); ok && cu.UsesCommands() {
 		ec.Commands = t.host.commands(d, p)
 	}
 	if work.Cancel == nil {

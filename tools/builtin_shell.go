@@ -51,7 +51,13 @@ type Detached interface {
 // Commands), with the workdir as its current directory.
 type Shell struct{}
 
-var _ Tool = Shell{}
+var (
+	_ Tool        = Shell{}
+	_ CommandUser = Shell{}
+)
+
+// UsesCommands implements CommandUser: the shell tool runs its command through the agent's sandbox.
+func (Shell) UsesCommands() bool { return true }
 
 type shellArgs struct {
 	Command        string `json:"command"`

@@ -92,6 +92,14 @@ type HostUser interface {
 	UsesHost() bool
 }
 
+// CommandUser is implemented by tools that run commands through ExecContext.Commands (the shell
+// tool, script tools through host.shell): the host gives only them the agent's sandbox manager,
+// so agents that never run a command never get one.
+type CommandUser interface {
+	// UsesCommands reports whether the tool runs commands.
+	UsesCommands() bool
+}
+
 // Interactive is implemented by tools that ask a person. The host does not call Execute on the
 // dispatch path when a hub is attached: it builds the Question, parks the agent until an answer
 // (or a timeout, or the unattended answer) arrives, and turns the answer into the result. Parking
