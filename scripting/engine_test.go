@@ -336,8 +336,11 @@ func TestTimeoutInterruptsWithinBudget(t *testing.T) {
 			if want := fmt.Sprintf("loop.js: script ran past its %v budget", tt.budget); !errors.Is(err, ErrTimeout) || err.Error() != want {
 				t.Errorf("error = %v, want %s", err, want)
 			}
-			if elapsed >= 2*tt.budget {
-				t.Errorf("the call took %v, over twice its %v budget", elapsed, tt.budget)
+			// The bound only tells an interrupt from none (the loops never end on
+			// their own); a second of slack keeps it true under -race on a busy
+			// 2-core machine, where 2x the budget was once exceeded.
+			if elapsed > tt.budget+time.Second {
+				t.Errorf("the call took %v with a %v budget: the interrupt did not stop it", elapsed, tt.budget)
 			}
 			// The runtime that was interrupted serves the next call normally.
 			if out, err := runTool(t, e, tool(`() => "fine"`), "", nil); err != nil || out != "fine" {
@@ -379,7 +382,7 @@ func TestBlockingHostCallEndsWithTheBudget(t *testing.T) {
 	_, err := e.Run(context.Background(), s, nil, host, fixedEnv())
 	// The host call blocks until its context ends, which the budget does; the bound leaves room
 	// for a loaded machine and the race detector.
-	if elapsed := time.Since(start); elapsed >= budget+450*time.Millisecond {
+	if elapsed := time.Since(start); elapsed > budget+time.Second {
 		t.Errorf("Run took %v while the host call was blocked", elapsed)
 	}
 	if !errors.Is(err, ErrTimeout) {
