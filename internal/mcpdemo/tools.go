@@ -1,4 +1,4 @@
-package main
+package mcpdemo
 
 import (
 	"context"
@@ -23,13 +23,13 @@ const (
 	maxBigBytes   = 16 << 20
 )
 
-// exitCrash is the exit code of the crash tool, distinct from kong's usage error (exitUsage) and
+// ExitCrash is the exit code of the crash tool, distinct from kong's usage error (exitUsage) and
 // from a Go runtime panic (2), so fault tests can tell a deliberate crash from any other death.
-const exitCrash = 3
+const ExitCrash = 3
 
-// garbageLine is what the garbage tool puts on the wire in place of a JSON-RPC message. It is
+// GarbageLine is what the garbage tool puts on the wire in place of a JSON-RPC message. It is
 // deliberately not JSON at all, so any parser rejects it.
-const garbageLine = "this is not JSON-RPC <<garbage>>\n"
+const GarbageLine = "this is not JSON-RPC <<garbage>>\n"
 
 // ErrNotFound is returned (as a tool error result) by kv_get for a key that was never set.
 var ErrNotFound = errors.New("key not found")
@@ -228,8 +228,8 @@ func (ts *toolSet) slow(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 }
 
 func (ts *toolSet) crash(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	ts.log.Warn().Int("exit_code", exitCrash).Msg("crash tool called; exiting")
-	os.Exit(exitCrash)
+	ts.log.Warn().Int("exit_code", ExitCrash).Msg("crash tool called; exiting")
+	os.Exit(ExitCrash)
 	return nil, nil // unreachable; os.Exit does not return
 }
 

@@ -1,4 +1,4 @@
-package main
+package mcpdemo
 
 import (
 	"bufio"
@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	serverBinary = filepath.Join(dir, "mcpserver")
-	build := exec.Command("go", "build", "-o", serverBinary, ".")
+	build := exec.Command("go", "build", "-o", serverBinary, "github.com/warrenhq/warren/cmd/mcpserver")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build mcpserver:", err)
@@ -441,8 +441,8 @@ func TestCrashExitsWithCode3(t *testing.T) {
 				t.Fatal("client waited for its deadline instead of seeing the crash")
 			}
 			var exitErr *exec.ExitError
-			if err := p.wait(t, 5*time.Second); !errors.As(err, &exitErr) || exitErr.ExitCode() != exitCrash {
-				t.Fatalf("exit = %v, want exit code %d", err, exitCrash)
+			if err := p.wait(t, 5*time.Second); !errors.As(err, &exitErr) || exitErr.ExitCode() != ExitCrash {
+				t.Fatalf("exit = %v, want exit code %d", err, ExitCrash)
 			}
 		})
 	}
@@ -467,8 +467,8 @@ func TestGarbage(t *testing.T) {
 				bad = append(bad, line)
 			}
 		}
-		if len(bad) != 1 || bad[0]+"\n" != garbageLine {
-			t.Errorf("non-JSON lines on stdout = %q, want exactly %q", bad, garbageLine)
+		if len(bad) != 1 || bad[0]+"\n" != GarbageLine {
+			t.Errorf("non-JSON lines on stdout = %q, want exactly %q", bad, GarbageLine)
 		}
 	})
 	t.Run("http answers a non-JSON body", func(t *testing.T) {
@@ -499,7 +499,7 @@ func TestBadUsageExits2(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var stderr bytes.Buffer
-			code := run(tc.args, strings.NewReader(""), io.Discard, &stderr)
+			code := Main(tc.args, strings.NewReader(""), io.Discard, &stderr)
 			if code != exitUsage {
 				t.Errorf("exit code = %d, want %d", code, exitUsage)
 			}
@@ -512,7 +512,7 @@ func TestBadUsageExits2(t *testing.T) {
 
 func TestBadListenAddressFails(t *testing.T) {
 	var stderr bytes.Buffer
-	code := run([]string{"--transport", "http", "--listen", "256.0.0.1:bad"}, strings.NewReader(""), io.Discard, &stderr)
+	code := Main([]string{"--transport", "http", "--listen", "256.0.0.1:bad"}, strings.NewReader(""), io.Discard, &stderr)
 	if code != exitFailure {
 		t.Errorf("exit code = %d, want %d; stderr: %s", code, exitFailure, stderr.String())
 	}
@@ -520,7 +520,7 @@ func TestBadListenAddressFails(t *testing.T) {
 
 func TestStdioEndsCleanlyOnEOF(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	if code := run(nil, strings.NewReader(""), &stdout, &stderr); code != exitOK {
+	if code := Main(nil, strings.NewReader(""), &stdout, &stderr); code != exitOK {
 		t.Fatalf("exit code = %d, want 0; stderr: %s", code, stderr.String())
 	}
 	if stdout.Len() != 0 {
