@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/warrenhq/warren/internal/tomlfile"
+	"github.com/warrenhq/warren/mcp"
 	"github.com/warrenhq/warren/policy"
 	"github.com/warrenhq/warren/sandbox"
 )
@@ -147,6 +148,10 @@ type Stage struct {
 	// when absent): it tightens the blueprint's boundary while an agent is
 	// in this stage (see Blueprint.StageBoundary).
 	Sandbox sandbox.Spec
+	// Connectors are the MCP servers whose every tool the stage was
+	// granted (sorted), kept for display: their tools are already in
+	// AvailableTools.
+	Connectors []string
 	// advertised holds AvailableTools for O(1) membership tests.
 	advertised map[string]struct{}
 }
@@ -223,6 +228,11 @@ type Blueprint struct {
 	// and its stages', by full key ("stages[1].sandbox.limits.timeout"),
 	// for CheckSandboxCeiling's errors.
 	sandboxAt map[string]tomlfile.Error
+	// MCPServers are the blueprint's valid [[mcp_servers]] entries, in
+	// file order with defaults filled in (Blueprint set). Whether the
+	// blueprint may declare servers is the host's [mcp]
+	// allow_blueprint_servers, which the scenario loader checks.
+	MCPServers []mcp.ServerConfig
 }
 
 // CheckScriptCeiling reports every [tool_script_permissions] entry of the

@@ -85,6 +85,8 @@ type fileBlueprint struct {
 	ToolScriptPermissions map[string]string `toml:"tool_script_permissions"`
 	// Sandbox has the host's [sandbox] keys, each of which may only tighten.
 	Sandbox hostconfig.SandboxTable `toml:"sandbox"`
+	// MCPServers has the host's [[mcp_servers]] keys (see mcp.go).
+	MCPServers []hostconfig.MCPServerTable `toml:"mcp_servers"`
 }
 
 // fileStage is one [[stages]] table as written.
@@ -99,6 +101,8 @@ type fileStage struct {
 	Transitions     []fileTransition  `toml:"transitions"`
 	// Sandbox tightens the blueprint's [sandbox] while an agent is in this stage.
 	Sandbox hostconfig.SandboxTable `toml:"sandbox"`
+	// Connectors grant the stage every tool of the named MCP servers (see mcp.go).
+	Connectors []string `toml:"connectors"`
 }
 
 // fileTransition is one [[stages.transitions]] table as written.
@@ -110,8 +114,12 @@ type fileTransition struct {
 // toolSet is the host's known tools, built once per Cache.
 type toolSet struct {
 	names map[string]struct{}
+	// sorted holds the names in order, for finding a server's tools by prefix.
+	sorted []string
 	// valid is the sorted list for "valid tools" messages.
 	valid string
+	// servers lists the MCP servers the known tools come from, for "valid servers" messages.
+	servers string
 }
 
 func newToolSet(known []string) *toolSet {
@@ -119,7 +127,8 @@ func newToolSet(known []string) *toolSet {
 	for _, t := range known {
 		names[t] = struct{}{}
 	}
-	return &toolSet{names: names, valid: listOrNone(slices.Sorted(maps.Keys(names)))}
+	sorted := slices.Sorted(maps.Keys(names))
+	return &toolSet{names: names, sorted: sorted, valid: listOrNone(sorted), servers: listOrNone(serversOf(sorted))}
 }
 
 // listOrNone joins names for a "valid ...:" message.
@@ -237,6 +246,7 @@ func (c *compiler) compile(raw *fileBlueprint) *Blueprint {
 		Description:     raw.Description,
 		MaxMessages:     DefaultMaxMessages,
 		ToolPermissions: c.permissions("tool_permissions", raw.ToolPermissions),
+		MCPServers:      c.mcpServers(raw.MCPServers),
 		SafeCommands:    c.safeCommands(raw.SafeCommands),
 		Subagents:       c.subagents(&raw.Subagents),
 		DynamicTools:    raw.DynamicTools,
@@ -321,6 +331,7 @@ func (c *compiler) stage(i int, raw *fileStage, st *Stage) {
 	st.MaxIterations = c.intIn(path+".max_iterations", raw.MaxIterations, 1, MaxIterationsCeiling, DefaultMaxIterations)
 	st.AcceptsMessages = raw.AcceptsMessages == nil || *raw.AcceptsMessages
 	c.availableTools(path+".available_tools", raw.AvailableTools, st)
+	c.connectors(path+".connectors", raw.Connectors, st)
 	c.requiredTools(path+".required_tools", raw.RequiredTools, st)
 	if raw.FanOut != nil {
 		st.FanOut = c.fanOut(path+".fan_out", raw.FanOut, st)

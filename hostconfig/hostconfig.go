@@ -6,7 +6,9 @@
 // trees of every agent, whatever their blueprints ask for. Its [tool_script_permissions] table is
 // Layer 3, the ceiling on the host functions script tools may call, and [scripting] holds the
 // script tools' folder and limits. Its [sandbox] table is the ceiling on the boundary every
-// command runs under; blueprints and their stages may only tighten it.
+// command runs under; blueprints and their stages may only tighten it. Its [[mcp_servers]] declare
+// the MCP tool servers whose tools (`<server>__<tool>`) the host offers, and [mcp] says whether
+// blueprints may declare their own.
 package hostconfig
 
 import (
@@ -18,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/warrenhq/warren/internal/tomlfile"
+	"github.com/warrenhq/warren/mcp"
 	"github.com/warrenhq/warren/policy"
 	"github.com/warrenhq/warren/sandbox"
 )
@@ -36,6 +39,9 @@ type File struct {
 	Scripting             fileScripting     `toml:"scripting"`
 	// Sandbox is the ceiling on the boundary commands run under (see sandbox.go).
 	Sandbox SandboxTable `toml:"sandbox"`
+	// MCP and MCPServers declare the MCP tool servers (see mcp.go).
+	MCP        fileMCP          `toml:"mcp"`
+	MCPServers []MCPServerTable `toml:"mcp_servers"`
 }
 
 type fileSafeCommands struct {
@@ -139,6 +145,13 @@ type Config struct {
 	// Sandbox is the [sandbox] table as the file wrote it (the zero Spec when absent); what it
 	// leaves out takes the defaults in SandboxCeiling, the boundary blueprints may only tighten.
 	Sandbox sandbox.Spec
+	// MCPServers are the valid [[mcp_servers]] entries in file order, defaults filled in; their
+	// tools are offered as `<server>__<tool>`.
+	MCPServers []mcp.ServerConfig
+	// AllowBlueprintServers is [mcp] allow_blueprint_servers: whether a blueprint may declare
+	// its own [[mcp_servers]] (false by default, since a blueprint may come from anywhere and a
+	// server runs a program or reaches a URL of its choosing).
+	AllowBlueprintServers bool
 }
 
 // Default returns the configuration used when none is given: no ceiling entries, no extra safe
@@ -176,6 +189,18 @@ type ScriptNames func(dir string) ([]string, error)
 // lists them (a nil names is Load), and they join knownTools before the tables are checked. A
 // folder that does not load is reported at tools_dir.
 func LoadWithScripts(path string, knownTools []string, names ScriptNames) (*Config, error) {
+	return LoadWithTools(path, knownTools, names, nil)
+}
+
+// ServerTools lists one server's tools by their host names (<server>__<tool>): discovery. The
+// host's lister starts the server (or reaches it) and asks for its tools, so that the permission
+// tables of the file that declares it may name them.
+type ServerTools func(s *mcp.ServerConfig) ([]string, error)
+
+// LoadWithTools is LoadWithScripts that also discovers the tools of the config's [[mcp_servers]]
+// with servers (nil: they are not listed, and a permission name `<declared server>__<tool>` is
+// accepted on the server's name alone; see CompileWith).
+func LoadWithTools(path string, knownTools []string, scripts ScriptNames, servers ServerTools) (*Config, error) {
 	data, err := tomlfile.Read(path)
 	if err != nil {
 		return nil, err
@@ -189,15 +214,15 @@ func LoadWithScripts(path string, knownTools []string, names ScriptNames) (*Conf
 	if !ok {
 		return nil, err
 	}
-	if names != nil && f.Scripting.ToolsDir != nil && *f.Scripting.ToolsDir != "" {
+	if scripts != nil && f.Scripting.ToolsDir != nil && *f.Scripting.ToolsDir != "" {
 		dir := (&compiler{doc: doc}).toolsDir(*f.Scripting.ToolsDir)
-		found, err := names(dir)
+		found, err := scripts(dir)
 		if err != nil {
 			errs = append(errs, doc.Errorf("scripting.tools_dir", "script tools in %s:\n%w", dir, err))
 		}
 		knownTools = append(slices.Clip(knownTools), found...)
 	}
-	cfg, more := Compile(doc, "", &f, knownTools)
+	cfg, more := CompileWith(doc, "", &f, knownTools, servers)
 	errs = append(errs, more...)
 	if len(errs) > 0 {
 		errs.Sort()
@@ -232,8 +257,21 @@ func onlyUnknownKeys(err error) (tomlfile.Errors, bool) {
 // relative [scripting] tools_dir is resolved against the folder of doc.File, the file the table
 // was written in: the config file, or the scenario that embeds it.
 func Compile(doc *tomlfile.Doc, prefix string, f *File, knownTools []string) (*Config, tomlfile.Errors) {
+	return CompileWith(doc, prefix, f, knownTools, nil)
+}
+
+// CompileWith is Compile for a config whose [[mcp_servers]] offer tools. The servers are
+// compiled first; then, when servers is not nil, each valid server's tools are listed with it
+// and join knownTools (a server whose listing fails is reported at its entry), so the
+// permission tables may name them. When servers is nil, a permission name `<server>__<tool>` is
+// accepted for any server the config declares, its tool part left for the caller to check once
+// the server's tools are known.
+func CompileWith(doc *tomlfile.Doc, prefix string, f *File, knownTools []string, servers ServerTools) (*Config, tomlfile.Errors) {
 	c := compiler{doc: doc, prefix: prefix, known: knownTools}
 	cfg := Default()
+	cfg.MCPServers = c.mcpServers(f.MCPServers, false)
+	cfg.AllowBlueprintServers = f.MCP.AllowBlueprintServers
+	c.serverTools(cfg.MCPServers, servers)
 	cfg.ToolPermissions = c.permissions("tool_permissions", f.ToolPermissions)
 	if len(f.AgentToolPermissions) > 0 {
 		cfg.AgentToolPermissions = map[string]map[string]policy.Verdict{}
@@ -307,7 +345,10 @@ type compiler struct {
 	doc    *tomlfile.Doc
 	prefix string
 	known  []string
-	errs   tomlfile.Errors
+	// servers are the names of the declared MCP servers whose tools were not listed: permission
+	// names under them are accepted by prefix (see CompileWith).
+	servers []string
+	errs    tomlfile.Errors
 }
 
 func (c *compiler) path(p string) string {
@@ -332,7 +373,12 @@ func (c *compiler) bytes(path string, v int64) int64 {
 // permissions validates one permission table: values allow|ask|deny, keys known tools or shell
 // keys.
 func (c *compiler) permissions(path string, raw map[string]string) map[string]policy.Verdict {
-	verdicts, problems := policy.ParseTable(raw, func(name string) error { return policy.CheckName(name, c.known) })
+	verdicts, problems := policy.ParseTable(raw, func(name string) error {
+		if c.declaredServerTool(name) {
+			return nil
+		}
+		return policy.CheckName(name, c.known)
+	})
 	for _, p := range problems {
 		c.errorf(tomlfile.JoinKey(path, p.Name), "%w", p.Err)
 	}
