@@ -1,0 +1,73 @@
+package mcp
+
+import (
+	"fmt"
+	"time"
+)
+
+// Defaults for what an [[mcp_servers]] entry leaves out.
+const (
+	// DefaultCallTimeout bounds one tool call when the entry sets no call_timeout.
+	DefaultCallTimeout = 30 * time.Second
+	// DefaultMaxConcurrency is how many calls one server session runs at once when the entry sets
+	// no max_concurrency; further calls wait their turn (their timeout keeps running).
+	DefaultMaxConcurrency = 64
+	// DefaultMaxResultBytes is the longest result text handed to an agent when the entry sets no
+	// max_result_bytes; longer text is cut, with a note saying how much.
+	DefaultMaxResultBytes = 64 << 10
+)
+
+// ServerConfig is one validated [[mcp_servers]] entry, from the host config or (when the host
+// opts in) a blueprint. Exactly one of Command and URL is set: Command starts a child process
+// that speaks MCP on its stdin and stdout; URL reaches a streamable HTTP endpoint.
+type ServerConfig struct {
+	// Name is the server's name, the prefix of its tools (`<name>__<tool>`): 1 to 32 characters,
+	// lower-case letters, digits, '_' and '-', starting with a letter, with no "__".
+	Name string
+	// Command and Args start a stdio server. Env adds variables to the child's environment,
+	// which otherwise holds only PATH, HOME, LANG and TZ of the host (secrets are never passed by
+	// default). Dir is the child's working directory: the folder of the file that declared it.
+	Command string
+	Args    []string
+	Env     map[string]string
+	Dir     string
+	// URL and Headers reach a streamable HTTP server.
+	URL     string
+	Headers map[string]string
+	// CallTimeout bounds one call, from the moment the call is made (waiting for a free slot
+	// included); MaxConcurrency bounds the calls in flight on the session; MaxResultBytes bounds
+	// the result text an agent reads.
+	CallTimeout    time.Duration
+	MaxConcurrency int
+	MaxResultBytes int
+	// Tools, when not nil, is the allow-list of the server's tools the host advertises (the
+	// server's own names, without the prefix); nil means all of them.
+	Tools []string
+	// File, Line and Key say where the entry was declared (the config or blueprint file, the
+	// line of its table, and its key such as "mcp_servers[0]"), for messages and `host mcp list`.
+	File string
+	Line int
+	Key  string
+	// Blueprint is true for an entry declared in a blueprint rather than the host config.
+	Blueprint bool
+}
+
+// Origin renders where the entry was declared, "file:line: key", for messages.
+func (c *ServerConfig) Origin() string {
+	return fmt.Sprintf("%s:%d: %s", c.File, c.Line, c.Key)
+}
+
+// Transport names how the server is reached: "stdio" or "http".
+func (c *ServerConfig) Transport() string {
+	if c.URL != "" {
+		return "http"
+	}
+	return "stdio"
+}
+
+// ToolName is the name the host gives a server's tool: the server's name, two underscores and
+// the tool's own name.
+func ToolName(server, tool string) string { return server + Separator + tool }
+
+// Separator joins a server's name and its tool's name in the host's tool names.
+const Separator = "__"
