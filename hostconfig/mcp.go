@@ -54,6 +54,9 @@ var (
 	ErrBadServerName = errors.New("invalid server name")
 	// ErrDuplicateServer: two entries of one file share a name, so their tools would collide.
 	ErrDuplicateServer = errors.New("duplicate server name")
+	// ErrUnknownBuiltinServer: a command starts with '@', which names a server built into the
+	// host, and is not one ("@demo" is the only one).
+	ErrUnknownBuiltinServer = errors.New("unknown built-in server")
 	// ErrServerTransport: an entry gives neither or both of command and url, so how to reach the
 	// server is unknown or ambiguous.
 	ErrServerTransport = errors.New("needs exactly one of command and url")
@@ -244,6 +247,11 @@ func (c *compiler) command(path, cmd, dir string) string {
 	switch {
 	case strings.TrimSpace(cmd) == "":
 		c.errorf(path, "%w; command is the server's program: a name looked up in PATH, or a path (relative paths are relative to this file's folder)", ErrEmptyPath)
+		return ""
+	case cmd == mcp.DemoCommand:
+		return cmd
+	case strings.HasPrefix(cmd, "@"):
+		c.errorf(path, "%w %q; the only built-in server is %q (Warren's demo server); any other command is a program name or path", ErrUnknownBuiltinServer, cmd, mcp.DemoCommand)
 		return ""
 	case filepath.IsAbs(cmd):
 		return filepath.Clean(cmd)

@@ -69,5 +69,12 @@ func (c *ServerConfig) Transport() string {
 // the tool's own name.
 func ToolName(server, tool string) string { return server + Separator + tool }
 
+// DemoCommand, written as an entry's command, starts Warren's demo MCP server (a key-value
+// store, echo, a slow tool and fault injectors; package internal/mcpdemo) by re-executing the
+// running binary under the name mcpdemo.ReexecName, so a shipped scenario needs no second
+// program. The binary's main must call reexec.Init first (sandbox.Init does): the host's main
+// and the TestMain of every package whose tests run scenarios do.
+const DemoCommand = "@demo"
+
 // Separator joins a server's name and its tool's name in the host's tool names.
 const Separator = "__"

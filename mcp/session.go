@@ -1,0 +1,452 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/warrenhq/warren/internal/mcpdemo"
+)
+
+const (
+	// startTimeout bounds starting a server and its MCP handshake, whoever waits for it.
+	startTimeout = 30 * time.Second
+	// stopGrace is how long a stdio server gets to exit after its stdin closes (and again after
+	// SIGKILL) before it is given up on.
+	stopGrace = 2 * time.Second
+	// stderrTailBytes is how much of a stdio server's stderr is kept for error messages.
+	stderrTailBytes = 4 << 10
+	// malformedQuoteBytes is how much of a malformed line an error message quotes.
+	malformedQuoteBytes = 80
+	// keptLineCapacity bounds the line buffer a reply watcher keeps between lines, so one huge
+	// reply does not pin its size for the rest of the session.
+	keptLineCapacity = 64 << 10
+	// clientName and clientVersion are what Warren reports in the MCP handshake.
+	clientName    = "warren"
+	clientVersion = "0.1.0"
+)
+
+// quietLogger silences mcp-go's own logging: every failure it sees reaches Warren as an error
+// and is reported there, in the world's log and the agent's result.
+var quietLogger = slog.New(slog.DiscardHandler)
+
+// session is one live connection to a server: for stdio, one child process. It ends exactly
+// once (end), for one of three reasons: stopped by the Manager, the child exited, or the server
+// broke the protocol. Calls in flight watch ctx, which is cancelled when it ends.
+type session struct {
+	server    string
+	number    uint64
+	transport string
+	client    *client.Client
+	// slots is the semaphore bounding the calls in flight (cfg.MaxConcurrency).
+	slots chan struct{}
+
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	endOnce   sync.Once
+	ended     chan struct{}
+	endReason string // for the exit event: "exit status 3", "malformed reply: ..."
+	failure   string // what a call in flight reads when the session ends under it
+	// onBreak is told when the session ends on its own (exit or malformed reply), not when the
+	// Manager stops it.
+	onBreak func(*session)
+
+	// stdio only.
+	cmd        *exec.Cmd
+	stdin      *os.File
+	stdout     *os.File
+	stderrPipe *os.File
+	stderr     *tailBuffer
+	stderrDone chan struct{}
+	exited     chan struct{}
+
+	// http only.
+	httpTransport *http.Transport
+}
+
+// end marks the session over with reason (for events) and failure (for calls in flight) and
+// cancels its context. It reports whether this call ended it (false: it had already ended).
+func (s *session) end(reason, failure string) bool {
+	ended := false
+	s.endOnce.Do(func() {
+		s.endReason, s.failure = reason, failure
+		close(s.ended)
+		s.cancel()
+		ended = true
+	})
+	return ended
+}
+
+// breakWith ends the session on its own account and tells its owner.
+func (s *session) breakWith(reason, failure string) {
+	if s.end(reason, failure) && s.onBreak != nil {
+		s.onBreak(s)
+	}
+}
+
+// isEnded reports, without blocking, whether the session has ended.
+func (s *session) isEnded() bool {
+	select {
+	case <-s.ended:
+		return true
+	default:
+		return false
+	}
+}
+
+// startSession starts a session for cfg and completes the MCP handshake under initCtx (and
+// startTimeout). The session itself lives under a context of its own, so the caller that
+// triggered the start can give up without ending it. Errors wrap ErrStart.
+func startSession(initCtx context.Context, cfg *ServerConfig, number uint64, onBreak func(*session)) (*session, error) {
+	sessCtx, cancel := context.WithCancel(context.Background())
+	s := &session{
+		server:    cfg.Name,
+		number:    number,
+		transport: cfg.Transport(),
+		slots:     make(chan struct{}, maxConcurrency(cfg)),
+		ctx:       sessCtx,
+		cancel:    cancel,
+		ended:     make(chan struct{}),
+		onBreak:   onBreak,
+	}
+	var tr transport.Interface
+	var err error
+	if s.transport == "http" {
+		tr, err = s.openHTTP(cfg)
+	} else {
+		tr, err = s.openStdio(cfg)
+	}
+	if err != nil {
+		s.end("start failed", "")
+		return nil, fmt.Errorf("%w: server %s: %w", ErrStart, cfg.Name, err)
+	}
+	s.client = client.NewClient(tr)
+	if err := s.handshake(initCtx); err != nil {
+		_ = s.shutdown(true)
+		return nil, fmt.Errorf("%w: server %s: %w%s", ErrStart, cfg.Name, err, s.stderrNote())
+	}
+	return s, nil
+}
+
+// handshake starts the client and initializes the MCP session.
+func (s *session) handshake(initCtx context.Context) error {
+	if err := s.client.Start(s.ctx); err != nil {
+		return fmt.Errorf("start transport: %w", err)
+	}
+	ctx, cancel := context.WithTimeoutCause(initCtx, startTimeout, ErrTimeout)
+	defer cancel()
+	ctx, stop := s.bind(ctx)
+	defer stop()
+	var req mcp.InitializeRequest
+	req.Params.ClientInfo = mcp.Implementation{Name: clientName, Version: clientVersion}
+	if _, err := s.client.Initialize(ctx, req); err != nil {
+		return s.explain(ctx, "initialize", err)
+	}
+	return nil
+}
+
+// bind derives from ctx a context that also ends when the session ends, so a request in flight
+// stops at once when the server exits or breaks the protocol.
+func (s *session) bind(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(s.ctx, func() { cancel(ErrServerExited) })
+	return ctx, func() {
+		stop()
+		cancel(nil)
+	}
+}
+
+// explain turns the error of a request made under ctx (from bind) into the error that says
+// why: the session ended (exit, malformed reply), the deadline passed, or the request failed.
+func (s *session) explain(ctx context.Context, what string, err error) error {
+	if errors.Is(err, transport.ErrTransportClosed) && s.transport == "stdio" {
+		// The server closed its stdout: it exited or is about to, and the waiter says which.
+		select {
+		case <-s.ended:
+		case <-ctx.Done():
+		}
+	}
+	switch {
+	case s.isEnded():
+		if strings.HasPrefix(s.endReason, malformedPrefix) {
+			return fmt.Errorf("%s: %w: %s", what, ErrProtocol, s.endReason)
+		}
+		return fmt.Errorf("%s: %w (%s)", what, ErrServerExited, s.endReason)
+	case errors.Is(context.Cause(ctx), ErrTimeout):
+		return fmt.Errorf("%s: %w", what, ErrTimeout)
+	default:
+		return fmt.Errorf("%s: %w", what, err)
+	}
+}
+
+// openStdio starts the child process with its three pipes and the goroutines that drain stderr
+// and wait for it, and returns a transport over its stdin and stdout.
+func (s *session) openStdio(cfg *ServerConfig) (transport.Interface, error) {
+	stdinR, stdinW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("stdin pipe: %w", err)
+	}
+	stdoutR, stdoutW, err := os.Pipe()
+	if err != nil {
+		closeAll(stdinR, stdinW)
+		return nil, fmt.Errorf("stdout pipe: %w", err)
+	}
+	stderrR, stderrW, err := os.Pipe()
+	if err != nil {
+		closeAll(stdinR, stdinW, stdoutR, stdoutW)
+		return nil, fmt.Errorf("stderr pipe: %w", err)
+	}
+	cmd := exec.Command(cfg.Command, cfg.Args...)
+	if cfg.Command == DemoCommand {
+		cmd = &exec.Cmd{Path: "/proc/self/exe", Args: append([]string{mcpdemo.ReexecName}, cfg.Args...)}
+	}
+	cmd.Dir = cfg.Dir
+	cmd.Env = childEnv(hostEnv, cfg.Env)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
+	closeAll(stdinR, stdoutW, stderrW) // the child holds its own copies
+	if err != nil {
+		closeAll(stdinW, stdoutR, stderrR)
+		return nil, fmt.Errorf("run %s: %w", cfg.Command, err)
+	}
+	s.cmd, s.stdin, s.stdout, s.stderrPipe = cmd, stdinW, stdoutR, stderrR
+	s.stderr = &tailBuffer{}
+	s.stderrDone = make(chan struct{})
+	s.exited = make(chan struct{})
+	go func() {
+		defer close(s.stderrDone)
+		_, _ = io.Copy(s.stderr, stderrR)
+	}()
+	go s.wait()
+	watcher := &replyWatcher{r: stdoutR, session: s}
+	return transport.NewIO(watcher, stdinW, nil), nil
+}
+
+// wait reaps the child; an exit the Manager did not ask for breaks the session.
+func (s *session) wait() {
+	err := s.cmd.Wait()
+	close(s.exited)
+	reason := exitReason(err)
+	s.breakWith(reason, fmt.Sprintf("server %s exited (%s) during the call; it is restarted on the next call", s.server, reason))
+}
+
+// exitReason renders how a child ended: "exit status 3", "signal: killed".
+func exitReason(err error) string {
+	if err == nil {
+		return "exit status 0"
+	}
+	return err.Error()
+}
+
+// openHTTP builds a streamable HTTP transport with a connection pool sized for the session's
+// concurrency, so a thousand calls reuse connections instead of exhausting ports.
+func (s *session) openHTTP(cfg *ServerConfig) (transport.Interface, error) {
+	base, ok := http.DefaultTransport.(*http.Transport)
+	if !ok {
+		return nil, errors.New("http.DefaultTransport is not an *http.Transport")
+	}
+	ht := base.Clone()
+	ht.MaxIdleConns = cap(s.slots)
+	ht.MaxIdleConnsPerHost = cap(s.slots)
+	tr, err := transport.NewStreamableHTTP(cfg.URL,
+		transport.WithHTTPHeaders(cfg.Headers),
+		transport.WithHTTPBasicClient(&http.Client{Transport: ht}),
+		transport.WithHTTPLogger(quietLogger),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("url %s: %w", cfg.URL, err)
+	}
+	s.httpTransport = ht
+	return tr, nil
+}
+
+// shutdown releases everything the session holds. For stdio it closes the child's stdin and
+// gives it stopGrace to exit (none when kill is set), then kills its process group (which also
+// reaps any process it left behind) and waits for the reaper and the stderr drain, so no
+// goroutine of the session outlives it. It must run exactly once per session.
+func (s *session) shutdown(kill bool) error {
+	s.end("stopped", fmt.Sprintf("server %s stopped during the call", s.server))
+	if s.client != nil {
+		_ = s.client.Close()
+	}
+	if s.httpTransport != nil {
+		s.httpTransport.CloseIdleConnections()
+	}
+	if s.cmd == nil {
+		return nil
+	}
+	_ = s.stdin.Close()
+	var err error
+	if !kill && !waitClosed(s.exited, stopGrace) {
+		kill = true
+	}
+	// Kill the group even after a clean exit: a grandchild the server left running still holds
+	// the pipes. ESRCH (nothing left) is the usual answer.
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	if !waitClosed(s.exited, stopGrace) {
+		err = fmt.Errorf("server %s (pid %d) did not exit after SIGKILL", s.server, s.cmd.Process.Pid)
+	}
+	waitClosed(s.stderrDone, stopGrace)
+	closeAll(s.stdout, s.stderrPipe)
+	<-s.stderrDone
+	return err
+}
+
+// waitClosed waits up to d for ch to close and reports whether it did.
+func waitClosed(ch <-chan struct{}, d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-timer.C:
+		return false
+	}
+}
+
+// closeAll closes files whose close errors carry no information (pipe ends being discarded).
+func closeAll(files ...*os.File) {
+	for _, f := range files {
+		_ = f.Close()
+	}
+}
+
+// stderrNote renders the tail of a stdio server's stderr for an error message, or "".
+func (s *session) stderrNote() string {
+	if s.stderr == nil {
+		return ""
+	}
+	if s.stderrDone != nil {
+		waitClosed(s.stderrDone, 100*time.Millisecond)
+	}
+	tail := strings.TrimSpace(s.stderr.String())
+	if tail == "" {
+		return ""
+	}
+	return "; stderr: " + tail
+}
+
+// tailBuffer keeps the last stderrTailBytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+// Write keeps the newest bytes of p, dropping the oldest beyond the cap; it never fails, so the
+// drain never stops and the child never blocks on a full pipe.
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - stderrTailBytes; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+// String returns what is kept.
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}
+
+// malformedPrefix starts the reason of a session broken by a malformed reply.
+const malformedPrefix = "malformed reply: "
+
+// replyWatcher sits between a stdio server's stdout and mcp-go, which silently skips lines that
+// are not JSON. The watcher checks every line as it passes: the first one that is not a JSON
+// object or array breaks the session (the server is not speaking MCP any more), and the stream
+// then reads as ended so mcp-go stops too.
+type replyWatcher struct {
+	r       io.Reader
+	session *session
+	line    []byte // the current line, when it spans reads
+	broken  bool
+}
+
+// Read passes the server's output through, checking each complete line.
+func (w *replyWatcher) Read(p []byte) (int, error) {
+	if w.broken {
+		return 0, io.EOF
+	}
+	n, err := w.r.Read(p)
+	chunk := p[:n]
+	start := 0
+	for start < len(chunk) {
+		i := bytes.IndexByte(chunk[start:], '\n')
+		if i < 0 {
+			w.line = append(w.line, chunk[start:]...)
+			break
+		}
+		line := chunk[start : start+i]
+		if len(w.line) > 0 {
+			w.line = append(w.line, line...)
+			line = w.line
+		}
+		if !wellFormed(line) {
+			w.broken = true
+			quoted := line[:min(len(line), malformedQuoteBytes)]
+			reason := fmt.Sprintf("%s%q", malformedPrefix, quoted)
+			w.session.breakWith(reason, fmt.Sprintf("server %s sent a malformed reply: %q", w.session.server, quoted))
+			w.session.killGroup()
+			return start, nil
+		}
+		w.line = w.line[:0]
+		if cap(w.line) > keptLineCapacity {
+			w.line = nil
+		}
+		start += i + 1
+	}
+	if errors.Is(err, io.EOF) {
+		w.awaitExit()
+	}
+	return n, err
+}
+
+// awaitExit runs when the server closes its stdout: normally because it exited, and then the
+// reaper has news within moments. A server that closes stdout and lives on cannot answer any
+// more, so after stopGrace it is killed.
+func (w *replyWatcher) awaitExit() {
+	if !waitClosed(w.session.exited, stopGrace) {
+		w.session.killGroup()
+	}
+}
+
+// killGroup sends SIGKILL to the child's process group while the child has not been reaped.
+func (s *session) killGroup() {
+	select {
+	case <-s.exited:
+	default:
+		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	}
+}
+
+// wellFormed reports whether one stdout line may be MCP: blank, or a JSON object or array.
+func wellFormed(line []byte) bool {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return true
+	}
+	if line[0] != '{' && line[0] != '[' {
+		return false
+	}
+	return json.Valid(line)
+}
