@@ -38,6 +38,10 @@ type Profile struct {
 	// the host's ceiling tightened by the blueprint and the stage, resolved once per profile.
 	// sync_stage points an agent's sandbox manager at its stage's boundary.
 	Sandbox []sandbox.Boundary
+	// MCPServers names, sorted, the MCP servers whose tools any stage of the profile advertises:
+	// each agent of the profile holds a lease on each of them from spawn to reap, so a server's
+	// session stops once no agent that may call it is left.
+	MCPServers []string
 }
 
 // Registry is the registry calls in stage resolve through: the stage's own registry when the

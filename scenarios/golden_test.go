@@ -20,8 +20,10 @@ import (
 // would write a 60 MB trace; at 200 its golden still holds every turn of the policy, the voters
 // at the end of the line whose missing neighbours fail to read, and a tally that depends on
 // every voter's seeded stream. sandbox.toml runs real commands in real namespaces (about 50 ms
-// each): 5 builders cover every command.
-var goldenAgents = map[string]int{"quickstart.toml": 20, "gossip.toml": 200, "sandbox.toml": 5}
+// each): 5 builders cover every command. mcp.toml's 1,001 agents would write 2.8 MB; 20 (19
+// clients and the auditor) make every kind of call, the session's start and stop, and the cut
+// kv_list answer, and TestDeterminism runs it at full size.
+var goldenAgents = map[string]int{"quickstart.toml": 20, "gossip.toml": 200, "sandbox.toml": 5, "mcp.toml": 20}
 
 // expectedFailures lists the examples that fail on purpose, with their exact failure lists. Every
 // other example's expectations must all hold.

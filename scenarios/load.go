@@ -18,6 +18,7 @@ import (
 	"github.com/warrenhq/warren/ecs"
 	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/internal/tomlfile"
+	"github.com/warrenhq/warren/mcp"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/policy"
 	"github.com/warrenhq/warren/scripting"
@@ -56,6 +57,12 @@ type Scenario struct {
 	// Scripts are the script tools the scenario offers, by name: every blueprint's tools/ folder
 	// and the host's tools_dir, compiled once and shared by every agent of a run.
 	Scripts []*scripting.Script
+	// MCPServers are the MCP servers the scenario may use, sorted by name (the host config's,
+	// and the blueprints' when the host allows them), and MCPTools their tools as the host
+	// advertises them, listed once at load; serverOf maps a tool's name to its server's.
+	MCPServers []mcp.ServerConfig
+	MCPTools   []mcp.ToolInfo
+	serverOf   map[string]string
 	// Hash identifies the scenario's content: the scenario file, every blueprint it uses and
 	// every script tool.
 	Hash string
@@ -157,6 +164,9 @@ type compiler struct {
 	models map[string]models.Model
 	// hostOverride replaces the [host] table (LoadUnder); nil compiles the table.
 	hostOverride *hostconfig.Config
+	// discovered lists the tools of each MCP server by name, for the [host] table's permission
+	// checks.
+	discovered map[string][]string
 }
 
 func (c *compiler) errorf(path, format string, args ...any) {
@@ -183,6 +193,11 @@ func (c *compiler) compile(data []byte) {
 	hash := sha256.New()
 	hash.Write(data)
 	c.scripts(hash)
+	if !c.servers(hash) {
+		// Without a server's tools, every blueprint and permission naming them would fail too:
+		// report the server alone, the cause to fix first.
+		return
+	}
 	c.blueprints(hash)
 	c.compileModels(hash)
 	c.groups()
@@ -689,7 +704,7 @@ func (c *compiler) host() {
 		c.sc.Host = hostconfig.Default()
 		return
 	}
-	cfg, errs := hostconfig.Compile(c.doc, "host", c.file.Host, c.known)
+	cfg, errs := hostconfig.CompileWith(c.doc, "host", c.file.Host, c.known, c.serverTools)
 	c.errs = append(c.errs, errs...)
 	cfg.Path = c.sc.Path + " [host]"
 	c.sc.Host = cfg

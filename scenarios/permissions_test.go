@@ -46,6 +46,10 @@ type gateEvent struct {
 	Stage   string   `json:"stage"`
 	Visit   int      `json:"visit"`
 	Fn      string   `json:"fn"`
+	// mcp_server events.
+	Server  string `json:"server"`
+	Event   string `json:"event"`
+	Session uint64 `json:"session"`
 }
 
 // decodeEvents reads a trace back into gateEvents, in trace order.
@@ -297,7 +301,7 @@ func TestPermissionUnattendedAdvertising(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := profile(g, tools.NewScoped(reg), t.TempDir(), pol, sc.Host.SandboxCeiling())
+			p, err := profile(g, tools.NewScoped(reg), t.TempDir(), pol, sc.Host.SandboxCeiling(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

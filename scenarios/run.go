@@ -19,6 +19,7 @@ import (
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
 	"github.com/warrenhq/warren/hostconfig"
+	"github.com/warrenhq/warren/mcp"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/policy"
 	"github.com/warrenhq/warren/sandbox"
@@ -44,16 +45,27 @@ func KnownTools() []string {
 }
 
 // LoadHostConfig loads a host config file for this host (host run --config): the known tools,
-// plus the script tools of its own [scripting] tools_dir, which its permission tables may name.
+// plus the script tools of its own [scripting] tools_dir and the tools of its own
+// [[mcp_servers]] (each server is started once to list them), which its permission tables may
+// name.
 func LoadHostConfig(path string) (*hostconfig.Config, error) {
-	return hostconfig.LoadWithScripts(path, KnownTools(), func(dir string) ([]string, error) {
+	scripts := func(dir string) ([]string, error) {
 		found, err := scripting.Discover(dir)
 		names := make([]string, len(found))
 		for i, s := range found {
 			names[i] = s.Name
 		}
 		return names, err
-	})
+	}
+	servers := func(s *mcp.ServerConfig) ([]string, error) {
+		found, err := discover(s)
+		names := make([]string, len(found))
+		for i, t := range found {
+			names[i] = t.Name
+		}
+		return names, err
+	}
+	return hostconfig.LoadWithTools(path, KnownTools(), scripts, servers)
 }
 
 // Options adjusts one run of a scenario without editing it.
@@ -214,6 +226,18 @@ func Run(ctx context.Context, sc *Scenario, opt Options) (*Summary, error) {
 			return nil, fmt.Errorf("script tool %s: %w", s.File, err)
 		}
 	}
+	servers := mcp.NewManager(mcp.Options{Log: &opt.Log})
+	defer servers.Close()
+	for i := range sc.MCPServers {
+		if err := servers.Add(&sc.MCPServers[i]); err != nil {
+			return nil, err
+		}
+	}
+	for _, info := range sc.MCPTools {
+		if err := reg.Register(servers.Tool(info)); err != nil {
+			return nil, fmt.Errorf("MCP tool %s: %w", info.Name, err)
+		}
+	}
 	scoped := tools.NewScoped(reg)
 	launch := mergeLaunch(sc.Launch, opt.Launch)
 	if err := launch.Validate(); err != nil {
@@ -250,6 +274,9 @@ func Run(ctx context.Context, sc *Scenario, opt Options) (*Summary, error) {
 		InboxCap:       host.Subagents.Inbox,
 		MaxFanOutItems: host.Subagents.MaxFanOutItems,
 	}
+	if len(sc.MCPServers) > 0 {
+		hostRes.MCP = servers
+	}
 	pipeline := systems.Pipeline()
 	if opt.Progress != nil {
 		pipeline = append(pipeline, &progress{records: hostRes.Records, total: total, report: opt.Progress})
@@ -279,7 +306,7 @@ func Run(ctx context.Context, sc *Scenario, opt Options) (*Summary, error) {
 		if err != nil {
 			return nil, err
 		}
-		p, err := profile(g, scoped, root, pol, host.SandboxCeiling())
+		p, err := profile(g, scoped, root, pol, host.SandboxCeiling(), sc.serverOf)
 		if err != nil {
 			return nil, err
 		}
@@ -290,6 +317,9 @@ func Run(ctx context.Context, sc *Scenario, opt Options) (*Summary, error) {
 	start := time.Now()
 	stop, err := sched.Run(ctx, sc.MaxTicks)
 	elapsed := time.Since(start)
+	if cerr := hostRes.CloseServers(w.Tick()); cerr != nil {
+		opt.Log.Warn().Err(cerr).Msg("MCP servers did not stop cleanly")
+	}
 	if err != nil {
 		_ = tw.Close() // keep the trace up to the failure: it is the best account of what happened
 		return nil, err
@@ -363,12 +393,14 @@ func workRoot(dir string) (string, func(), error) {
 // profile builds the shared Profile of a group's agents: what each stage advertises and the
 // registry its calls resolve through. In an unattended run a stage that does not require an
 // interaction tool neither advertises it nor lets it block: its registry pushes a scope in which
-// a stand-in answers with the unattended answer at once.
-func profile(g *Group, scoped *tools.ScopedToolRegistry, root string, pol *components.ToolPolicy, ceiling sandbox.Boundary) (*components.Profile, error) {
+// a stand-in answers with the unattended answer at once. serverOf names the MCP server of each
+// MCP tool: the profile leases the servers whose tools it advertises.
+func profile(g *Group, scoped *tools.ScopedToolRegistry, root string, pol *components.ToolPolicy, ceiling sandbox.Boundary, serverOf map[string]string) (*components.Profile, error) {
 	bp := g.Blueprint
 	stageTools := make([][]models.ToolInfo, len(bp.Stages))
 	registries := make([]*tools.ScopedToolRegistry, len(bp.Stages))
 	boundaries := make([]sandbox.Boundary, len(bp.Stages))
+	var servers []string
 	for i := range bp.Stages {
 		st := &bp.Stages[i]
 		registries[i] = scoped
@@ -392,6 +424,9 @@ func profile(g *Group, scoped *tools.ScopedToolRegistry, root string, pol *compo
 			}
 			spec := t.Spec()
 			stageTools[i] = append(stageTools[i], models.ToolInfo{Name: spec.Name, Description: spec.Description, Parameters: spec.Parameters})
+			if server, ok := serverOf[name]; ok && !slices.Contains(servers, server) {
+				servers = append(servers, server)
+			}
 		}
 		if standIns != nil {
 			registries[i] = standIns
@@ -400,8 +435,9 @@ func profile(g *Group, scoped *tools.ScopedToolRegistry, root string, pol *compo
 	p := &components.Profile{
 		Group: g.Name, Blueprint: bp, Model: g.Model, ModelID: g.Model.ID(),
 		Tools: scoped, StageTools: stageTools, StageRegistries: registries, Policy: pol,
-		Sandbox: boundaries,
+		Sandbox: boundaries, MCPServers: servers,
 	}
+	slices.Sort(p.MCPServers)
 	groupDir := filepath.Join(root, g.Name)
 	if g.workdir == nil {
 		p.Workdir = func(name string, _ int) string { return filepath.Join(groupDir, name) }

@@ -307,6 +307,8 @@ type options struct {
 	// limits, inboxCap and maxFanOutItems set the host's sub-agent caps.
 	limits                   subagents.Limits
 	inboxCap, maxFanOutItems int
+	// servers stands in for the world's MCP sessions (nil: none).
+	servers systems.Servers
 }
 
 // harness is one world with a Host, lanes, real registries and a trace in memory, assembled the
@@ -425,6 +427,9 @@ func newHarness(tb testing.TB, opt options) *harness {
 		Records: &components.Records{},
 		Latency: opt.latency,
 		Limits:  opt.limits, InboxCap: opt.inboxCap, MaxFanOutItems: opt.maxFanOutItems,
+	}
+	if opt.servers != nil {
+		h.host.MCP = opt.servers
 	}
 	h.offspring = &testOffspring{profiles: map[string]*components.Profile{}}
 	h.host.Offspring = h.offspring
@@ -642,6 +647,11 @@ type event struct {
 	Deadline   uint64          `json:"deadline"`
 	Answer     string          `json:"answer"`
 	By         string          `json:"by"`
+	// MCP server events.
+	Server    string `json:"server"`
+	Event     string `json:"event"`
+	Session   uint64 `json:"session"`
+	Transport string `json:"transport"`
 	// Sub-agent events.
 	Parent          uint64   `json:"parent"`
 	ParentName      string   `json:"parent_name"`

@@ -60,6 +60,9 @@ type Host struct {
 	// Sandbox is what this machine offers for containing commands (sandbox.Probe); nil probes
 	// on first use.
 	Sandbox *sandbox.Capabilities
+	// MCP is the world's MCP server sessions (nil: no servers). Agents lease the servers their
+	// profile advertises from spawn to reap; see Servers.
+	MCP Servers
 	// Log receives operational warnings (a sandbox degraded because this machine lacks a
 	// mechanism), once per distinct warning; nil logs nothing. Never part of the trace.
 	Log *zerolog.Logger

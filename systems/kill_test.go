@@ -314,7 +314,7 @@ func TestReapRunsRegisteredTeardownInOrder(t *testing.T) {
 	// Registered out of order on purpose: AddTeardown sorts by order, stably.
 	installer := &teardownInstaller{steps: []systems.TeardownStep{
 		step(systems.TeardownScripts, "scripts"), step(systems.TeardownSandbox, "sandbox-extra"), step(systems.TeardownTasks, "tasks-extra"),
-		step(systems.TeardownMCP, "mcp"), step(systems.TeardownChildren, "children-extra"),
+		step(systems.TeardownMCP, "mcp-extra"), step(systems.TeardownChildren, "children-extra"),
 	}}
 	pipeline := systems.Pipeline()
 	var reap *systems.Reap
@@ -337,7 +337,7 @@ func TestReapRunsRegisteredTeardownInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	wantSteps := []string{"children", "children-extra", "sandbox", "sandbox-extra", "mcp", "scripts", "prompts", "tasks", "tasks-extra"}
+	wantSteps := []string{"children", "children-extra", "sandbox", "sandbox-extra", "mcp", "mcp-extra", "scripts", "prompts", "tasks", "tasks-extra"}
 	if got := reap.Steps(); !slices.Equal(got, wantSteps) {
 		t.Errorf("teardown steps %q, want %q", got, wantSteps)
 	}
@@ -345,7 +345,7 @@ func TestReapRunsRegisteredTeardownInOrder(t *testing.T) {
 	var want []string
 	// The quick child ends first; the boss's end kills the parked one, reaped right after it.
 	for _, agent := range []string{"boss-0/2", "boss-0", "boss-0/1"} {
-		for _, s := range []string{"children-extra", "sandbox-extra", "mcp", "scripts", "tasks-extra"} {
+		for _, s := range []string{"children-extra", "sandbox-extra", "mcp-extra", "scripts", "tasks-extra"} {
 			want = append(want, agent+":"+s)
 		}
 	}

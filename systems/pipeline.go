@@ -2,7 +2,9 @@ package systems
 
 import "github.com/warrenhq/warren/ecs"
 
-// Pipeline returns the systems of one tick in the order they run. Collect systems follow their
+// Pipeline returns the systems of one tick in the order they run. mcp_events comes first, so
+// the MCP sessions' lifecycle events of the previous tick are written before any agent moves
+// (see MCPEvents). Collect systems follow their
 // dispatch systems so inline work finishes within the tick that started it; interact settles
 // the prompts due this tick before tool_collect files lane results; subagents settles the
 // sub-agent calls handed over by both (spawning children, parking waits, killing subtrees);
@@ -12,6 +14,7 @@ import "github.com/warrenhq/warren/ecs"
 // agent's next turn.
 func Pipeline() []ecs.System {
 	return []ecs.System{
+		&MCPEvents{},
 		&SyncStage{},
 		&InferDispatch{},
 		&InferCollect{},

@@ -92,6 +92,7 @@ func (s *Reap) Initialize(w *ecs.World) (err error) {
 	s.steps = append([]TeardownStep{
 		{Order: TeardownChildren, Name: "children", Release: s.leaveTree},
 		{Order: TeardownSandbox, Name: "sandbox", Release: closeSandbox},
+		{Order: TeardownMCP, Name: "mcp", Release: s.host.releaseServers},
 		{Order: TeardownPrompts, Name: "prompts", Release: s.closePrompts},
 		{Order: TeardownTasks, Name: "tasks", Release: s.releaseTasks},
 	}, s.host.teardown...)

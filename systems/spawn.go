@@ -57,5 +57,6 @@ func (s *Spawner) SpawnGroup(w *ecs.World, p *components.Profile, count int, nam
 		s.host.Trace.Spawn(tick, ref(id, d), p.Group, index, bp.Name, p.ModelID)
 		index++
 	}
+	s.host.leaseServers(p, count)
 	w.Touch(count)
 }

@@ -225,6 +225,7 @@ func (s *Subagents) spawnChild(w *ecs.World, tick uint64, c caller, key, task st
 	d.Conversation.Max = int32(bp.MaxMessages)
 	d.Tools.Stage = -1
 	d.Parent, d.Depth = c.id.ID, n.Depth
+	h.leaseServers(cp, 1)
 	if seedContext {
 		// The parent's conversation up to the turn that spawns: that turn's own calls are
 		// unfinished, so they stay behind.

@@ -45,10 +45,12 @@ type cli struct {
 	Trace    traceCmd    `cmd:"" help:"Work with trace files."`
 	Explain  explainCmd  `cmd:"" help:"Show how the permission gate decides a call, layer by layer."`
 	Doctor   doctorCmd   `cmd:"" help:"Show what this machine supports for sandboxing commands, and what the sandbox ceiling does here."`
+	MCP      mcpCmd      `cmd:"" name:"mcp" help:"List MCP servers and their tools, or serve the demo MCP server."`
 }
 
 // env is what commands write to; tests substitute buffers.
 type env struct {
+	stdin          io.Reader
 	stdout, stderr io.Writer
 	ctx            context.Context
 	isTerminal     bool
@@ -64,7 +66,7 @@ func main() {
 	time.Local = time.UTC
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	e := &env{stdout: os.Stdout, stderr: os.Stderr, ctx: ctx, isTerminal: stderrIsTerminal()}
+	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, ctx: ctx, isTerminal: stderrIsTerminal()}
 	os.Exit(run(e, os.Args[1:]))
 }
 

@@ -1,0 +1,140 @@
+package scenarios
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/warrenhq/warren/blueprint"
+	"github.com/warrenhq/warren/hostconfig"
+	"github.com/warrenhq/warren/internal/tomlfile"
+	"github.com/warrenhq/warren/mcp"
+)
+
+// DiscoveryTimeout bounds how long loading a scenario waits for one MCP server to start and list
+// its tools.
+const DiscoveryTimeout = 30 * time.Second
+
+// ErrBlueprintServer: a blueprint declares an MCP server, and the host config does not allow
+// blueprint servers ([mcp] allow_blueprint_servers), so a downloaded blueprint cannot start a
+// process the user never approved; or its server takes a name another declaration holds.
+var ErrBlueprintServer = errors.New("blueprint MCP server refused")
+
+// servers finds the MCP servers the scenario may use and lists their tools, before its
+// blueprints are loaded so that their available_tools and connectors may name them: the host
+// config's [[mcp_servers]], then, when the host allows blueprint servers, every blueprint's.
+// Each server is started once to list its tools and stopped again; its session in a run starts
+// on the first call. The tools' names (<server>__<tool>) join the known tools, and the servers'
+// settings and tool lists the scenario's hash. It reports whether every server listed its
+// tools.
+func (c *compiler) servers(hash interface{ Write([]byte) (int, error) }) bool {
+	var servers []mcp.ServerConfig
+	allow := false
+	switch h := c.file.Host; {
+	case c.hostOverride != nil:
+		servers = slices.Clone(c.hostOverride.MCPServers)
+		allow = c.hostOverride.AllowBlueprintServers
+	case h != nil:
+		// Problems in the entries are reported once, when host() compiles the whole table.
+		servers, _ = hostconfig.CompileMCPServers(c.doc, "host", h.MCPServers, false)
+		allow = h.MCP.AllowBlueprintServers
+	}
+	byName := map[string]*mcp.ServerConfig{}
+	for i := range servers {
+		byName[servers[i].Name] = &servers[i]
+	}
+	for _, key := range sortedKeys(c.file.Blueprints) {
+		declared, err := blueprint.DeclaredServers(c.resolve(c.file.Blueprints[key]))
+		if err != nil {
+			continue // loading the blueprint reports it
+		}
+		for _, s := range declared {
+			at := tomlfile.JoinKey("blueprints", key)
+			prev, taken := byName[s.Name]
+			switch {
+			case !allow:
+				c.errorf(at, "%w: %s declares MCP server %q, and the host config does not allow blueprint servers; "+
+					"a user who trusts this blueprint sets allow_blueprint_servers = true in the host config's [mcp] table",
+					ErrBlueprintServer, s.Origin(), s.Name)
+			case taken && !sameServer(prev, &s):
+				c.errorf(at, "%w: %s declares MCP server %q, a name %s already gives another server; rename one of them",
+					ErrBlueprintServer, s.Origin(), s.Name, prev.Origin())
+			case !taken:
+				servers = append(servers, s)
+				byName[s.Name] = &servers[len(servers)-1]
+			}
+		}
+	}
+	slices.SortFunc(servers, func(a, b mcp.ServerConfig) int { return strings.Compare(a.Name, b.Name) })
+	ok := true
+	c.discovered = map[string][]string{}
+	c.sc.serverOf = map[string]string{}
+	for i := range servers {
+		s := &servers[i]
+		tools, err := discover(s)
+		if err != nil {
+			c.serverError(s, "server %q could not list its tools: %w", s.Name, err)
+			ok = false
+			continue
+		}
+		c.sc.MCPServers = append(c.sc.MCPServers, *s)
+		schemas := sha256.New()
+		for _, t := range tools {
+			if slices.Contains(c.known, t.Name) {
+				c.serverError(s, "server %q offers %q, the name of another tool; allow-list its tools with `tools` to leave it out", s.Name, t.Name)
+				continue
+			}
+			c.sc.MCPTools = append(c.sc.MCPTools, t)
+			c.sc.serverOf[t.Name] = s.Name
+			c.discovered[s.Name] = append(c.discovered[s.Name], t.Name)
+			_ = json.NewEncoder(schemas).Encode(t)
+		}
+		fmt.Fprintf(hash, "\nmcp %s %s%s %x\n", s.Name, s.Command, s.URL, schemas.Sum(nil))
+	}
+	c.known = append(c.known, slices.Sorted(func(yield func(string) bool) {
+		for _, t := range c.sc.MCPTools {
+			if !yield(t.Name) {
+				return
+			}
+		}
+	})...)
+	slices.Sort(c.known)
+	return ok
+}
+
+// discover lists one server's tools, bounded by DiscoveryTimeout.
+func discover(s *mcp.ServerConfig) ([]mcp.ToolInfo, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), DiscoveryTimeout)
+	defer cancel()
+	return mcp.Discover(ctx, s)
+}
+
+// serverTools is the hostconfig.ServerTools of a scenario's [host] table: the names listed when
+// the scenario's servers were discovered.
+func (c *compiler) serverTools(s *mcp.ServerConfig) ([]string, error) {
+	return c.discovered[s.Name], nil
+}
+
+// serverError reports a problem with a server where it was declared.
+func (c *compiler) serverError(s *mcp.ServerConfig, format string, args ...any) {
+	err := fmt.Errorf(format, args...)
+	c.errs = append(c.errs, &tomlfile.Error{File: s.File, Line: s.Line, Key: s.Key, Msg: err.Error(), Err: err})
+}
+
+// sameServer reports whether two declarations describe the same server, wherever they were
+// written: blueprints that sit side by side may share one server.
+func sameServer(a, b *mcp.ServerConfig) bool {
+	x, y := *a, *b
+	x.File, x.Line, x.Key, y.File, y.Line, y.Key = "", 0, "", "", 0, ""
+	return reflect.DeepEqual(x, y)
+}
+
+// DiscoverServer starts one server, lists its tools as the host would advertise them, and stops
+// it again (`host mcp list`), bounded by DiscoveryTimeout.
+func DiscoverServer(s *mcp.ServerConfig) ([]mcp.ToolInfo, error) { return discover(s) }
