@@ -35,3 +35,27 @@ func benchmarkSteps(b *testing.B, agents int, traced bool) {
 
 func BenchmarkSteps100k(b *testing.B)       { benchmarkSteps(b, 100_000, false) }
 func BenchmarkSteps100kTraced(b *testing.B) { benchmarkSteps(b, 100_000, true) }
+
+// BenchmarkMCPScenario runs the shipped MCP scenario (1,000 clients and an auditor sharing one
+// stdio server, 3,002 calls) and reports MCP calls per second of run time, the whole world
+// included: dispatch, the gate, the lane, the session and the trace.
+func BenchmarkMCPScenario(b *testing.B) {
+	sc, err := Load("examples/mcp.toml", KnownTools())
+	if err != nil {
+		b.Fatal(err)
+	}
+	var calls uint64
+	var elapsed float64
+	for b.Loop() {
+		sum, err := Run(context.Background(), sc, Options{Trace: io.Discard})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if sum.ByStatus[2] != 1001 || sum.ToolErrors != 0 {
+			b.Fatalf("%v done, %d tool errors", sum.ByStatus, sum.ToolErrors)
+		}
+		calls += sum.ToolCalls
+		elapsed += sum.Elapsed.Seconds()
+	}
+	b.ReportMetric(float64(calls)/elapsed, "calls/s")
+}
