@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/warrenhq/warren/blueprint"
@@ -78,6 +79,13 @@ func (x *explainCmd) Run(e *env) error {
 			known = append(known, s.Name)
 		}
 	}
+	// It may list MCP tools: the host config's servers', and its own when the host allows them.
+	names, err := serverToolNames(cfg, x.Blueprint)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "host: %v\n", err)
+		return errBadInput
+	}
+	known = append(known, names...)
 	bp, err := blueprint.Load(x.Blueprint, known)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "host: --blueprint %s:\n%v\n", x.Blueprint, err)
@@ -151,4 +159,33 @@ func (x *explainCmd) Run(e *env) error {
 		fmt.Fprintln(e.stdout, "unattended: nobody is watching this run, so the ask is denied")
 	}
 	return nil
+}
+
+// serverToolNames lists the tools of the MCP servers an agent of the blueprint at path may use
+// under cfg: the config's servers, and the blueprint's own when the config allows blueprint
+// servers. Each server is started once to list its tools, as loading a scenario does.
+func serverToolNames(cfg *hostconfig.Config, path string) ([]string, error) {
+	servers := slices.Clone(cfg.MCPServers)
+	declared, err := blueprint.DeclaredServers(path)
+	if err != nil {
+		return nil, fmt.Errorf("--blueprint %s:\n%w", path, err)
+	}
+	for _, s := range declared {
+		if !cfg.AllowBlueprintServers {
+			return nil, fmt.Errorf("%w: %s declares MCP server %q, and the host config does not allow blueprint servers ([mcp] allow_blueprint_servers)",
+				scenarios.ErrBlueprintServer, s.Origin(), s.Name)
+		}
+		servers = append(servers, s)
+	}
+	var names []string
+	for i := range servers {
+		tools, err := scenarios.DiscoverServer(&servers[i])
+		if err != nil {
+			return nil, fmt.Errorf("%s: server %q could not list its tools: %w", servers[i].Origin(), servers[i].Name, err)
+		}
+		for _, t := range tools {
+			names = append(names, t.Name)
+		}
+	}
+	return names, nil
 }

@@ -107,6 +107,13 @@ model turns  1004
 tool calls   3 (0 errors)
 expectations all 3 held
 `},
+		{"mcp.toml", nil, `scenario     mcp (seed 7, virtual clock)
+agents       1001: done 1001
+ticks        7 (fixed_point)
+model turns  3003
+tool calls   3002 (0 errors)
+expectations all 3 held
+`},
 		{"on_error.toml", []string{"--seed", "99"}, `scenario     on-error (seed 99, virtual clock)
 agents       5: done 4, failed 1
 ticks        9 (fixed_point)
