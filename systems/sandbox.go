@@ -1,8 +1,6 @@
 package systems
 
 import (
-	"slices"
-
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/sandbox"
 	"github.com/warrenhq/warren/tools"
@@ -59,8 +57,8 @@ func (h *Host) warnDegraded(n tools.Note) {
 }
 
 // fileOwner is who the file tools hand what they create to, for an agent of p: the host user its
-// commands run as, when its blueprint offers the shell tool in some stage and that user is not
-// the host's own (a root host runs commands as an unprivileged uid); nil otherwise, which leaves
+// commands run as, when the agent may run commands (see runsCommands) and that user is not the
+// host's own (a root host runs commands as an unprivileged uid); nil otherwise, which leaves
 // files to the host's user and never probes the machine for agents that run no command.
 func (h *Host) fileOwner(p *components.Profile) *tools.FileOwner {
 	if h.runsCommands == nil {
@@ -68,12 +66,7 @@ func (h *Host) fileOwner(p *components.Profile) *tools.FileOwner {
 	}
 	runs, seen := h.runsCommands[p]
 	if !seen {
-		for i := range p.Blueprint.Stages {
-			if slices.Contains(p.Blueprint.Stages[i].AvailableTools, tools.NameShell) {
-				runs = true
-				break
-			}
-		}
+		runs = runsCommands(p)
 		h.runsCommands[p] = runs
 	}
 	if !runs {
@@ -90,4 +83,24 @@ func (h *Host) fileOwner(p *components.Profile) *tools.FileOwner {
 		h.owner = &tools.FileOwner{UID: c.CommandUID, GID: c.CommandGID}
 	}
 	return h.owner
+}
+
+// runsCommands reports whether an agent of p may run commands: some stage advertises a tool
+// that runs them (tools.CommandUser: the shell tool, or a script tool through host.shell), or
+// its blueprint sets dynamic_tools, whose scripts may call host.shell too.
+func runsCommands(p *components.Profile) bool {
+	if p.Blueprint.DynamicTools {
+		return true
+	}
+	for i := range p.Blueprint.Stages {
+		reg := p.Registry(int32(i))
+		for _, name := range p.Blueprint.Stages[i].AvailableTools {
+			if h, ok := reg.Lookup(name); ok {
+				if cu, ok := h.Tool().(tools.CommandUser); ok && cu.UsesCommands() {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

@@ -2,11 +2,13 @@ package systems
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/rs/zerolog"
 
+	"github.com/warrenhq/warren/blueprint"
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/sandbox"
 	"github.com/warrenhq/warren/tools"
@@ -42,5 +44,66 @@ func TestStageBoundary(t *testing.T) {
 	}
 	if got := stageBoundary(&components.Profile{}, 0); got.String() != defaultBoundary.String() {
 		t.Errorf("a profile without boundaries: %v, want the default ceiling", got)
+	}
+}
+
+// commandTool stands in for a script tool: it runs commands (through host.shell) without being
+// the shell tool.
+type commandTool struct{ name string }
+
+func (c commandTool) Spec() tools.Spec {
+	return tools.Spec{Name: c.name, Description: "runs commands", Parameters: []byte(`{"type":"object"}`)}
+}
+func (commandTool) Execute(*tools.ExecContext, json.RawMessage) (tools.Result, error) {
+	return tools.Result{}, nil
+}
+func (commandTool) UsesCommands() bool { return true }
+
+// TestRunsCommands: an agent may run commands when a stage advertises a tool that runs them,
+// whatever its name, or when its blueprint sets dynamic_tools; file and other tools do not count.
+func TestRunsCommands(t *testing.T) {
+	reg := tools.NewRegistry()
+	if err := tools.RegisterBuiltins(reg); err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.Register(commandTool{"build"}); err != nil {
+		t.Fatal(err)
+	}
+	scoped := tools.NewScoped(reg)
+	tests := []struct {
+		name, src string
+		want      bool
+	}{
+		{"file tools only", `name = "a"
+[[stages]]
+name = "s"
+available_tools = ["read_file", "write_file"]`, false},
+		{"the shell tool", `name = "a"
+[[stages]]
+name = "s"
+available_tools = ["read_file"]
+[[stages]]
+name = "t"
+available_tools = ["shell"]`, true},
+		{"a script tool that runs commands", `name = "a"
+[[stages]]
+name = "s"
+available_tools = ["build", "write_file"]`, true},
+		{"dynamic tools", `name = "a"
+dynamic_tools = true
+[[stages]]
+name = "s"
+available_tools = ["write_file"]`, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bp, err := blueprint.Parse("a.toml", []byte(tt.src), reg.Names())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := runsCommands(&components.Profile{Blueprint: bp, Tools: scoped}); got != tt.want {
+				t.Errorf("runsCommands = %v, want %v", got, tt.want)
+			}
+		})
 	}
 }
