@@ -1,18 +1,17 @@
 package mcp_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/warrenhq/warren/internal/mcpdemo"
 	"github.com/warrenhq/warren/mcp"
 	"github.com/warrenhq/warren/tools"
 )
@@ -57,25 +56,14 @@ func httpConfig(t testing.TB, name string) *mcp.ServerConfig {
 	t.Helper()
 	cmd := exec.Command(mcpserverPath, "--transport", "http", "--listen", "127.0.0.1:0", "--log-level", "error")
 	cmd.Dir = t.TempDir()
-	stdout, err := cmd.StdoutPipe()
+	url, err := mcpdemo.StartHTTP(cmd)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		t.Fatalf("the HTTP test server: %v", err)
 	}
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		_ = cmd.Wait()
 	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("read the server's address: %v", err)
-	}
-	url, ok := strings.CutPrefix(strings.TrimSpace(line), "listening ")
-	if !ok {
-		t.Fatalf("unexpected first line %q", line)
-	}
 	return &mcp.ServerConfig{Name: name, URL: url, File: "host.toml", Line: 9, Key: "mcp_servers[1]"}
 }
 

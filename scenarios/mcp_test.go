@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -171,22 +170,14 @@ func TestMCPGarbageReplyStdio(t *testing.T) {
 func startHTTPDemo(t *testing.T) string {
 	t.Helper()
 	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{mcpdemo.ReexecName, "--transport", "http", "--listen", "127.0.0.1:0", "--log-level", "error"}}
-	stdout, err := cmd.StdoutPipe()
+	url, err := mcpdemo.StartHTTP(cmd)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		t.Fatalf("the HTTP demo server: %v", err)
 	}
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(os.Interrupt)
 		_ = cmd.Wait()
 	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	url, ok := strings.CutPrefix(strings.TrimSpace(line), "listening ")
-	if err != nil || !ok {
-		t.Fatalf("the HTTP demo server did not announce its address: %q, %v", line, err)
-	}
 	return url
 }
 

@@ -147,7 +147,7 @@ func serveHTTP(ctx context.Context, mcpServer *server.MCPServer, addr string, st
 	httpServer := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 
 	url := fmt.Sprintf("http://%s%s", listener.Addr(), endpointPath)
-	if _, err := fmt.Fprintf(stdout, "listening %s\n", url); err != nil {
+	if err := announce(stdout, url); err != nil {
 		_ = listener.Close()
 		return fmt.Errorf("announce address: %w", err)
 	}

@@ -133,7 +133,7 @@ func startHTTP(t *testing.T, args ...string) (*serverProcess, string) {
 	t.Helper()
 	p, _, stdout := startProcess(t, append([]string{"--transport", "http", "--listen", "127.0.0.1:0", "--log-level", "debug"}, args...)...)
 	lines := bufio.NewReader(stdout)
-	first, err := lines.ReadString('\n')
+	url, err := ReadAnnouncement(lines)
 	if err != nil {
 		t.Fatalf("read announced URL: %v; stderr:\n%s", err, p.stderr.String())
 	}
@@ -141,9 +141,8 @@ func startHTTP(t *testing.T, args ...string) (*serverProcess, string) {
 		_, _ = io.Copy(p.stdout, lines)
 		p.waited <- p.cmd.Wait()
 	}()
-	url, ok := strings.CutPrefix(strings.TrimSpace(first), "listening ")
-	if !ok || !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.HasSuffix(url, "/mcp") {
-		t.Fatalf("first stdout line = %q, want \"listening http://127.0.0.1:PORT/mcp\"", first)
+	if !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.HasSuffix(url, "/mcp") {
+		t.Fatalf("announced URL = %q, want http://127.0.0.1:PORT/mcp", url)
 	}
 	p.client = newHTTPClient(t, url)
 	return p, url
