@@ -331,7 +331,7 @@ func TestToolCalls(t *testing.T) {
 			for _, tc := range cases {
 				t.Run(tc.name, func(t *testing.T) {
 					for i, s := range tc.steps {
-						ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+						ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 						res, err := call(ctx, p.client, s.tool, s.args)
 						cancel()
 						if err != nil {
