@@ -243,6 +243,39 @@ func TestCrashWithCallInFlight(t *testing.T) {
 	}
 }
 
+// TestServerKilledFromOutside: a stdio server killed by someone else (SIGKILL) while calls are in
+// flight ends them all at once with error results, and the next call restarts it.
+func TestServerKilledFromOutside(t *testing.T) {
+	m := newManager(t, mcp.Options{RestartBackoff: 50 * time.Millisecond}, stdioConfig(t, "kv"))
+	mustOK(t, call(t, toolOf(m, "kv", "echo"), `{"text":"warm"}`))
+	const inFlight = 5
+	done := make(chan tools.Result, inFlight)
+	for range inFlight {
+		go func() { done <- call(t, toolOf(m, "kv", "slow"), `{"ms":60000}`) }()
+	}
+	waitFor(t, func() bool { return m.Stats("kv").InFlight == inFlight })
+	time.Sleep(50 * time.Millisecond) // let the calls reach the server
+	start := time.Now()
+	if err := syscall.Kill(m.Stats("kv").Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	want := "server kv exited (signal: killed) during the call; it is restarted on the next call"
+	for range inFlight {
+		if res := <-done; !res.IsError || res.Content != want {
+			t.Errorf("result %+v, want the error %q", res, want)
+		}
+	}
+	if elapsed := time.Since(start); elapsed > 3*time.Second {
+		t.Errorf("the calls took %v to fail", elapsed)
+	}
+	if got := mustOK(t, call(t, toolOf(m, "kv", "echo"), `{"text":"back"}`)); got != "back" {
+		t.Errorf("after the restart: %q", got)
+	}
+	if got := eventKinds(m.Drain()); fmt.Sprint(got) != fmt.Sprint([]string{"kv:start:1:", "kv:exit:1:signal: killed", "kv:restart:2:signal: killed"}) {
+		t.Errorf("events = %q", got)
+	}
+}
+
 // waitFor polls cond for up to 5s.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
