@@ -38,9 +38,9 @@ type Profile struct {
 	// the host's ceiling tightened by the blueprint and the stage, resolved once per profile.
 	// sync_stage points an agent's sandbox manager at its stage's boundary.
 	Sandbox []sandbox.Boundary
-	// MCPServers names, sorted, the MCP servers whose tools any stage of the profile advertises:
-	// each agent of the profile holds a lease on each of them from spawn to reap, so a server's
-	// session stops once no agent that may call it is left.
+	// MCPServers names, sorted, the MCP servers the profile's agents lease from spawn to reap:
+	// those whose tools a stage advertises, and those the sub-agents they may spawn may call. A
+	// server's session stops once no agent that may call it, or whose descendants may, is left.
 	MCPServers []string
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/internal/tomlfile"
 	"github.com/warrenhq/warren/mcp"
+	"github.com/warrenhq/warren/subagents"
 )
 
 // DiscoveryTimeout bounds how long loading a scenario waits for one MCP server to start and list
@@ -133,6 +135,49 @@ func sameServer(a, b *mcp.ServerConfig) bool {
 	x, y := *a, *b
 	x.File, x.Line, x.Key, y.File, y.Line, y.Key = "", 0, "", "", 0, ""
 	return reflect.DeepEqual(x, y)
+}
+
+// leasedServers lists, sorted, the MCP servers an agent of bp leases from spawn to reap: those
+// whose tools a stage of bp advertises and, when it may spawn sub-agents, those its possible
+// descendants may call. A parent thus keeps a server's session alive for the children that come
+// and go under it: a boss that spawns clients one after another keeps one session instead of
+// starting one per child.
+func (sc *Scenario) leasedServers(bp *blueprint.Blueprint) []string {
+	servers := map[string]bool{}
+	seen := map[*blueprint.Blueprint]bool{}
+	var walk func(bp *blueprint.Blueprint)
+	walk = func(bp *blueprint.Blueprint) {
+		if bp == nil || seen[bp] {
+			return
+		}
+		seen[bp] = true
+		spawns := false
+		for i := range bp.Stages {
+			st := &bp.Stages[i]
+			for _, name := range st.AvailableTools {
+				if server, ok := sc.serverOf[name]; ok {
+					servers[server] = true
+				}
+				spawns = spawns || name == subagents.NameSpawn || name == subagents.NameFanOut
+			}
+			if st.FanOut != nil {
+				spawns = true
+				if sp := sc.Spawn[st.FanOut.Blueprint]; sp != nil {
+					walk(sp.Blueprint)
+				}
+			}
+		}
+		if !spawns {
+			return
+		}
+		for key, sp := range sc.Spawn {
+			if bp.Subagents.MaySpawn(key) {
+				walk(sp.Blueprint)
+			}
+		}
+	}
+	walk(bp)
+	return slices.Sorted(maps.Keys(servers))
 }
 
 // DiscoverServer starts one server, lists its tools as the host would advertise them, and stops

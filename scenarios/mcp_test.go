@@ -313,3 +313,83 @@ func TestMCPShippedScenarioAtFullSize(t *testing.T) {
 		t.Errorf("the auditor's results %q, want kv_list cut with a note", got)
 	}
 }
+
+// TestMCPSubagentLeases: an agent that may spawn clients leases their server too, so the session
+// outlives the children that come and go under it: a boss without MCP tools spawns three clients
+// one after another and waits for each; one session serves them all and stops when the boss,
+// the last agent that could call it, is reaped.
+func TestMCPSubagentLeases(t *testing.T) {
+	files := map[string]string{
+		"client.toml": mcpClientBlueprint,
+		"boss.toml": `
+name = "boss"
+
+[subagents]
+spawnable = ["client"]
+
+[[stages]]
+name = "lead"
+available_tools = ["spawn_agent", "wait_for_agent"]
+max_iterations = 10
+`,
+		"s.toml": `
+name = "mcp-tree"
+
+[blueprints]
+boss = "boss.toml"
+client = "client.toml"
+
+[spawn.client]
+model = "client"
+
+[host.tool_permissions]
+kv__kv_set = "allow"
+
+[[host.mcp_servers]]
+name = "kv"
+` + demoStdio + `
+
+[models.boss]
+kind = "scripted"
+  [[models.boss.turns]]
+  repeat = 3
+    [[models.boss.turns.calls]]
+    tool = "spawn_agent"
+    args = { blueprint = "client", task = "record", wait = true }
+  [[models.boss.turns]]
+  text = "all recorded"
+
+[models.client]
+kind = "scripted"
+` + callTurn("kv__kv_set", `{ key = "{{.Name}}", value = "x" }`) + `  [[models.client.turns]]
+  text = "recorded"
+
+[[groups]]
+name = "bosses"
+blueprint = "boss"
+model = "boss"
+count = 1
+`,
+	}
+	sum, events := runMCP(t, files)
+	if sum.ByStatus[components.Done] != 4 || sum.ToolErrors != 0 {
+		t.Fatalf("statuses %v, %d tool errors; want the boss and 3 clients done", sum.ByStatus, sum.ToolErrors)
+	}
+	var stopTick, lastChildReap, bossReap uint64
+	for _, e := range events {
+		switch {
+		case e.Kind == "mcp_server" && e.Event == "stop":
+			stopTick = e.Tick
+		case e.Kind == "reap" && e.Name == "bosses-0":
+			bossReap = e.Tick
+		case e.Kind == "reap":
+			lastChildReap = max(lastChildReap, e.Tick)
+		}
+	}
+	if evs := serverEvents(events); strings.Join(evs, "|") != "start 1|stop 1 no agent holds a lease" {
+		t.Fatalf("server events %q, want one session for the three children", evs)
+	}
+	if stopTick != bossReap+1 || lastChildReap >= bossReap {
+		t.Errorf("the session stopped at tick %d; the last child was reaped at %d and the boss at %d", stopTick, lastChildReap, bossReap)
+	}
+}

@@ -45,7 +45,7 @@ func (o *offspring) Profile(parent *components.Profile, stage int32, key string)
 		return nil, err
 	}
 	g := &Group{Name: key, BlueprintKey: key, Blueprint: sp.Blueprint, ModelKey: sp.ModelKey, Model: sp.Model}
-	p, err := profile(g, o.scoped, o.root, pol, o.host.SandboxCeiling(), o.sc.serverOf)
+	p, err := profile(g, o.scoped, o.root, pol, o.host.SandboxCeiling(), o.sc.leasedServers(g.Blueprint))
 	if err != nil {
 		return nil, err
 	}

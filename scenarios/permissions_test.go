@@ -29,6 +29,7 @@ func permFile(name string) string { return filepath.Join("testdata", "permission
 
 // gateEvent holds the fields of a trace event the permission tests look at.
 type gateEvent struct {
+	Tick    uint64   `json:"tick"`
 	Name    string   `json:"name"`
 	Kind    string   `json:"kind"`
 	CallID  string   `json:"call_id"`

@@ -306,7 +306,7 @@ func Run(ctx context.Context, sc *Scenario, opt Options) (*Summary, error) {
 		if err != nil {
 			return nil, err
 		}
-		p, err := profile(g, scoped, root, pol, host.SandboxCeiling(), sc.serverOf)
+		p, err := profile(g, scoped, root, pol, host.SandboxCeiling(), sc.leasedServers(g.Blueprint))
 		if err != nil {
 			return nil, err
 		}
@@ -393,14 +393,13 @@ func workRoot(dir string) (string, func(), error) {
 // profile builds the shared Profile of a group's agents: what each stage advertises and the
 // registry its calls resolve through. In an unattended run a stage that does not require an
 // interaction tool neither advertises it nor lets it block: its registry pushes a scope in which
-// a stand-in answers with the unattended answer at once. serverOf names the MCP server of each
-// MCP tool: the profile leases the servers whose tools it advertises.
-func profile(g *Group, scoped *tools.ScopedToolRegistry, root string, pol *components.ToolPolicy, ceiling sandbox.Boundary, serverOf map[string]string) (*components.Profile, error) {
+// a stand-in answers with the unattended answer at once. servers are the MCP servers its agents
+// lease (see Scenario.leasedServers).
+func profile(g *Group, scoped *tools.ScopedToolRegistry, root string, pol *components.ToolPolicy, ceiling sandbox.Boundary, servers []string) (*components.Profile, error) {
 	bp := g.Blueprint
 	stageTools := make([][]models.ToolInfo, len(bp.Stages))
 	registries := make([]*tools.ScopedToolRegistry, len(bp.Stages))
 	boundaries := make([]sandbox.Boundary, len(bp.Stages))
-	var servers []string
 	for i := range bp.Stages {
 		st := &bp.Stages[i]
 		registries[i] = scoped
@@ -424,9 +423,6 @@ func profile(g *Group, scoped *tools.ScopedToolRegistry, root string, pol *compo
 			}
 			spec := t.Spec()
 			stageTools[i] = append(stageTools[i], models.ToolInfo{Name: spec.Name, Description: spec.Description, Parameters: spec.Parameters})
-			if server, ok := serverOf[name]; ok && !slices.Contains(servers, server) {
-				servers = append(servers, server)
-			}
 		}
 		if standIns != nil {
 			registries[i] = standIns
@@ -437,7 +433,6 @@ func profile(g *Group, scoped *tools.ScopedToolRegistry, root string, pol *compo
 		Tools: scoped, StageTools: stageTools, StageRegistries: registries, Policy: pol,
 		Sandbox: boundaries, MCPServers: servers,
 	}
-	slices.Sort(p.MCPServers)
 	groupDir := filepath.Join(root, g.Name)
 	if g.workdir == nil {
 		p.Workdir = func(name string, _ int) string { return filepath.Join(groupDir, name) }
