@@ -115,20 +115,26 @@ func TestHashCoversSubagents(t *testing.T) {
 	}
 }
 
-// TestCompileUnderHost checks the [subagents] table inside a scenario's [host] table: values are
-// compiled and errors carry the host. prefix at the right position.
-func TestCompileUnderHost(t *testing.T) {
-	src := "name = \"s\"\n[host.subagents]\nmax_depth = 3\ninbox = 0\nmax_fanout_items = 10\n"
-	// The part of a scenario's shape that matters here: its name and its [host] table.
+// compileUnderHost decodes src as a scenario file at path (the part of its shape that matters
+// here: its name and its [host] table) and compiles the table the way the scenario loader does.
+func compileUnderHost(t *testing.T, path, src string) (*Config, tomlfile.Errors) {
+	t.Helper()
 	var f struct {
 		Name string `toml:"name"`
 		Host *File  `toml:"host"`
 	}
-	doc, err := tomlfile.Decode("scenario.toml", []byte(src), &f)
+	doc, err := tomlfile.Decode(path, []byte(src), &f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, errs := Compile(doc, "host", f.Host, knownTools)
+	return Compile(doc, "host", f.Host, knownTools)
+}
+
+// TestCompileUnderHost checks the [subagents] table inside a scenario's [host] table: values are
+// compiled and errors carry the host. prefix at the right position.
+func TestCompileUnderHost(t *testing.T) {
+	src := "name = \"s\"\n[host.subagents]\nmax_depth = 3\ninbox = 0\nmax_fanout_items = 10\n"
+	cfg, errs := compileUnderHost(t, "scenario.toml", src)
 	want := "scenario.toml:4:1: host.subagents.inbox: out of range: 0; valid: 1 to 100000 (pending messages per agent inbox)"
 	if errs.Error() != want {
 		t.Errorf("errors = %v\nwant %s", errs, want)

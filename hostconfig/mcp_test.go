@@ -214,15 +214,7 @@ func serverNames(servers []mcp.ServerConfig) []string {
 // and the folder is the scenario's.
 func TestMCPServersUnderHost(t *testing.T) {
 	src := "name = \"s\"\n[[host.mcp_servers]]\nname = \"kv\"\ncommand = \"./kv\"\n[[host.mcp_servers]]\nname = \"Bad\"\ncommand = \"x\"\n[host.tool_permissions]\nkv__get = \"allow\"\n"
-	var f struct {
-		Name string `toml:"name"`
-		Host *File  `toml:"host"`
-	}
-	doc, err := tomlfile.Decode(filepath.Join("scenarios", "s.toml"), []byte(src), &f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, errs := Compile(doc, "host", f.Host, knownTools)
+	cfg, errs := compileUnderHost(t, filepath.Join("scenarios", "s.toml"), src)
 	if len(errs) != 1 || errs[0].Key != "host.mcp_servers[1].name" || errs[0].Line != 6 || !errors.Is(errs[0], ErrBadServerName) {
 		t.Fatalf("problems: %v", errs)
 	}

@@ -241,15 +241,7 @@ func TestSandboxErrors(t *testing.T) {
 // host.
 func TestSandboxUnderHost(t *testing.T) {
 	src := "name = \"s\"\n[host.sandbox]\nmode = \"bwrap\"\nwritable = [\"tmp\"]\n[host.sandbox.limits]\nopen_files = 8\nprocesses = 4\n"
-	var f struct {
-		Name string `toml:"name"`
-		Host *File  `toml:"host"`
-	}
-	doc, err := tomlfile.Decode("scenario.toml", []byte(src), &f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, errs := Compile(doc, "host", f.Host, knownTools)
+	cfg, errs := compileUnderHost(t, "scenario.toml", src)
 	want := "scenario.toml:4:13: host.sandbox.writable[0]: \"tmp\" is not absolute; write an absolute host path such as \"/srv/cache\"\n" +
 		"scenario.toml:6:1: host.sandbox.limits.open_files: out of range: 8; valid: 16 to 1048576 (the open files of each of the command's processes)"
 	if errs.Error() != want {

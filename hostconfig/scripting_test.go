@@ -167,15 +167,7 @@ func TestScriptPermissionsTable(t *testing.T) {
 func TestCompileScriptingUnderHost(t *testing.T) {
 	scenario := filepath.Join("suite", "nightly", "scenario.toml")
 	src := "name = \"s\"\n[host.scripting]\ntools_dir = \"tools\"\nmax_call_stack = 8\n[host.tool_script_permissions]\nenv = \"inherit\"\nhttp_get = \"allow\"\n"
-	var f struct {
-		Name string `toml:"name"`
-		Host *File  `toml:"host"`
-	}
-	doc, err := tomlfile.Decode(scenario, []byte(src), &f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, errs := Compile(doc, "host", f.Host, knownTools)
+	cfg, errs := compileUnderHost(t, scenario, src)
 	want := scenario + ":4:1: host.scripting.max_call_stack: out of range: 8; valid: 16 to 100000 (the deepest call stack a script may build)\n" +
 		scenario + ":6:1: host.tool_script_permissions.env: invalid script permission: inherit is not valid for env, which has no built-in tool of the same name to inherit from; valid: allow, deny"
 	if errs.Error() != want {
