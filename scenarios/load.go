@@ -164,9 +164,6 @@ type compiler struct {
 	models map[string]models.Model
 	// hostOverride replaces the [host] table (LoadUnder); nil compiles the table.
 	hostOverride *hostconfig.Config
-	// discovered lists the tools of each MCP server by name, for the [host] table's permission
-	// checks.
-	discovered map[string][]string
 }
 
 func (c *compiler) errorf(path, format string, args ...any) {

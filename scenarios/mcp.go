@@ -47,9 +47,9 @@ func (c *compiler) servers(hash interface{ Write([]byte) (int, error) }) bool {
 		servers, _ = hostconfig.CompileMCPServers(c.doc, "host", h.MCPServers, false)
 		allow = h.MCP.AllowBlueprintServers
 	}
-	byName := map[string]*mcp.ServerConfig{}
-	for i := range servers {
-		byName[servers[i].Name] = &servers[i]
+	byName := map[string]mcp.ServerConfig{}
+	for _, s := range servers {
+		byName[s.Name] = s
 	}
 	for _, key := range sortedKeys(c.file.Blueprints) {
 		declared, err := blueprint.DeclaredServers(c.resolve(c.file.Blueprints[key]))
@@ -64,18 +64,17 @@ func (c *compiler) servers(hash interface{ Write([]byte) (int, error) }) bool {
 				c.errorf(at, "%w: %s declares MCP server %q, and the host config does not allow blueprint servers; "+
 					"a user who trusts this blueprint sets allow_blueprint_servers = true in the host config's [mcp] table",
 					ErrBlueprintServer, s.Origin(), s.Name)
-			case taken && !sameServer(prev, &s):
+			case taken && !sameServer(&prev, &s):
 				c.errorf(at, "%w: %s declares MCP server %q, a name %s already gives another server; rename one of them",
 					ErrBlueprintServer, s.Origin(), s.Name, prev.Origin())
 			case !taken:
 				servers = append(servers, s)
-				byName[s.Name] = &servers[len(servers)-1]
+				byName[s.Name] = s
 			}
 		}
 	}
 	slices.SortFunc(servers, func(a, b mcp.ServerConfig) int { return strings.Compare(a.Name, b.Name) })
 	ok := true
-	c.discovered = map[string][]string{}
 	c.sc.serverOf = map[string]string{}
 	for i := range servers {
 		s := &servers[i]
@@ -94,18 +93,13 @@ func (c *compiler) servers(hash interface{ Write([]byte) (int, error) }) bool {
 			}
 			c.sc.MCPTools = append(c.sc.MCPTools, t)
 			c.sc.serverOf[t.Name] = s.Name
-			c.discovered[s.Name] = append(c.discovered[s.Name], t.Name)
 			_ = json.NewEncoder(schemas).Encode(t)
 		}
 		fmt.Fprintf(hash, "\nmcp %s %s%s %x\n", s.Name, s.Command, s.URL, schemas.Sum(nil))
 	}
-	c.known = append(c.known, slices.Sorted(func(yield func(string) bool) {
-		for _, t := range c.sc.MCPTools {
-			if !yield(t.Name) {
-				return
-			}
-		}
-	})...)
+	for _, t := range c.sc.MCPTools {
+		c.known = append(c.known, t.Name)
+	}
 	slices.Sort(c.known)
 	return ok
 }
@@ -120,7 +114,13 @@ func discover(s *mcp.ServerConfig) ([]mcp.ToolInfo, error) {
 // serverTools is the hostconfig.ServerTools of a scenario's [host] table: the names listed when
 // the scenario's servers were discovered.
 func (c *compiler) serverTools(s *mcp.ServerConfig) ([]string, error) {
-	return c.discovered[s.Name], nil
+	var names []string
+	for _, t := range c.sc.MCPTools {
+		if t.Server == s.Name {
+			names = append(names, t.Name)
+		}
+	}
+	return names, nil
 }
 
 // serverError reports a problem with a server where it was declared.
