@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -133,6 +134,12 @@ func (c *compiler) sandbox(path string, t *SandboxTable) sandbox.Spec {
 	if t.AllowEnvVars != nil {
 		// Present but empty passes no variable at all, so the list stays non-nil.
 		spec.AllowEnv = append([]string{}, c.allowEnv(path+".allow_env_vars", t.AllowEnvVars)...)
+		spec.AllowEnv = slices.DeleteFunc(spec.AllowEnv, sandbox.ShellExecutesEnv)
+		for i, name := range t.AllowEnvVars {
+			if sandbox.ShellExecutesEnv(name) {
+				c.errorf(tomlfile.JoinIndex(path+".allow_env_vars", i), "%w %q: bash runs code or takes its options from it, so no command may get it; pass what a command needs under another name", ErrBadEnvName, name)
+			}
+		}
 	}
 	spec.Limits = c.sandboxLimits(path+".limits", &t.Limits)
 	return spec

@@ -197,7 +197,8 @@ func bwrapArgs(spec launchSpec, ops []mountOp, stage *stagePlan) []string {
 	if caps.Seccomp.Available {
 		args = append(args, "--seccomp", strconv.Itoa(bwrapSeccompFD))
 	}
-	return append(args, "--json-status-fd", strconv.Itoa(bwrapStatusFD), "--", "/bin/sh", "-c", spec.line)
+	args = append(args, "--json-status-fd", strconv.Itoa(bwrapStatusFD), "--", ShellPath)
+	return append(args, shellArgv(spec.line)[1:]...)
 }
 
 // bwrapStatus follows bwrap's JSON status documents as bwrap writes them: {"child-pid": n,

@@ -14,7 +14,7 @@ func TestBwrapArgs(t *testing.T) {
 	for _, want := range []string{
 		"--unshare-all --unshare-user --disable-userns --uid 1001 --gid 1001 --hostname warren-sandbox --die-with-parent --new-session --cap-drop ALL --ro-bind / / --dev /dev --proc /proc --remount-ro /proc ",
 		"--tmpfs /h --dev-bind /dev/null /h/f --perms 1777 --tmpfs /tmp --bind /w /w --remount-ro /h ",
-		"--chdir /w --clearenv --setenv PATH /bin --setenv EMPTY  --seccomp 5 --json-status-fd 6 -- /bin/sh -c echo hi",
+		"--chdir /w --clearenv --setenv PATH /bin --setenv EMPTY  --seccomp 5 --json-status-fd 6 -- /bin/bash --noprofile --norc -c echo hi",
 	} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("bwrap args lack %q:\n%s", want, joined)

@@ -47,7 +47,7 @@ func ExampleManager_Start_hiddenInWritable() {
 	namespace := sandbox.ModeNamespace
 	b := sandbox.Ceiling(sandbox.Spec{Mode: &namespace, Hidden: []string{filepath.Join(workdir, "conf", ".env")}})
 	// A machine offering every mechanism: the refusal comes before the sandbox is set up.
-	caps := &sandbox.Capabilities{Namespaces: sandbox.Support{Available: true}, Landlock: sandbox.Support{Available: true},
+	caps := &sandbox.Capabilities{Shell: sandbox.Support{Available: true}, Namespaces: sandbox.Support{Available: true}, Landlock: sandbox.Support{Available: true},
 		Seccomp: sandbox.Support{Available: true}}
 	mgr := sandbox.NewManager(workdir, caps, b)
 	defer mgr.Close()

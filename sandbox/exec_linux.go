@@ -43,7 +43,7 @@ func noneLaunch(spec launchSpec) (*launch, error) {
 		return nil, err
 	}
 	l.cmd = &exec.Cmd{
-		Path: "/bin/sh", Args: []string{"sh", "-c", spec.line}, Env: spec.env, Dir: spec.workdir,
+		Path: ShellPath, Args: shellArgv(spec.line), Env: spec.env, Dir: spec.workdir,
 		Stdout: w, Stderr: w,
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
 	}

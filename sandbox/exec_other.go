@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 )
 
 // errLinuxOnly is why the contained modes are unavailable outside Linux.
@@ -22,7 +23,7 @@ func newLaunch(spec launchSpec) (*launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	l.cmd = &exec.Cmd{Path: "/bin/sh", Args: []string{"sh", "-c", spec.line}, Env: spec.env, Dir: spec.workdir, Stdout: w, Stderr: w}
+	l.cmd = &exec.Cmd{Path: ShellPath, Args: shellArgv(spec.line), Env: spec.env, Dir: spec.workdir, Stdout: w, Stderr: w}
 	return l, nil
 }
 
@@ -41,7 +42,12 @@ func reapTree(l *launch) {
 // probeMachine reports the contained modes unavailable outside Linux.
 func probeMachine() *Capabilities {
 	reason := errLinuxOnly.Error()
+	version, shell := "", Support{Reason: "not probed outside Linux"}
+	if out, err := exec.Command(ShellPath, "--version").Output(); err == nil {
+		version, shell = strings.SplitN(string(out), "\n", 2)[0], Support{Available: true}
+	}
 	return &Capabilities{
+		Shell: shell, ShellVersion: version,
 		Namespaces: Support{Reason: reason}, Bwrap: Support{Reason: reason},
 		Landlock: Support{Reason: reason}, Seccomp: Support{Reason: reason},
 		UID: os.Geteuid(), GID: os.Getegid(), InsideUID: os.Geteuid(), InsideGID: os.Getegid(),

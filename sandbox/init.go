@@ -13,7 +13,7 @@ const (
 	// command's root, starts the exec trampoline, reaps, and reports how the command ended.
 	initEntry = "warren-sandbox-init"
 	// execEntry is the exec trampoline: it lowers the rlimits (and in namespace mode enforces
-	// Landlock and seccomp) on its own thread, then replaces itself with the command (/bin/sh,
+	// Landlock and seccomp) on its own thread, then replaces itself with the command (/bin/bash,
 	// or bwrap in bwrap mode).
 	execEntry = "warren-sandbox-exec"
 )

@@ -101,11 +101,11 @@ func (m *Manager) Boundary() Boundary {
 	return m.boundary
 }
 
-// Run runs line with /bin/sh -c in the workdir under the current boundary and returns when the
+// Run runs line with /bin/bash -c (ShellPath) in the workdir under the current boundary and returns when the
 // command ends, its timeout passes or ctx is cancelled; in the last two cases the whole process
 // tree is killed first (the process group in none mode, the pid namespace in namespace and bwrap
 // modes). The environment is filtered to Boundary.AllowEnv, stdin is /dev/null, stdout and
-// stderr are combined and capped. A command that cannot start (no /bin/sh, a mechanism missing
+// stderr are combined and capped. A command that cannot start (no /bin/bash, a mechanism missing
 // under FallbackError, a sandbox that fails to set up) returns an error; a command that ran and
 // failed does not (see Outcome.ExitCode).
 func (m *Manager) Run(ctx context.Context, line string) (Outcome, error) {

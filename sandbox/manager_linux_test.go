@@ -30,7 +30,7 @@ func TestRunExitStatus(t *testing.T) {
 				{"success", "echo ok", 0, "", "ok"},
 				{"failure", "echo no; exit 3", 3, "", "no"},
 				{"missing program", "warren-no-such-program", 127, "", "warren-no-such-program"},
-				{"syntax error", "if then", 2, "", "Syntax error"},
+				{"syntax error", "if then", 2, "", "syntax error near unexpected token"},
 				{"killed by a signal", "kill -TERM $$", termCode, termSignal, ""},
 			} {
 				o, err := mgr.Run(context.Background(), tc.line)
@@ -278,6 +278,7 @@ func TestPointChangesTheNextCommandOnly(t *testing.T) {
 
 func TestStartUnderFallback(t *testing.T) {
 	none := &Capabilities{
+		Shell:      Support{Available: true},
 		Namespaces: Support{Reason: "no user namespaces"}, Bwrap: Support{Reason: "no bwrap"},
 		Landlock: Support{Reason: "no landlock"}, Seccomp: Support{Reason: "no seccomp"},
 	}

@@ -35,7 +35,7 @@ func namespaceLaunch(spec launchSpec) (*launch, error) {
 		Root: spec.root, Workdir: spec.workdir, Mounts: ops, Hostname: sandboxHostname, Loopback: !b.Network,
 		As: identity{UID: caps.InsideUID, GID: caps.InsideGID, DropGroups: caps.dropsPrivileges()},
 		Exec: execPlan{
-			Path: "/bin/sh", Args: []string{"sh", "-c", spec.line}, Env: spec.env, Dir: spec.workdir,
+			Path: ShellPath, Args: shellArgv(spec.line), Env: spec.env, Dir: spec.workdir,
 			Rlimits: rlimitsFor(b.Limits), NoNewPrivs: true, Seccomp: caps.Seccomp.Available,
 		},
 	}

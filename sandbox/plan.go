@@ -139,10 +139,13 @@ func readPlan(fd uintptr, plan any) error {
 }
 
 // sandboxEnv returns NAME=value for each allowed name the host's environment sets, in AllowEnv's
-// (sorted) order.
+// (sorted) order; never a variable bash runs code from (ShellExecutesEnv).
 func sandboxEnv(allow []string) []string {
 	env := make([]string, 0, len(allow))
 	for _, name := range allow {
+		if ShellExecutesEnv(name) {
+			continue
+		}
 		if v, ok := os.LookupEnv(name); ok {
 			env = append(env, name+"="+v)
 		}

@@ -165,3 +165,16 @@ func TestResolvedPrefix(t *testing.T) {
 		}
 	}
 }
+
+func TestSandboxEnvNeverPassesShellCode(t *testing.T) {
+	t.Setenv("BASH_ENV", "/tmp/evil.sh")
+	t.Setenv("ENV", "/tmp/evil.sh")
+	t.Setenv("SHELLOPTS", "xtrace")
+	t.Setenv("PS4", "$(rm -rf x)")
+	t.Setenv("BASH_FUNC_ls%%", "() { rm -rf x; }")
+	t.Setenv("WARREN_TEST_PLAIN", "kept")
+	got := sandboxEnv([]string{"BASH_ENV", "BASH_FUNC_ls%%", "ENV", "PS4", "SHELLOPTS", "WARREN_TEST_PLAIN"})
+	if want := []string{"WARREN_TEST_PLAIN=kept"}; !slices.Equal(got, want) {
+		t.Errorf("sandboxEnv = %q, want %q: bash runs code from the others", got, want)
+	}
+}

@@ -32,6 +32,11 @@ func (s Support) yes() string {
 // kernel, sysctl or AppArmor policy that forbids any step shows up here rather than at an agent's
 // first command. Fields are in the order Report prints them.
 type Capabilities struct {
+	// Shell is whether ShellPath runs here and is bash: every mode runs command lines with it,
+	// and without it no command runs (Effective refuses every boundary).
+	Shell Support
+	// ShellVersion is the first line `bash --version` printed.
+	ShellVersion string
 	// Namespaces is whether the namespace mode works: user, mount, pid, network, uts and ipc
 	// namespaces, mount_setattr (Linux 5.12+) and a pivot_root into the assembled root.
 	Namespaces Support
@@ -84,7 +89,11 @@ func Probe() *Capabilities { return probed() }
 // Report is what host doctor prints: one line per mechanism, then one line per mode saying what
 // that mode contains here and what it is missing.
 func (c *Capabilities) Report() []string {
-	lines := []string{"namespaces: " + c.Namespaces.yes()}
+	shell := "shell: " + c.Shell.yes()
+	if c.Shell.Available {
+		shell = fmt.Sprintf("shell: %s (%s); every mode runs command lines with it", ShellPath, c.ShellVersion)
+	}
+	lines := []string{shell, "namespaces: " + c.Namespaces.yes()}
 	if c.Bwrap.Available {
 		lines = append(lines, fmt.Sprintf("bwrap: %s (%s)", c.BwrapPath, c.BwrapVersion))
 	} else {
@@ -182,6 +191,9 @@ func (c *Capabilities) substitute(m Mode) Mode {
 // Effective applies b.OnUnavailable against c: the boundary a command will actually run under,
 // and a warning naming any degradation.
 //
+// Without a working ShellPath nothing runs, whatever the mode and fallback: an error wrapping
+// ErrUnavailable says why. No other shell stands in, since the gate judged the line as bash.
+//
 // A missing namespace mechanism (or bwrap binary) obeys b.OnUnavailable: FallbackError returns
 // an error wrapping ErrUnavailable that names what is missing and how to get it; FallbackWarn
 // runs the other contained mode when it works (both contain the same boundary) and otherwise
@@ -189,6 +201,9 @@ func (c *Capabilities) substitute(m Mode) Mode {
 // their absence only adds a warning under either fallback: the namespaces, the read-only file
 // system and the rlimits still hold.
 func (c *Capabilities) Effective(b Boundary) (Boundary, string, error) {
+	if !c.Shell.Available {
+		return b, "", fmt.Errorf("%w: commands run with %s, and it cannot run here: %s", ErrUnavailable, ShellPath, c.Shell.Reason)
+	}
 	if !b.Mode.contains() {
 		return b, "", nil
 	}

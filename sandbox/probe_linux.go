@@ -21,6 +21,7 @@ func probeMachine() *Capabilities {
 	if c.UID == 0 && idMapped("/proc/self/uid_map", unprivilegedID) && idMapped("/proc/self/gid_map", unprivilegedID) {
 		c.CommandUID, c.CommandGID = unprivilegedID, unprivilegedID
 	}
+	c.ShellVersion, c.Shell = probeShell()
 	c.LandlockABI, c.Landlock = probeLandlock()
 	c.Seccomp = probeSeccomp()
 	dir, err := os.MkdirTemp("", "warren-sandbox-probe-")
@@ -66,7 +67,7 @@ func idMapped(mapFile string, id int) bool {
 // probeMode runs `exit 0` in mode m on a copy of c that takes m's mechanism for granted.
 func probeMode(c *Capabilities, m Mode, dir string) Support {
 	trial := *c
-	trial.Namespaces, trial.Bwrap = Support{Available: true}, Support{Available: true}
+	trial.Namespaces, trial.Bwrap, trial.Shell = Support{Available: true}, Support{Available: true}, Support{Available: true}
 	b := Ceiling(Spec{Mode: &m})
 	b.Limits.Timeout = probeTimeout
 	mgr := newManager(filepath.Join(dir, m.String()), &trial, b)
@@ -96,6 +97,21 @@ func namespaceHints() string {
 		return "; AppArmor restricts unprivileged user namespaces: sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, or an AppArmor profile for the host binary that allows userns"
 	}
 	return "; the namespace mode needs Linux 5.12+ with user namespaces allowed (a container runtime's seccomp profile may forbid them); bwrap mode may still work"
+}
+
+// probeShell runs ShellPath --version and checks that it is GNU bash.
+func probeShell() (version string, s Support) {
+	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, ShellPath, "--version").Output()
+	if err != nil {
+		return "", Support{Reason: fmt.Sprintf("%s --version failed: %v: install bash (apt-get install -y bash)", ShellPath, err)}
+	}
+	version, _, _ = strings.Cut(strings.TrimSpace(string(out)), "\n")
+	if !strings.HasPrefix(version, "GNU bash") {
+		return version, Support{Reason: fmt.Sprintf("%s is not GNU bash (it says %q), and the gate judges command lines as bash", ShellPath, version)}
+	}
+	return version, Support{Available: true}
 }
 
 // probeBwrap finds bwrap in PATH, reads its version and runs a trial command through it.

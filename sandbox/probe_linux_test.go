@@ -12,7 +12,7 @@ func TestProbeThisMachine(t *testing.T) {
 	if Probe() != c {
 		t.Error("Probe probed twice")
 	}
-	for name, s := range map[string]Support{"namespaces": c.Namespaces, "bwrap": c.Bwrap, "seccomp": c.Seccomp, "landlock": c.Landlock} {
+	for name, s := range map[string]Support{"shell": c.Shell, "namespaces": c.Namespaces, "bwrap": c.Bwrap, "seccomp": c.Seccomp, "landlock": c.Landlock} {
 		if !s.Available || s.Reason != "" {
 			t.Errorf("%s unavailable on this machine (CI must provide it): %q", name, s.Reason)
 		}
@@ -32,7 +32,7 @@ func TestProbeThisMachine(t *testing.T) {
 		t.Errorf("host uid %d runs commands as %d:%d, want %d:%d", c.UID, c.CommandUID, c.CommandGID, wantUID, wantGID)
 	}
 	report := c.Report()
-	for i, prefix := range []string{"namespaces: yes", "bwrap: " + c.BwrapPath + " (bubblewrap ", "landlock: ABI ", "seccomp: yes", "rlimits: hard ", "ids: host ", "mode none: contains nothing", "mode namespace: contains ", "mode bwrap: contains "} {
+	for i, prefix := range []string{"shell: /bin/bash (GNU bash, version ", "namespaces: yes", "bwrap: " + c.BwrapPath + " (bubblewrap ", "landlock: ABI ", "seccomp: yes", "rlimits: hard ", "ids: host ", "mode none: contains nothing", "mode namespace: contains ", "mode bwrap: contains "} {
 		if i >= len(report) || !strings.HasPrefix(report[i], prefix) {
 			t.Errorf("report line %d should start with %q:\n%s", i, prefix, strings.Join(report, "\n"))
 		}

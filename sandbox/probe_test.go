@@ -21,6 +21,7 @@ func testBoundary(m Mode, edit func(*Boundary)) Boundary {
 // syntheticCaps is a machine with every mechanism, edited by edit.
 func syntheticCaps(edit func(*Capabilities)) *Capabilities {
 	c := &Capabilities{
+		Shell: Support{Available: true}, ShellVersion: "GNU bash, version 5.2.15(1)-release (x86_64-pc-linux-gnu)",
 		Namespaces: Support{Available: true}, Bwrap: Support{Available: true},
 		BwrapPath: "/usr/bin/bwrap", BwrapVersion: "bubblewrap 0.8.0",
 		LandlockABI: 7, Landlock: Support{Available: true}, Seccomp: Support{Available: true},
@@ -39,6 +40,9 @@ func noLandlock(c *Capabilities) {
 	c.LandlockABI, c.Landlock = 0, Support{Reason: "the kernel has no Landlock"}
 }
 func noSeccomp(c *Capabilities) { c.Seccomp = Support{Reason: "no seccomp filter support"} }
+func noShell(c *Capabilities) {
+	c.Shell, c.ShellVersion = Support{Reason: "/bin/bash --version failed: no such file"}, ""
+}
 
 // rootHost is a host running as root, whose commands run as the unprivileged id.
 func rootHost(c *Capabilities) {
@@ -49,6 +53,7 @@ func rootHost(c *Capabilities) {
 func TestReport(t *testing.T) {
 	all := syntheticCaps(nil).Report()
 	want := []string{
+		"shell: /bin/bash (GNU bash, version 5.2.15(1)-release (x86_64-pc-linux-gnu)); every mode runs command lines with it",
 		"namespaces: yes",
 		"bwrap: /usr/bin/bwrap (bubblewrap 0.8.0)",
 		"landlock: ABI 7",
@@ -108,6 +113,8 @@ func TestEffective(t *testing.T) {
 		wantErr     []string // substrings of an ErrUnavailable error
 	}{
 		{"none runs as asked", func(c *Capabilities) { noNamespaces(c); noBwrap(c) }, ModeNone, FallbackError, ModeNone, nil, nil},
+		{"no bash: none refused", noShell, ModeNone, FallbackWarn, 0, nil, []string{"commands run with /bin/bash", "no such file"}},
+		{"no bash: namespace refused under warn", noShell, ModeNamespace, FallbackWarn, 0, nil, []string{"commands run with /bin/bash"}},
 		{"namespace with everything", nil, ModeNamespace, FallbackError, ModeNamespace, nil, nil},
 		{"bwrap with everything", nil, ModeBwrap, FallbackError, ModeBwrap, nil, nil},
 		{"namespace missing: error", noNamespaces, ModeNamespace, FallbackError, 0, nil,

@@ -47,7 +47,7 @@ type Detached interface {
 	Report() string
 }
 
-// Shell is the shell tool: a command line run by /bin/sh in the agent's sandbox (ExecContext
+// Shell is the shell tool: a command line run by bash (sandbox.ShellPath, the dialect the gate parses) in the agent's sandbox (ExecContext
 // Commands), with the workdir as its current directory.
 type Shell struct{}
 
@@ -69,12 +69,12 @@ type shellArgs struct {
 func (Shell) Spec() Spec {
 	return Spec{
 		Name: NameShell,
-		Description: "Runs a command line with /bin/sh in your working directory, inside your sandbox, " +
+		Description: "Runs a command line with bash in your working directory, inside your sandbox, " +
 			"and returns its output (stdout and stderr together, cut past a limit with a note) and exit code. " +
 			"Set background to true to start a long command and go on: its output and exit code reach your " +
 			"inbox when it ends.",
 		Parameters: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["command"],"properties":{` +
-			`"command":{"type":"string","minLength":1,"description":"the command line, as /bin/sh -c runs it"},` +
+			`"command":{"type":"string","minLength":1,"description":"the command line, as bash -c runs it"},` +
 			`"timeout_seconds":{"type":"integer","minimum":1,"maximum":3600,"description":"kill the command after this many seconds (never longer than the sandbox allows)"},` +
 			`"background":{"type":"boolean","description":"start the command and return at once; its end reaches your inbox"}}}`),
 	}
