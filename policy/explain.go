@@ -45,7 +45,7 @@ func (r *Resolver) Explain(c Call, safe Coverer, g *Grants) Explanation {
 	case !c.Parsed:
 		x.Steps = r.unparsedSteps(st)
 	default:
-		x.Steps = r.shellSteps(c.Keys, st)
+		x.Steps = r.shellSteps(c, st)
 	}
 	x.Steps = append(x.Steps, r.coverSteps(c, d, safe, g)...)
 	return x
@@ -177,8 +177,10 @@ func yoloEffect(e keyEval) string {
 	}
 }
 
-// shellSteps explains a parsed shell line key by key, then the redirect rule.
-func (r *Resolver) shellSteps(keys []string, st int) []Step {
+// shellSteps explains a parsed shell line key by key (an opaque key ends with its floor), then
+// the redirect rule.
+func (r *Resolver) shellSteps(c Call, st int) []Step {
+	keys := c.Keys
 	if len(keys) == 0 {
 		keys = []string{ShellTool}
 	}
@@ -187,8 +189,18 @@ func (r *Resolver) shellSteps(keys []string, st int) []Step {
 	for _, key := range keys {
 		names, n := shellChain(key)
 		e := r.evalShellKey(key, st)
-		steps = append(steps, r.keySteps(e, names, n, st)...)
-		strictest = max(strictest, e.verdict)
+		why := c.opacity(key)
+		if why == "" {
+			steps = append(steps, r.keySteps(e, names, n, st)...)
+			strictest = max(strictest, e.verdict)
+		} else {
+			d := r.opaqueFloor(e, why, st)
+			steps = append(steps, resultStep(key, d))
+			steps = append(steps, r.layerSteps(e, names, n, st)...)
+			steps = append(steps, r.launchSteps(e)...)
+			steps = append(steps, Step{Layer: LayerOpaque, Key: key, Value: d.Verdict.String(), Effect: opaqueEffect(e, d, why)})
+			strictest = max(strictest, d.Verdict)
+		}
 		if redirect == "" && IsRedirectKey(key) {
 			redirect = key
 		}
@@ -203,6 +215,18 @@ func (r *Resolver) shellSteps(keys []string, st int) []Step {
 		effect = "stricter than the line's keys: decides"
 	}
 	return append(steps, Step{Layer: LayerWriteFile, Key: redirect, Value: wf.String(), Effect: "the line redirects output; write_file's verdict is " + effect})
+}
+
+// opaqueEffect says what the opaque floor did to a key whose own decision is e's.
+func opaqueEffect(e keyEval, d Decision, why string) string {
+	switch {
+	case d.Layer == LayerOpaque:
+		return "denies: " + why + ", and a layer denies a shell key; name " + e.key + " or " + programKeyOf(e.key) + " in the host config to decide it"
+	case e.verdict == Deny:
+		return "no effect: already deny (" + why + ")"
+	default:
+		return "no effect: " + why + ", but no layer denies a shell key, or a permission names the key"
+	}
 }
 
 // writeFileSteps explains write_file's own verdict, which the redirect rule borrows.
@@ -266,7 +290,7 @@ func (r *Resolver) coverSteps(c Call, d Decision, safe Coverer, g *Grants) []Ste
 		v, launchAsk := Ask, r.launchAsks(key)
 		if c.Tool == ShellTool {
 			var f *flag
-			v, f = r.keyVerdict(key, st)
+			v, f = r.keyVerdict(key, c.opacity(key), st)
 			launchAsk = f != nil && f.verdict == Ask
 		}
 		if v == Allow {

@@ -99,17 +99,18 @@ func (r *Resolver) CoverUnder(c Call, d Decision, safe Coverer, g *Grants, ceili
 }
 
 // keyVerdictUnder is keyVerdict under ceilings: the strictest of the agent's own verdict for key
-// in stage slot st and each ancestor's in its spawn-time stage, and whether an --ask of the
-// agent or of any ancestor governs the key. A ceiling without a resolver denies.
-func (r *Resolver) keyVerdictUnder(key string, st int, ceilings []Ceiling) (Verdict, bool) {
-	v, f := r.keyVerdict(key, st)
+// (opaque when why is set) in stage slot st and each ancestor's in its spawn-time stage, and
+// whether an --ask of the agent or of any ancestor governs the key. A ceiling without a resolver
+// denies.
+func (r *Resolver) keyVerdictUnder(key, why string, st int, ceilings []Ceiling) (Verdict, bool) {
+	v, f := r.keyVerdict(key, why, st)
 	launchAsk := f != nil && f.verdict == Ask
 	for i := range ceilings {
 		cr := ceilings[i].Resolver
 		if cr == nil {
 			return Deny, launchAsk
 		}
-		cv, cf := cr.keyVerdict(key, cr.stageSlot(ceilings[i].Stage))
+		cv, cf := cr.keyVerdict(key, why, cr.stageSlot(ceilings[i].Stage))
 		v = max(v, cv)
 		launchAsk = launchAsk || cf != nil && cf.verdict == Ask
 	}

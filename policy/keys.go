@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 )
@@ -34,8 +35,20 @@ func ProgramKey(program, sub string) string {
 	return shellPrefix + program + " " + sub
 }
 
-// RedirectKey is the key of an output redirect to target.
+// RedirectKey is the key of an output redirect to target, which should be in the form
+// CleanTarget gives (the scan writes every target so).
 func RedirectKey(target string) string { return shellPrefix + ">" + target }
+
+// CleanTarget is the canonical form of a redirect target, in which redirect keys are written
+// and compared: the shortest lexical equivalent (path.Clean: "//etc/passwd", "/etc/./passwd"
+// and "/usr/../etc/passwd" are all "/etc/passwd", "./notes.txt" is "notes.txt"). It is
+// lexical: a symlink on the way can still lead elsewhere, which only the sandbox bounds.
+func CleanTarget(target string) string {
+	if target == "" {
+		return ""
+	}
+	return path.Clean(target)
+}
 
 // EnvKey is the key of an environment assignment to name.
 func EnvKey(name string) string { return shellPrefix + name + "=" }
@@ -74,6 +87,8 @@ var ErrUnknownName = errors.New("unknown tool or key")
 // something after the prefix. The error says what would be valid.
 func CheckName(name string, known []string) error {
 	switch {
+	case IsRedirectKey(name) && CleanTarget(name[len(shellPrefix)+1:]) != name[len(shellPrefix)+1:]:
+		return fmt.Errorf("%w %q; redirect keys are compared in canonical form: write %q", ErrUnknownName, name, RedirectKey(CleanTarget(name[len(shellPrefix)+1:])))
 	case IsShellKey(name) && len(name) > len(shellPrefix):
 		return nil
 	case IsShellKey(name):

@@ -21,6 +21,7 @@ const (
 	LayerLaunchYolo     = "launch:yolo"     // --yolo
 	LayerWriteFile      = "write_file"      // a shell redirect took write_file's verdict
 	LayerUnparsed       = "unparsed"        // the shell line could not be analysed
+	LayerOpaque         = "opaque"          // a key runs code the line does not show, and a shell key is denied
 	LayerSafe           = "safe"            // every asking key is a safe key
 	LayerGrantStage     = "grant:stage"     // covered with the help of a stage grant
 	LayerGrantRun       = "grant:run"       // covered with the help of a run grant
@@ -71,6 +72,25 @@ type Call struct {
 	Keys []string
 	// Parsed reports whether the shell parser could analyse the line; ignored for other tools.
 	Parsed bool
+	// Opaque are the keys of Keys whose programs run code the line does not show (see
+	// AnalyzeShell); ignored for other tools.
+	Opaque []Opacity
+}
+
+// ShellCall is the Call of a shell line in stage: its analysis's keys, opacity and whether it
+// was analysed.
+func ShellCall(stage int, line ShellLine) Call {
+	return Call{Stage: stage, Tool: ShellTool, Keys: line.Keys, Parsed: line.Why == "", Opaque: line.Opaque}
+}
+
+// opacity returns why key is opaque in c, "" when it is not.
+func (c *Call) opacity(key string) string {
+	for i := range c.Opaque {
+		if c.Opaque[i].Key == key {
+			return c.Opaque[i].Why
+		}
+	}
+	return ""
 }
 
 // Decision is the outcome of the gate, with the layer that decided it and why, so that every
@@ -135,11 +155,15 @@ func (s *slot) stage(i int) *entry {
 	return nil
 }
 
-// unparsedRule is what a stage needs to judge a shell line that could not be analysed.
+// unparsedRule is what a stage needs to judge a shell line that could not be analysed, and an
+// opaque key.
 type unparsedRule struct {
 	deny       *entry // the first effective shell-key deny among the host and blueprint layers
 	denyFlag   *flag  // the first --deny of a shell key, reported when no entry denies
 	keyEntries bool   // some layer names a shell key, so --yolo and --allow cannot lift the line
+	// userDeny: the host or a launch flag denies a shell key (not only a blueprint), so only the
+	// host or a launch flag naming an opaque key can lift its floor.
+	userDeny bool
 }
 
 // Resolver decides tool calls for every agent of one (host, blueprint, launch). It is built once,
@@ -404,6 +428,7 @@ func (r *Resolver) unparsedRuleFor(st int) unparsedRule {
 		}
 	}
 	rule.deny = firstSet(hostDeny, blueprintDeny)
+	rule.userDeny = hostDeny != nil || rule.denyFlag != nil
 	return rule
 }
 
@@ -633,8 +658,12 @@ func (r *Resolver) Decide(c Call) Decision {
 			redirect = key
 		}
 		e := r.evalShellKey(key, st)
-		if e.verdict > best.Verdict {
-			best = e.decision()
+		d := e.decision()
+		if why := c.opacity(key); why != "" {
+			d = r.opaqueFloor(e, why, st)
+		}
+		if d.Verdict > best.Verdict {
+			best = d
 			if best.Verdict == Deny {
 				return best
 			}
@@ -646,14 +675,65 @@ func (r *Resolver) Decide(c Call) Decision {
 	return best
 }
 
-// keyVerdict is one key's own verdict, the redirect rule included; Cover needs it to know
-// which keys ask.
-func (r *Resolver) keyVerdict(key string, st int) (Verdict, *flag) {
-	e := r.evalShellKey(key, st)
-	if IsRedirectKey(key) {
-		return max(e.verdict, r.writeFile[st].Verdict), e.flag
+// opaqueFloor is the decision on an opaque key (why says what it runs unseen): its own
+// decision, unless some layer denies a shell key. The key cannot be shown to avoid the denied
+// program, so it is then denied too, as an unanalysable line is, unless a permission names the
+// key or its program: the host ceiling or a launch flag, or, when only blueprints deny shell
+// keys, the blueprint too. Naming it says the user decides it, knowingly.
+func (r *Resolver) opaqueFloor(e keyEval, why string, st int) Decision {
+	d := e.decision()
+	rule := &r.unparsedRules[st]
+	if d.Verdict == Deny || (rule.deny == nil && rule.denyFlag == nil) || r.namesOpaque(e, rule.userDeny) {
+		return d
 	}
-	return e.verdict, e.flag
+	var denied string
+	if rule.deny != nil {
+		denied = rule.deny.says
+	} else {
+		denied = "launch flag --deny " + rule.denyFlag.name
+	}
+	return Decision{Verdict: Deny, Layer: LayerOpaque, Key: e.key,
+		Reason: why + ", so it cannot be shown to avoid denied programs (" + denied + "); a permission naming " +
+			e.key + " or " + programKeyOf(e.key) + " in the host config decides it instead"}
+}
+
+// namesOpaque reports whether a layer trusted enough to lift an opaque key's floor names the key
+// or its program (not only the tool): the host ceiling or a launch flag, and when the only denies
+// come from blueprints, the blueprint too.
+func (r *Resolver) namesOpaque(e keyEval, userDeny bool) bool {
+	named := func(name string) bool { return name != ShellTool }
+	switch {
+	case e.ceiling != nil && named(e.ceiling.name):
+		return true
+	case e.flag != nil && named(e.flag.name):
+		return true
+	case !userDeny && e.blueprint != nil && named(e.blueprint.name):
+		return true
+	}
+	return false
+}
+
+// programKeyOf is the program key of a shell key ("shell:git" for "shell:git push"), the key
+// itself for a program key.
+func programKeyOf(key string) string {
+	if p := KeyProgram(key); p != "" {
+		return ProgramKey(p, "")
+	}
+	return key
+}
+
+// keyVerdict is one key's own verdict, the redirect rule and the opaque floor included; Cover
+// needs it to know which keys ask. why is the key's opacity in the call ("" when none).
+func (r *Resolver) keyVerdict(key, why string, st int) (Verdict, *flag) {
+	e := r.evalShellKey(key, st)
+	v := e.verdict
+	if why != "" {
+		v = r.opaqueFloor(e, why, st).Verdict
+	}
+	if IsRedirectKey(key) {
+		return max(v, r.writeFile[st].Verdict), e.flag
+	}
+	return v, e.flag
 }
 
 // coverRank orders the coverage layers from the weakest (narrowest) to the strongest.
@@ -730,7 +810,7 @@ func (r *Resolver) cover(c Call, d Decision, safe Coverer, g *Grants, ceilings [
 	out := Decision{Verdict: Allow, Layer: LayerSafe}
 	var covered strings.Builder
 	for _, key := range keys {
-		v, launchAsk := r.keyVerdictUnder(key, st, ceilings)
+		v, launchAsk := r.keyVerdictUnder(key, c.opacity(key), st, ceilings)
 		switch v {
 		case Allow:
 			continue

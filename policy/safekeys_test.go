@@ -9,7 +9,7 @@ import (
 )
 
 func TestSafeKeysCovers(t *testing.T) {
-	safe, err := NewSafeKeys(ShippedSafeCommands, []string{"make test", "docker", "mytool"})
+	safe, err := NewSafeKeys(ShippedSafeCommands, []string{"git status", "git log", "make test", "docker", "mytool"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,8 +145,8 @@ func TestShippedSafeCommandsReadOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.IsSorted(ShippedSafeCommands[:slices.Index(ShippedSafeCommands, "git blame")]) {
-		t.Error("ShippedSafeCommands programs are not sorted")
+	if !slices.IsSorted(ShippedSafeCommands) {
+		t.Error("ShippedSafeCommands are not sorted")
 	}
 	for _, entry := range ShippedSafeCommands {
 		keys, ok := ShellKeys(entry)
@@ -154,7 +154,7 @@ func TestShippedSafeCommandsReadOnly(t *testing.T) {
 			t.Errorf("ShellKeys(%q) = %q, %v; want one covered key", entry, keys, ok)
 		}
 	}
-	for _, excluded := range []string{"find", "sort", "uniq", "tee", "sed", "awk", "xargs", "env", "make", "cp", "mv", "hostname", "python3", "bash"} {
+	for _, excluded := range []string{"find", "sort", "uniq", "tee", "sed", "awk", "xargs", "env", "make", "cp", "mv", "hostname", "python3", "bash", "less", "more", "man", "git"} {
 		if safe.Covers(ProgramKey(excluded, "")) {
 			t.Errorf("%s is on the shipped safe list", excluded)
 		}
@@ -167,6 +167,29 @@ func TestShippedSafeCommandsReadOnly(t *testing.T) {
 		keys, _ := ShellKeys(line)
 		if len(keys) > 0 && !slices.ContainsFunc(keys, func(k string) bool { return !safe.Covers(k) }) {
 			t.Errorf("%q: every key of %q is safe", line, keys)
+		}
+	}
+}
+
+// TestShippedSafeCommandsReadNoCode checks that no shipped safe command runs code the line
+// does not show (an opaque key), and that no git command is on the list: a repository's config
+// and attributes, which an agent can write, make even git status and git log run programs.
+func TestShippedSafeCommandsReadNoCode(t *testing.T) {
+	for _, entry := range ShippedSafeCommands {
+		if a := AnalyzeShell(entry); len(a.Opaque) > 0 {
+			t.Errorf("shipped safe command %q is opaque: %v", entry, a.Opaque)
+		}
+		if strings.HasPrefix(entry, "git") {
+			t.Errorf("shipped safe command %q: git runs hooks and config from the repository", entry)
+		}
+	}
+	safe, err := NewSafeKeys(ShippedSafeCommands)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range []string{"status", "log", "diff", "show", "blame", "ls-files", "rev-parse"} {
+		if safe.Covers(ProgramKey("git", sub)) {
+			t.Errorf("git %s is covered by the shipped safe commands", sub)
 		}
 	}
 }
@@ -192,7 +215,8 @@ func TestMultiCommandPrograms(t *testing.T) {
 }
 
 func ExampleSafeKeys_Covers() {
-	safe, err := NewSafeKeys(ShippedSafeCommands, []string{"make test"})
+	// A host that trusts its repositories and Makefile adds the commands it wants.
+	safe, err := NewSafeKeys(ShippedSafeCommands, []string{"git status", "make test"})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -16,6 +16,10 @@ var shellLongFlags = []string{"--login", "--noprofile", "--norc", "--posix", "--
 	"--pretty-print", "--wordexp"}
 
 func (s *shellScan) posixShell(prog string, args []shellArg, ctx shellCtx) {
+	d := shDialect
+	if prog == "bash" || prog == "rbash" {
+		d = bashDialect
+	}
 	command, stdin, i := false, false, 0
 scan:
 	for ; i < len(args); i++ {
@@ -65,12 +69,12 @@ scan:
 	switch {
 	case command:
 		if len(operands) > 0 {
-			s.codeArg(operands[0], ctx, "the "+prog+" -c string")
+			s.codeArgAs(d, operands[0], ctx, "the "+prog+" -c string")
 		}
 	case stdin || len(operands) == 0:
-		s.stdinCode(prog, ctx)
+		s.stdinCodeAs(d, prog, ctx, false)
 	default:
-		s.script(prog, operands[0], ctx)
+		s.scriptAs(d, prog, operands[0], ctx)
 	}
 }
 
@@ -95,17 +99,29 @@ func (s *shellScan) opaqueShell(prog string, args []shellArg, ctx shellCtx) {
 	}
 }
 
-// codeArg parses a word that a program runs as shell code.
+// codeArg parses a word that bash runs as shell code.
 func (s *shellScan) codeArg(a shellArg, ctx shellCtx, origin string) {
+	s.codeArgAs(bashDialect, a, ctx, origin)
+}
+
+// codeArgAs parses a word that a shell of dialect d runs as code.
+func (s *shellScan) codeArgAs(d dialect, a shellArg, ctx shellCtx, origin string) {
 	if !a.static {
 		s.fail("%s is computed (%s)", origin, a.text())
 		return
 	}
-	s.code(a.val, ctx, origin)
+	s.codeAs(d, a.val, ctx, origin)
 }
 
-// joined parses words a program joins with spaces and runs as shell code.
-func (s *shellScan) joined(origin string, args []shellArg, ctx shellCtx) {
+// shellCode parses a word a program hands to $SHELL (or /bin/sh without one): both dialects,
+// and the line must not choose the shell (see shellScan.shellVar).
+func (s *shellScan) shellCode(a shellArg, ctx shellCtx, origin string) {
+	s.shellVar = true
+	s.codeArgAs(shDialect, a, ctx, origin)
+}
+
+// joined parses words a program joins with spaces and runs as shell code of dialect d.
+func (s *shellScan) joined(d dialect, origin string, args []shellArg, ctx shellCtx) {
 	var sb strings.Builder
 	for i, a := range args {
 		if !a.static {
@@ -118,29 +134,51 @@ func (s *shellScan) joined(origin string, args []shellArg, ctx shellCtx) {
 		sb.WriteString(a.val)
 	}
 	if sb.Len() > 0 {
-		s.code(sb.String(), ctx, origin)
+		s.codeAs(d, sb.String(), ctx, origin)
 	}
 }
 
-// stdinCode scans what a shell reading its commands from standard input would run.
+// stdinCode scans what bash reading its commands from standard input would run.
 func (s *shellScan) stdinCode(prog string, ctx shellCtx) {
+	s.stdinCodeAs(bashDialect, prog, ctx, false)
+}
+
+// stdinCodeAs scans what a shell of dialect d reading its commands from standard input would
+// run. An interactive shell (chroot's "$SHELL -i", script's) expands history: a '!' in its
+// input could run an earlier line, so such input is not analysed. A file on standard input
+// (sh < f) runs unseen: the program's key is opaque.
+func (s *shellScan) stdinCodeAs(d dialect, prog string, ctx shellCtx, interactive bool) {
 	switch ctx.stdin.kind {
 	case stdinText:
-		s.code(ctx.stdin.text, inner(ctx), "the here-document "+prog+" reads")
+		if interactive && strings.ContainsRune(ctx.stdin.text, '!') {
+			s.fail("the interactive shell %s starts expands history, and its input holds '!'", prog)
+			return
+		}
+		s.codeAs(d, ctx.stdin.text, inner(ctx), "the here-document "+prog+" reads")
+	case stdinFile:
+		s.addOpaque(ProgramKey(prog, ""), prog+" "+whyShellFile)
 	case stdinUnknown:
 		s.fail("%s reads commands from standard input, which the line does not show", prog)
 	}
 }
 
-// script checks the file a shell or source runs: only the program's own key speaks for it.
+// script checks the file bash runs (source).
 func (s *shellScan) script(prog string, a shellArg, ctx shellCtx) {
+	s.scriptAs(bashDialect, prog, a, ctx)
+}
+
+// scriptAs checks the file a shell of dialect d or source runs: its content is unseen, so the
+// program's key is opaque.
+func (s *shellScan) scriptAs(d dialect, prog string, a shellArg, ctx shellCtx) {
 	switch v := a.val; {
 	case !a.static:
 		s.fail("the script %s runs is computed (%s)", prog, a.text())
 	case v == "/dev/stdin" || v == "/dev/fd/0" || v == "/proc/self/fd/0":
-		s.stdinCode(prog, ctx)
+		s.stdinCodeAs(d, prog, ctx, false)
 	case strings.HasPrefix(v, "/dev/fd/") || strings.HasPrefix(v, "/proc/") || isNetworkPath(v):
 		s.fail("%s runs %s, whose content the line does not show", prog, v)
+	default:
+		s.addOpaque(ProgramKey(prog, ""), prog+" "+whyShellFile)
 	}
 }
 

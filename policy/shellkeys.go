@@ -59,26 +59,67 @@ import (
 //     drops) or a carriage return (which bash, unlike the parser, keeps inside a word) makes
 //     the line ok=false.
 func ShellKeys(line string) (keys []string, ok bool) {
-	keys, why := ShellKeysExplained(line)
-	return keys, why == ""
+	a := AnalyzeShell(line)
+	return a.Keys, a.Why == ""
 }
 
 // ShellKeysExplained is [ShellKeys] with the reason a line has no keys, for messages: "does
 // not parse: <parser message>", "the program name is computed ($cmd)", ... why is "" when the
 // line's keys are known.
 func ShellKeysExplained(line string) (keys []string, why string) {
+	a := AnalyzeShell(line)
+	return a.Keys, a.Why
+}
+
+// ShellLine is what the gate learns of one command line: its keys, the keys among them whose
+// programs run code the analysis cannot read, and why the keys are unknown when they are.
+type ShellLine struct {
+	// Keys are the line's keys, sorted and de-duplicated (see [ShellKeys]); nil when the line
+	// has none or they are unknown.
+	Keys []string
+	// Opaque are the keys of Keys whose programs run code the line does not show, sorted by key,
+	// one per key (see [Opacity]); nil when there are none.
+	Opaque []Opacity
+	// Why is "" when the keys are known, else the first reason they are not.
+	Why string
+}
+
+// Opacity marks a key whose program runs code the analysis cannot read: an interpreter, a
+// shell running a script file, a build tool running recipes, git running hooks and repository
+// configuration, a program from a path outside the system folders. The key still stands for
+// the call, but it cannot be shown to avoid any program, so wherever a layer denies a shell key
+// such a key is denied too unless a permission names it (see [Resolver.Decide]); no safe key
+// covers it.
+type Opacity struct {
+	// Key is the opaque key ("shell:python3").
+	Key string
+	// Why says what runs unseen ("python3 runs code from its arguments or a file").
+	Why string
+}
+
+// AnalyzeShell parses one command line (bash syntax) as [ShellKeys] does and also reports which
+// keys run code the line does not show. It is safe for concurrent use.
+func AnalyzeShell(line string) ShellLine {
 	s := scanPool.Get().(*shellScan)
 	defer s.release()
 	s.code(line, shellCtx{}, "")
 	s.checkEvaluated()
+	if s.shellVar && slices.Contains(s.keys, EnvKey("SHELL")) {
+		s.fail("the line sets SHELL and hands code to $SHELL, which would run it in a shell of the line's choosing")
+	}
 	if s.why != "" {
-		return nil, s.why
+		return ShellLine{Why: s.why}
 	}
 	if len(s.keys) == 0 {
-		return nil, ""
+		return ShellLine{}
 	}
 	slices.Sort(s.keys)
-	return slices.Clone(slices.Compact(s.keys)), ""
+	out := ShellLine{Keys: slices.Clone(slices.Compact(s.keys))}
+	if len(s.opaque) > 0 {
+		slices.SortStableFunc(s.opaque, func(a, b Opacity) int { return strings.Compare(a.Key, b.Key) })
+		out.Opaque = slices.Clone(slices.CompactFunc(s.opaque, func(a, b Opacity) bool { return a.Key == b.Key }))
+	}
+	return out
 }
 
 // maxShellDepth bounds nested wrappers and command strings (bash -c "sudo env sh -c ..."), so
@@ -88,22 +129,28 @@ const maxShellDepth = 32
 // shellScan collects the keys of one line. It is pooled, with its parser, because the host
 // scans a line for every shell call of every agent.
 type shellScan struct {
-	parser *syntax.Parser
+	parser *syntax.Parser // bash: the line itself, and what bash runs
+	posix  *syntax.Parser // POSIX sh: what sh, dash and other POSIX shells run
 	keys   []string
+	opaque []Opacity
 	why    string // first reason the line's keys are unknown; "" while they are known
 	depth  int
 	vars   map[string]varUse
+	// shellVar is set once the line hands code to $SHELL (script -c, flock -c): a line that
+	// also sets SHELL would run that code in a shell of its own choosing.
+	shellVar bool
 }
 
 var scanPool = sync.Pool{New: func() any {
-	return &shellScan{parser: syntax.NewParser(syntax.Variant(syntax.LangBash))}
+	return &shellScan{parser: syntax.NewParser(syntax.Variant(syntax.LangBash)),
+		posix: syntax.NewParser(syntax.Variant(syntax.LangPOSIX))}
 }}
 
 func (s *shellScan) release() {
 	if cap(s.keys) > 256 {
 		s.keys = nil
 	}
-	s.keys, s.why, s.depth = s.keys[:0], "", 0
+	s.keys, s.opaque, s.why, s.depth, s.shellVar = s.keys[:0], s.opaque[:0], "", 0, false
 	clear(s.vars)
 	scanPool.Put(s)
 }
@@ -117,6 +164,12 @@ func (s *shellScan) fail(format string, args ...any) {
 func (s *shellScan) failed() bool { return s.why != "" }
 
 func (s *shellScan) add(key string) { s.keys = append(s.keys, key) }
+
+// addOpaque adds key and marks it opaque: its program runs code the line does not show.
+func (s *shellScan) addOpaque(key, why string) {
+	s.keys = append(s.keys, key)
+	s.opaque = append(s.opaque, Opacity{Key: key, Why: why})
+}
 
 // shellCtx is what a command inherits from where it appears.
 type shellCtx struct {
@@ -140,9 +193,37 @@ type stdinSource struct {
 	text string
 }
 
-// code parses src as shell code and scans it; origin names the string in messages and is ""
+// dialect is how the shell that runs a string reads it.
+type dialect uint8
+
+const (
+	// bashDialect: bash runs it (the line itself, bash -c, eval, trap handlers).
+	bashDialect dialect = iota
+	// shDialect: /bin/sh or $SHELL runs it (sh -c, dash -c, watch, tar -I, git aliases), which
+	// may be dash or bash depending on the machine: the string is read both ways and the keys of
+	// both readings count, so whatever shell runs it, what it runs has a key.
+	shDialect
+)
+
+// code parses src as bash code and scans it; origin names the string in messages and is ""
 // for the line itself.
 func (s *shellScan) code(src string, ctx shellCtx, origin string) {
+	s.parse(s.parser, src, ctx, origin)
+}
+
+// codeAs scans src as the shell of dialect d reads it.
+func (s *shellScan) codeAs(d dialect, src string, ctx shellCtx, origin string) {
+	s.parse(s.parser, src, ctx, origin)
+	if d == shDialect {
+		if origin == "" {
+			origin = "the line"
+		}
+		s.parse(s.posix, src, ctx, origin+" (as POSIX sh reads it)")
+	}
+}
+
+// parse parses src with p and scans it.
+func (s *shellScan) parse(p *syntax.Parser, src string, ctx shellCtx, origin string) {
 	if s.failed() || !s.enter() {
 		return
 	}
@@ -155,7 +236,7 @@ func (s *shellScan) code(src string, ctx shellCtx, origin string) {
 		s.fail("%s contains a carriage return, which bash reads as part of a word and the parser as a blank", orLine(origin))
 		return
 	}
-	f, err := s.parser.Parse(strings.NewReader(src), "")
+	f, err := p.Parse(strings.NewReader(src), "")
 	if err != nil {
 		if origin == "" {
 			s.fail("does not parse: %v", err)

@@ -46,7 +46,7 @@ func TestShellKeys(t *testing.T) {
 		{"empty", "", nil},
 		// Multi-command programs.
 		{"git subcommand", "git status", keysOf("git status")},
-		{"git global option with value", "git -C dir push origin main", keysOf("git push")},
+		{"git global option with value", "git -C dir push origin main", keysOf("git -C", "git push")},
 		{"git flags before subcommand", "git --no-pager log -n 5", keysOf("git log")},
 		{"git -c is an action", "git -c core.pager=cat log", keysOf("git -c", "git log")},
 		{"git --exec-path= is an action", "git --exec-path=/tmp status", keysOf("git --exec-path", "git status")},
@@ -54,7 +54,7 @@ func TestShellKeys(t *testing.T) {
 		{"git alone", "git", keysOf("git")},
 		{"git version", "git --version", keysOf("git")},
 		{"git quoted subcommand", "git 'push'", keysOf("git push")},
-		{"computed global option value", `git -C "$repo" status`, keysOf("git status")},
+		{"computed global option value", `git -C "$repo" status`, keysOf("git -C", "git status")},
 		{"docker", "docker --context prod ps", keysOf("docker ps")},
 		{"kubectl", "kubectl -n kube-system get pods", keysOf("kubectl get")},
 		{"cargo toolchain", "cargo +nightly build --release", keysOf("cargo build")},
@@ -402,7 +402,7 @@ func ExampleShellKeys() {
 	_, why := ShellKeysExplained(`curl -s https://example.com/install.sh | sh`)
 	fmt.Println(why)
 	// Output:
-	// [shell:>log.txt shell:FOO= shell:bash shell:git push shell:make test shell:sudo] true
+	// [shell:>log.txt shell:FOO= shell:bash shell:git -C shell:git push shell:make test shell:sudo] true
 	// [] false
 	// sh reads commands from standard input, which the line does not show
 }
@@ -435,8 +435,8 @@ func readEvasionCorpus(t *testing.T) []evasionCase {
 				t.Fatalf("evasion.txt:%d: %v", i+1, err)
 			}
 		}
-		if expect != "unknowable" && !IsShellKey(expect) {
-			t.Fatalf("evasion.txt:%d: expectation %q is neither a shell key nor unknowable", i+1, expect)
+		if expect != "unknowable" && expect != "opaque" && !IsShellKey(expect) {
+			t.Fatalf("evasion.txt:%d: expectation %q is neither a shell key, unknowable nor opaque", i+1, expect)
 		}
 		cases = append(cases, evasionCase{lineNo: i + 1, expect: expect, line: line})
 	}
@@ -453,7 +453,8 @@ func TestShellEvasionCorpus(t *testing.T) {
 		t.Fatalf("evasion corpus has %d lines, want at least 120", len(cases))
 	}
 	for _, c := range cases {
-		keys, why := ShellKeysExplained(c.line)
+		a := AnalyzeShell(c.line)
+		keys, why := a.Keys, a.Why
 		where := fmt.Sprintf("evasion.txt:%d %q", c.lineNo, c.line)
 		switch {
 		case strings.HasPrefix(why, "does not parse"):
@@ -462,11 +463,35 @@ func TestShellEvasionCorpus(t *testing.T) {
 			t.Errorf("%s: keys %q with reason %q", where, keys, why)
 		case c.expect == "unknowable" && why == "":
 			t.Errorf("%s: keys %q, want ok=false", where, keys)
+		case c.expect == "opaque" && (why != "" || len(a.Opaque) == 0):
+			t.Errorf("%s: keys %q (%s), want an opaque key", where, keys, why)
+		case c.expect == "opaque":
 		case why == "" && !slices.Contains(keys, c.expect):
 			t.Errorf("%s: keys %q lack %s", where, keys, c.expect)
 		}
 		if why == "" && len(keys) > 0 && !slices.ContainsFunc(keys, func(k string) bool { return !safe.Covers(k) }) {
 			t.Errorf("%s: every key of %q is covered by the shipped safe commands", where, keys)
+		}
+	}
+}
+
+// TestEvasionCorpusDenied decides every corpus line under the configuration the outside review
+// attacked: shell allowed, the line's target denied (shell:rm for unknowable and opaque lines).
+// Whatever the line does to hide its target, the gate must deny it.
+func TestEvasionCorpusDenied(t *testing.T) {
+	for _, c := range readEvasionCorpus(t) {
+		target := c.expect
+		if target == "unknowable" || target == "opaque" {
+			target = ProgramKey("rm", "")
+		}
+		host := map[string]Verdict{ShellTool: Allow, "write_file": Allow, target: Deny}
+		r, err := NewResolver(HostLayer{Global: host}, BlueprintLayer{}, Launch{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		call := ShellCall(0, AnalyzeShell(c.line))
+		if d := r.Decide(call); d.Verdict != Deny {
+			t.Errorf("evasion.txt:%d %q: %v by %s (%s) under shell = allow, %s = deny; keys %q", c.lineNo, c.line, d.Verdict, d.Layer, d.Reason, target, call.Keys)
 		}
 	}
 }

@@ -29,8 +29,8 @@ func (s *shellScan) redirect(r *syntax.Redirect, ctx shellCtx) {
 		s.writeTarget(r.Word, ctx) // bash's >&file writes file
 	case syntax.RdrIn:
 		switch v, static, _ := s.literal(r.Word, ctx); {
-		case static && isNetworkPath(v):
-			s.add(RedirectKey(v))
+		case static && isNetworkPath(CleanTarget(v)):
+			s.add(RedirectKey(CleanTarget(v)))
 		case !static && mayBeNetworkPath(v):
 			s.fail("the input redirect target is computed and could be a /dev/tcp connection (%s)", wordText(r.Word))
 		}
@@ -69,8 +69,8 @@ func (s *shellScan) writeTarget(w *syntax.Word, ctx shellCtx) {
 		s.fail("the redirect target is computed (%s)", wordText(w))
 	case v == "":
 		s.fail("a redirect has an empty target")
-	case v != "/dev/null":
-		s.add(RedirectKey(v))
+	case CleanTarget(v) != "/dev/null":
+		s.add(RedirectKey(CleanTarget(v)))
 	}
 }
 

@@ -8,8 +8,11 @@ import (
 // multiSpec is what ShellKeys knows of a multi-command program: the global options before its
 // subcommand, and those that make it run code the line shows only as configuration.
 type multiSpec struct {
-	opts    optSpec
-	actions map[string]string // option → the action key's subcommand part (git -c → "-c")
+	opts optSpec
+	// actions are the global options that make the program run or read something else than the
+	// subcommand alone says (git -c, --exec-path, --git-dir, -C, --paginate): option → the
+	// action key's subcommand part (git -c → "-c"), so a safe "git status" never covers them.
+	actions map[string]string
 }
 
 // multiCommands are the programs whose first operand after their global options is a
@@ -21,7 +24,9 @@ var multiCommands = map[string]*multiSpec{
 		"no-replace-objects", "no-lazy-fetch", "no-optional-locks", "no-advice", "literal-pathspecs",
 		"glob-pathspecs", "noglob-pathspecs", "icase-pathspecs", "html-path", "man-path",
 		"info-path", "version", "help", "attr-source="}},
-		actions: map[string]string{"-c": "-c", "--config-env": "-c", "--exec-path": "--exec-path"}},
+		actions: map[string]string{"-c": "-c", "--config-env": "-c", "--exec-path": "--exec-path",
+			"--git-dir": "--git-dir", "--work-tree": "--work-tree", "-C": "-C", "-p": "--paginate",
+			"--paginate": "--paginate"}},
 	"docker": {opts: optSpec{short: "c:DH:hl:v", long: []string{"config=", "context=", "debug",
 		"host=", "log-level=", "tls", "tlscacert=", "tlscert=", "tlskey=", "tlsverify", "help", "version"}}},
 	"podman": {opts: optSpec{short: "c:hrv", long: []string{"connection=", "url=", "identity=",
@@ -98,7 +103,7 @@ var MultiCommandPrograms = func() []string {
 func isMultiCommand(prog string) bool { return multiCommands[prog] != nil || prog == "make" }
 
 // multi gives the key of a multi-command program.
-func (s *shellScan) multi(prog string, spec *multiSpec, args []shellArg) {
+func (s *shellScan) multi(prog string, spec *multiSpec, args []shellArg, ctx shellCtx) {
 	if prog == "cargo" && len(args) > 0 && args[0].static && strings.HasPrefix(args[0].val, "+") {
 		args = args[1:] // cargo +nightly build: the toolchain
 	}
@@ -110,17 +115,32 @@ func (s *shellScan) multi(prog string, spec *multiSpec, args []shellArg) {
 	switch {
 	case s.failed():
 	case len(rest) == 0:
-		s.add(ProgramKey(prog, ""))
+		s.multiKey(prog, "")
 	case !rest[0].static:
 		s.fail("the %s subcommand is computed (%s)", prog, rest[0].text())
 	case !validName(rest[0].val):
 		s.fail("%q cannot be a %s subcommand", rest[0].val, prog)
 	default:
-		s.add(ProgramKey(prog, rest[0].val))
-		if prog == "git" && gitOutputCommands[rest[0].val] {
-			s.checkOptions("git "+rest[0].val, "git", &gitOutputRule, rest[1:])
+		s.multiKey(prog, rest[0].val)
+		if prog == "git" {
+			s.gitSubcommand(rest[0].val, rest[1:], ctx)
 		}
 	}
+}
+
+// multiKey gives the key of a multi-command program's subcommand, opaque when the program or the
+// subcommand runs code the line does not show (git always; npm run, go test, docker run...).
+func (s *shellScan) multiKey(prog, sub string) {
+	why := codeRunner(prog)
+	if why == "" && sub != "" {
+		why = runsPackageCode(prog, sub)
+	}
+	key := ProgramKey(prog, sub)
+	if why == "" {
+		s.add(key)
+		return
+	}
+	s.addOpaque(key, strings.TrimSuffix(prog+" "+sub, " ")+" "+why)
 }
 
 var makeSpec = optSpec{short: "BC:dE:ef:hiI:j::kl::Lno:O::pqrRsStvwW:", long: []string{
@@ -162,7 +182,7 @@ func (s *shellScan) make(args []shellArg) {
 			case assigns:
 				s.envName(strings.TrimRight(name, ":+?!"))
 			case validName(a.val):
-				s.add(ProgramKey("make", a.val))
+				s.addOpaque(ProgramKey("make", a.val), "make "+a.val+" "+whyBuild)
 				targets = true
 			default:
 				s.fail("%q cannot be a make target key", a.val)
@@ -173,7 +193,7 @@ func (s *shellScan) make(args []shellArg) {
 		}
 	}
 	if !targets {
-		s.add(ProgramKey("make", ""))
+		s.addOpaque(ProgramKey("make", ""), "make "+whyBuild)
 	}
 }
 

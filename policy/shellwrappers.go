@@ -53,13 +53,13 @@ func (s *shellScan) run(args []shellArg, ctx shellCtx) {
 	case prog == "":
 		return
 	case multi:
-		s.multi(prog, spec, rest)
+		s.multi(prog, spec, rest, ctx)
 		return
 	case prog == "make":
 		s.make(rest)
 		return
 	}
-	s.add(ProgramKey(prog, ""))
+	s.programKey(prog, rest)
 	if rule := readOnlyRules[prog]; rule != nil {
 		s.checkOptions(prog, prog, rule, rest)
 		return
@@ -68,10 +68,13 @@ func (s *shellScan) run(args []shellArg, ctx shellCtx) {
 		s.prefixWrapper(prog, spec, rest, ctx)
 		return
 	}
+	if s.runner(prog, rest, ctx) {
+		return
+	}
 	switch prog {
-	case "bash", "sh", "dash", "ash", "rbash", "posh", "yash":
+	case "bash", "sh", "dash", "ash", "rbash", "posh":
 		s.posixShell(prog, rest, ctx)
-	case "zsh", "ksh", "ksh93", "mksh", "fish", "csh", "tcsh":
+	case "zsh", "ksh", "ksh93", "mksh", "fish", "csh", "tcsh", "yash":
 		s.opaqueShell(prog, rest, ctx)
 	case "env":
 		s.env(rest, ctx)
@@ -98,7 +101,7 @@ func (s *shellScan) run(args []shellArg, ctx shellCtx) {
 		}
 		s.nest(rest, ctx)
 	case "eval":
-		s.joined("the eval string", skipDashDash(rest), ctx)
+		s.joined(bashDialect, "the eval string", skipDashDash(rest), ctx)
 	case "source":
 		if rest = skipDashDash(rest); len(rest) > 0 {
 			s.script(prog, rest[0], ctx)
@@ -129,7 +132,9 @@ type wrapSpec struct {
 	operands int      // operands before the command (timeout's duration)
 	noRun    []string // options after which it runs nothing (command -v, ionice -p)
 	writes   []string // options whose value is a file it writes (time -o)
-	shell    bool     // without a command it starts an interactive shell (chroot)
+	// shell: without a command it starts $SHELL (or /bin/sh), reading standard input; with
+	// interactive set, as an interactive shell (chroot runs "$SHELL -i").
+	shell, interactive bool
 }
 
 var prefixWrappers = map[string]*wrapSpec{
@@ -145,7 +150,7 @@ var prefixWrappers = map[string]*wrapSpec{
 	"stdbuf": {opts: optSpec{short: "e:i:o:", long: []string{"input=", "output=", "error=", "help",
 		"version"}}},
 	"chroot": {opts: optSpec{long: []string{"userspec=", "groups=", "skip-chdir", "help", "version"}},
-		operands: 1, shell: true},
+		operands: 1, shell: true, interactive: true},
 	"taskset": {opts: optSpec{short: "achpV", long: []string{"all-tasks", "cpu-list", "pid", "help",
 		"version"}}, operands: 1, noRun: []string{"-p", "--pid"}},
 	"time": {opts: optSpec{short: "af:o:pqvV", long: []string{"append", "format=", "output=",
@@ -180,7 +185,8 @@ func (s *shellScan) prefixWrapper(prog string, spec *wrapSpec, args []shellArg, 
 	}
 	if rest = rest[spec.operands:]; len(rest) == 0 {
 		if spec.shell {
-			s.stdinCode(prog, ctx)
+			s.shellVar = true
+			s.stdinCodeAs(shDialect, prog, ctx, spec.interactive)
 		}
 		return
 	}
@@ -285,7 +291,8 @@ func (s *shellScan) sudo(prog string, args []shellArg, ctx shellCtx) {
 			s.writeFile(prog, a)
 		}
 	case len(rest) == 0 && shell:
-		s.stdinCode(prog, ctx)
+		s.shellVar = true // sudo -s runs $SHELL; -i the target user's shell
+		s.stdinCodeAs(shDialect, prog, ctx, false)
 	default:
 		s.nest(rest, ctx)
 	}
@@ -303,8 +310,11 @@ func (s *shellScan) su(args []shellArg, ctx shellCtx) {
 	for rest := args; len(rest) > 0; {
 		var end bool
 		rest, end = s.options("su", rest, &suSpec, func(opt string, val shellArg) {
-			if opt == "-c" || opt == "--command" || opt == "--session-command" {
+			switch opt {
+			case "-c", "--command", "--session-command":
 				command = &val
+			case "-s", "--shell":
+				s.chosenShell("su", val)
 			}
 		})
 		switch {
@@ -322,10 +332,10 @@ func (s *shellScan) su(args []shellArg, ctx shellCtx) {
 		rest = rest[1:]
 	}
 	if command != nil {
-		s.codeArg(*command, ctx, "the su -c command")
+		s.codeArgAs(shDialect, *command, ctx, "the su -c command")
 		return
 	}
-	s.stdinCode("su", ctx)
+	s.stdinCodeAs(shDialect, "su", ctx, false)
 }
 
 var flockSpec = optSpec{short: "c:E:eFhnosuVw:x", long: []string{"shared", "exclusive", "unlock",
@@ -351,7 +361,7 @@ func (s *shellScan) flock(args []shellArg, ctx shellCtx) {
 		command = &rest[1]
 	}
 	if command != nil {
-		s.codeArg(*command, ctx, "the flock -c command")
+		s.shellCode(*command, ctx, "the flock -c command")
 		return
 	}
 	s.nest(rest, ctx)
@@ -371,7 +381,7 @@ func (s *shellScan) watch(args []shellArg, ctx shellCtx) {
 	case direct:
 		s.nest(rest, ctx)
 	default:
-		s.joined("the command watch runs", rest, ctx)
+		s.joined(shDialect, "the command watch runs", rest, ctx)
 	}
 }
 
@@ -453,7 +463,8 @@ func (s *shellScan) parallel(args []shellArg, ctx shellCtx) {
 		sb.WriteString("{}") // parallel appends the argument
 	}
 	ctx.tokens = append(ctx.tokens[:len(ctx.tokens):len(ctx.tokens)], "{", replace)
-	s.code(sb.String(), ctx, "the command parallel runs")
+	s.shellVar = true // GNU parallel runs its commands in $SHELL (or the shell it was started from)
+	s.codeAs(shDialect, sb.String(), ctx, "the command parallel runs")
 }
 
 // findValues are the find predicates whose next word is their value, which may be computed.

@@ -1,0 +1,160 @@
+package policy
+
+import (
+	"slices"
+	"strings"
+)
+
+// Programs that run code the line does not show give opaque keys (see [Opacity]): the code
+// they run comes from a file, a string in a language this check does not read, the
+// repository's configuration or the network. Their keys stand for the call, but a deny of any
+// shell key also denies them unless a permission names them; no safe key covers them.
+
+// Why texts of opaque keys, by kind of program.
+const (
+	whyInterpreter = "runs code in its own language, from its arguments or a file, which this check does not read"
+	whyShellFile   = "runs a script file, whose content the line does not show"
+	whyOtherShell  = "is a shell whose syntax this check does not read"
+	whyBuild       = "runs commands from its project's files (recipes, scripts, hooks, build code)"
+	whyGit         = "runs hooks, aliases, filters, diff drivers and pagers from the repository's configuration, which an agent can write"
+	whyRemote      = "runs commands on another host, or programs named in its options or addresses"
+	whyInteractive = "runs commands typed into it (editors, debuggers, terminal multiplexers, schedulers), which the line does not show"
+	whyPackage     = "runs package maintainer scripts"
+	whyPath        = "is a program at a path outside the system folders, which an agent may have written"
+	whySed         = "runs shell commands with its e command and s///e, and writes files with w (GNU sed --sandbox refuses both)"
+)
+
+// codeRunners are the programs whose every run is opaque, with why.
+var codeRunners = map[string]string{}
+
+func init() {
+	for why, names := range map[string][]string{
+		whyInterpreter: {"awk", "gawk", "mawk", "nawk", "node", "nodejs", "deno", "bun", "irb", "expect",
+			"Rscript", "R", "julia", "pwsh", "jshell", "groovy", "scala", "racket", "sbcl", "clisp",
+			"ocaml", "erl", "escript", "elixir", "iex", "dc", "m4", "sqlite3", "psql", "mysql",
+			"gnuplot", "octave", "java", "jrunscript"},
+		whyOtherShell: {"zsh", "ksh", "ksh93", "mksh", "fish", "csh", "tcsh", "yash"},
+		whyBuild: {"make", "gmake", "cmake", "ninja", "meson", "scons", "bazel", "bazelisk", "gradle",
+			"gradlew", "mvn", "mvnw", "ant", "sbt", "rake", "bundle", "pytest", "py.test", "tox", "nox",
+			"npx", "pnpx", "bunx", "uvx", "pipx", "just", "task"},
+		whyGit:    {"git"},
+		whyRemote: {"ssh", "scp", "sftp", "rsh", "rlogin", "mosh", "autossh", "sshpass", "socat", "nc", "ncat", "netcat"},
+		whyInteractive: {"gdb", "lldb", "vim", "vi", "nvim", "ex", "view", "vimdiff", "rvim", "emacs",
+			"emacsclient", "tmux", "screen", "at", "batch", "crontab", "xdg-open", "mail", "mailx"},
+		whyPackage: {"dpkg", "rpm"},
+		whySed:     {"sed"},
+	} {
+		for _, name := range names {
+			codeRunners[name] = why
+		}
+	}
+}
+
+// versionedInterpreters are interpreters installed under versioned names (python3.11, perl5.36).
+var versionedInterpreters = []string{"python", "pypy", "perl", "php", "lua", "luajit", "tclsh", "wish", "guile", "ruby"}
+
+// codeRunner says why every run of prog is opaque, "" when it is not a code runner.
+func codeRunner(prog string) string {
+	if why, ok := codeRunners[prog]; ok {
+		return why
+	}
+	for _, base := range versionedInterpreters {
+		if rest, ok := strings.CutPrefix(prog, base); ok && strings.Trim(rest, "0123456789.") == "" {
+			return whyInterpreter
+		}
+	}
+	return ""
+}
+
+// runnerSubcommands are the subcommands of multi-command programs that run project or
+// package code (scripts, build code, containers, units); "*" marks a program all of whose
+// subcommands do except those in harmlessSubcommands.
+var runnerSubcommands = map[string][]string{
+	"npm":       {"*"},
+	"pnpm":      {"*"},
+	"yarn":      {"*"},
+	"cargo":     {"*"},
+	"terraform": {"*"},
+	"go":        {"build", "generate", "get", "install", "run", "test", "tool", "vet"},
+	"pip":       {"download", "install", "wheel"},
+	"pip3":      {"download", "install", "wheel"},
+	"docker":    {"build", "buildx", "compose", "container", "create", "exec", "run", "start"},
+	"podman":    {"build", "compose", "container", "create", "exec", "run", "start"},
+	"kubectl":   {"attach", "debug", "exec", "run"},
+	"helm":      {"install", "plugin", "template", "upgrade"},
+	"brew":      {"bundle", "install", "irb", "postinstall", "reinstall", "ruby", "sh", "test", "upgrade"},
+	"apt":       {"build-dep", "dist-upgrade", "full-upgrade", "install", "purge", "reinstall", "remove", "upgrade", "autoremove"},
+	"apt-get":   {"build-dep", "dist-upgrade", "install", "purge", "reinstall", "remove", "upgrade", "autoremove"},
+	"systemctl": {"isolate", "kill", "reload", "reload-or-restart", "restart", "start", "stop", "try-restart"},
+	"gh":        {"alias", "codespace", "cs", "ext", "extension"},
+}
+
+// harmlessSubcommands are the subcommands of a "*" program that only report.
+var harmlessSubcommands = map[string][]string{
+	"npm":       {"bugs", "docs", "fund", "help", "home", "info", "la", "list", "ll", "ls", "outdated", "ping", "prefix", "repo", "root", "search", "show", "v", "view", "whoami"},
+	"pnpm":      {"help", "list", "ls", "outdated", "root", "why"},
+	"yarn":      {"help", "info", "list", "outdated", "why"},
+	"cargo":     {"help", "locate-project", "metadata", "pkgid", "read-manifest", "search", "tree", "verify-project", "version"},
+	"terraform": {"fmt", "help", "version"},
+}
+
+// runsPackageCode says why sub of prog is opaque, "" when it is not.
+func runsPackageCode(prog, sub string) string {
+	subs, ok := runnerSubcommands[prog]
+	switch {
+	case !ok:
+		return ""
+	case subs[0] == "*" && !slices.Contains(harmlessSubcommands[prog], sub), slices.Contains(subs, sub):
+		return whyBuild
+	}
+	return ""
+}
+
+// CodeRunners lists, sorted, the programs every run of which gives an opaque key, and the
+// multi-command programs some of whose subcommands do ("npm *", "go run"). Shells given a
+// script file, source, make targets and programs from paths outside the system folders are
+// opaque too. The list is informational (docs are checked against it).
+func CodeRunners() []string {
+	var list []string
+	for name := range codeRunners {
+		list = append(list, name)
+	}
+	for _, base := range versionedInterpreters {
+		list = append(list, base+"*")
+	}
+	for prog, subs := range runnerSubcommands {
+		for _, sub := range subs {
+			list = append(list, prog+" "+sub)
+		}
+	}
+	slices.Sort(list)
+	return list
+}
+
+// programKey gives the program key of prog: opaque when prog is a code runner (sed and awk
+// given --sandbox, where GNU sed and gawk refuse to run commands or touch files, are not).
+func (s *shellScan) programKey(prog string, args []shellArg) {
+	why := codeRunner(prog)
+	if (prog == "sed" || prog == "awk" || prog == "gawk") && sandboxed(args) {
+		why = ""
+	}
+	if why == "" {
+		s.add(ProgramKey(prog, ""))
+		return
+	}
+	s.addOpaque(ProgramKey(prog, ""), prog+" "+why)
+}
+
+// sandboxed reports whether a static --sandbox option comes before any "--" (GNU sed and gawk
+// take options anywhere).
+func sandboxed(args []shellArg) bool {
+	for _, a := range args {
+		switch {
+		case a.static && a.val == "--":
+			return false
+		case a.static && a.val == "--sandbox":
+			return true
+		}
+	}
+	return false
+}
