@@ -137,7 +137,7 @@ func (c *compiler) sandbox(path string, t *SandboxTable) sandbox.Spec {
 		spec.AllowEnv = slices.DeleteFunc(spec.AllowEnv, sandbox.ShellExecutesEnv)
 		for i, name := range t.AllowEnvVars {
 			if sandbox.ShellExecutesEnv(name) {
-				c.errorf(tomlfile.JoinIndex(path+".allow_env_vars", i), "%w %q: bash runs code or takes its options from it, so no command may get it; pass what a command needs under another name", ErrBadEnvName, name)
+				c.errorf(tomlfile.JoinIndex(path+".allow_env_vars", i), "%w %q: bash runs code or takes its options from it, or programs choose the shell they run commands with from it, so no command may get it; pass what a command needs under another name", ErrBadEnvName, name)
 			}
 		}
 	}

@@ -20,7 +20,7 @@ func (s *shellScan) posixShell(prog string, args []shellArg, ctx shellCtx) {
 	if prog == "bash" || prog == "rbash" {
 		d = bashDialect
 	}
-	command, stdin, i := false, false, 0
+	command, stdin, login, i := false, false, false, 0
 scan:
 	for ; i < len(args); i++ {
 		a := args[i]
@@ -44,6 +44,7 @@ scan:
 				s.fail("%s has an option this check does not know (%s)", prog, v)
 				return
 			}
+			login = login || v == "--login"
 		case len(v) > 1 && (v[0] == '-' || v[0] == '+'):
 			for _, c := range v[1:] {
 				switch {
@@ -51,6 +52,8 @@ scan:
 					command = true
 				case c == 's':
 					stdin = true
+				case c == 'l':
+					login = true
 				case c == 'o' || c == 'O':
 					if i++; i < len(args) && (!args[i].static || args[i].val == "histexpand" || args[i].val == "keyword") {
 						s.fail("%s -o %s may turn on history expansion or keyword assignments, which the scan cannot follow", prog, args[i].text())
@@ -64,6 +67,9 @@ scan:
 		default:
 			break scan
 		}
+	}
+	if login {
+		s.addOpaque(ProgramKey(prog, ""), prog+" "+whyLogin)
 	}
 	operands := args[min(i, len(args)):]
 	switch {
@@ -113,10 +119,12 @@ func (s *shellScan) codeArgAs(d dialect, a shellArg, ctx shellCtx, origin string
 	s.codeAs(d, a.val, ctx, origin)
 }
 
-// shellCode parses a word a program hands to $SHELL (or /bin/sh without one): both dialects,
-// and the line must not choose the shell (see shellScan.shellVar).
+// shellCode parses a word a program hands to $SHELL (or /bin/sh without one, which is what a
+// sandboxed command has): both dialects, the shell's own key shell:sh, and the line must not
+// choose the shell (see shellScan.shellVar).
 func (s *shellScan) shellCode(a shellArg, ctx shellCtx, origin string) {
 	s.shellVar = true
+	s.add(ProgramKey("sh", ""))
 	s.codeArgAs(shDialect, a, ctx, origin)
 }
 
@@ -134,6 +142,9 @@ func (s *shellScan) joined(d dialect, origin string, args []shellArg, ctx shellC
 		sb.WriteString(a.val)
 	}
 	if sb.Len() > 0 {
+		if d == shDialect {
+			s.add(ProgramKey("sh", "")) // watch, sg and git submodule foreach run sh -c
+		}
 		s.codeAs(d, sb.String(), ctx, origin)
 	}
 }

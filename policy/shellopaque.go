@@ -22,7 +22,32 @@ const (
 	whyPackage     = "runs package maintainer scripts"
 	whyPath        = "is a program at a path outside the system folders, which an agent may have written"
 	whySed         = "runs shell commands with its e command and s///e, and writes files with w (GNU sed --sandbox refuses both)"
+	whyLogin       = "starts a login shell, which runs the profile scripts (/etc/profile, ~/.profile) the line does not show"
+	whyCodeVar     = "names code or a path to code that programs run later, which the line does not show"
 )
+
+// codeVars are variables whose value some program runs or loads later, or which choose what a
+// program name runs (PATH): assigning one gives an opaque assignment key.
+var codeVars = []string{"BASH_ENV", "ENV", "PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT",
+	"PAGER", "MANPAGER", "GIT_PAGER", "EDITOR", "VISUAL", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR",
+	"GIT_SSH", "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "GIT_EXEC_PATH", "GIT_DIR",
+	"GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT",
+	"SSH_ASKPASS", "SUDO_ASKPASS", "LESSOPEN", "LESSCLOSE", "PERL5OPT", "PERL5LIB", "PERLLIB",
+	"PYTHONSTARTUP", "PYTHONPATH", "PYTHONHOME", "NODE_OPTIONS", "NODE_PATH", "RUBYOPT", "RUBYLIB",
+	"BROWSER", "PROMPT_COMMAND", "PS0", "PS1", "PS4", "SHELL", "TAR_OPTIONS", "GREP_OPTIONS",
+	"RIPGREP_CONFIG_PATH", "MAKEFLAGS", "MFLAGS", "GNUMAKEFLAGS", "CDPATH", "GCONV_PATH", "HOSTALIASES",
+	"XDG_CONFIG_HOME", "HOME", "ZDOTDIR", "INPUTRC", "TERMINFO", "GDBHISTFILE", "VIMINIT", "EXINIT",
+	"MYVIMRC", "EMACSLOADPATH", "LUA_INIT", "LUA_PATH", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS",
+	"CLASSPATH", "GOFLAGS", "RUSTC_WRAPPER", "CC", "CXX", "NPM_CONFIG_PREFIX"}
+
+// envKey gives the assignment key of name: opaque for a code variable.
+func (s *shellScan) envKey(name string) {
+	if slices.Contains(codeVars, name) {
+		s.addOpaque(EnvKey(name), name+" "+whyCodeVar)
+		return
+	}
+	s.add(EnvKey(name))
+}
 
 // codeRunners are the programs whose every run is opaque, with why.
 var codeRunners = map[string]string{}

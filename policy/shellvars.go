@@ -96,7 +96,7 @@ func (s *shellScan) setVar(name string, clean bool) {
 		s.fail("%q is not a variable name", name)
 		return
 	}
-	s.add(EnvKey(name))
+	s.envKey(name)
 	if !clean {
 		s.markVar(name, varUntrusted)
 	}
@@ -154,7 +154,7 @@ func (s *shellScan) envName(name string) {
 	case name == "SHELLOPTS" || name == "BASHOPTS":
 		s.fail("%s sets a child shell's options, such as history expansion", name)
 	default:
-		s.add(EnvKey(name))
+		s.envKey(name)
 	}
 }
 

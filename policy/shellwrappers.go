@@ -464,6 +464,7 @@ func (s *shellScan) parallel(args []shellArg, ctx shellCtx) {
 	}
 	ctx.tokens = append(ctx.tokens[:len(ctx.tokens):len(ctx.tokens)], "{", replace)
 	s.shellVar = true // GNU parallel runs its commands in $SHELL (or the shell it was started from)
+	s.add(ProgramKey("sh", ""))
 	s.codeAs(shDialect, sb.String(), ctx, "the command parallel runs")
 }
 

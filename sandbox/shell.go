@@ -18,10 +18,17 @@ func shellArgv(line string) []string {
 	return []string{"bash", "--noprofile", "--norc", "-c", line}
 }
 
+// ShellArgv is the argv every mode executes ShellPath with to run line, so that a test can run a
+// line exactly as the sandbox does (the policy package's dialect test does, under a stub
+// environment that records what ran).
+func ShellArgv(line string) []string { return shellArgv(line) }
+
 // shellCodeVars are environment variables from which bash, or a shell it starts, runs code or
-// changes how it parses: they are never passed to a command, whatever allow_env_vars says (the
-// host config refuses them at load, so this is the second line).
-var shellCodeVars = []string{"BASHOPTS", "BASH_ENV", "ENV", "PROMPT_COMMAND", "PS0", "PS1", "PS2", "PS4", "SHELLOPTS"}
+// changes how it parses, and SHELL, which chooses the shell programs such as script, flock -c
+// and split --filter hand their commands to (the gate reads those as bash or POSIX sh): they
+// are never passed to a command, whatever allow_env_vars says (the host config refuses them at
+// load, so this is the second line).
+var shellCodeVars = []string{"BASHOPTS", "BASH_ENV", "ENV", "PROMPT_COMMAND", "PS0", "PS1", "PS2", "PS4", "SHELL", "SHELLOPTS"}
 
 // ShellExecutesEnv reports whether bash reads code or options from the variable name: one of
 // shellCodeVars, or an exported function (BASH_FUNC_name%%). Such a variable is never passed to
