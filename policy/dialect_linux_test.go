@@ -346,7 +346,7 @@ func TestDialectWhatRunsIsWhatTheKeysSay(t *testing.T) {
 		t.Skipf("bwrap cannot run here (%v: %s); host doctor says why", err, out)
 	}
 	var (
-		mu               sync.Mutex
+		mu                        sync.Mutex
 		checked, skipped, stopped int
 	)
 	sem := make(chan struct{}, 4)
