@@ -2,6 +2,7 @@ package components
 
 import (
 	"github.com/warrenhq/warren/blueprint"
+	"github.com/warrenhq/warren/gate"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/sandbox"
 	"github.com/warrenhq/warren/tools"
@@ -29,7 +30,7 @@ type Profile struct {
 	// Workdir gives an agent's absolute workdir from its name and index.
 	Workdir func(name string, index int) string
 	// Policy is the group's shared tool policy (permission layers, safe keys, modes).
-	Policy *ToolPolicy
+	Policy *gate.Policy
 	// StageRegistries holds, per stage index, the registry calls in that stage resolve through:
 	// the group's base tools with the stage's own tool scope pushed on top. sync_stage points
 	// an agent at its stage's registry.

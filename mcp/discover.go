@@ -118,9 +118,24 @@ func toolInfo(server string, tool mcp.Tool) (ToolInfo, error) {
 		Name:        ToolName(server, tool.Name),
 		Description: tool.Description,
 		Parameters:  schema,
+		Effects:     annotatedEffects(tool.Annotations),
 	}
 	if _, err := tools.NewHandle(newTool(nil, info)); err != nil {
 		return ToolInfo{}, fmt.Errorf("tool %q: %w", tool.Name, err)
 	}
 	return info, nil
+}
+
+// annotatedEffects turns a tool's annotations into its effects: readOnlyHint true means it reads
+// (and, unless openWorldHint is false, reaches the network); anything else declares nothing, so
+// the tool is assumed to do everything.
+func annotatedEffects(a mcp.ToolAnnotation) tools.Effects {
+	if a.ReadOnlyHint == nil || !*a.ReadOnlyHint {
+		return tools.EffectsUnknown
+	}
+	e := tools.EffectsDeclared | tools.EffectReads
+	if a.OpenWorldHint == nil || *a.OpenWorldHint {
+		e |= tools.EffectNetwork
+	}
+	return e
 }

@@ -29,6 +29,10 @@ type ToolInfo struct {
 	Description string
 	// Parameters is the server's input schema as JSON; always an object schema.
 	Parameters json.RawMessage
+	// Effects are what the server's annotations say the tool does: a tool annotated readOnlyHint
+	// reads (and reaches the network unless openWorldHint is false); any other is undeclared, so
+	// the read-only floor refuses it. The host trusts the annotations of the servers it runs.
+	Effects tools.Effects
 }
 
 // Tool is a server tool as a tools.Tool: Execute makes one MCP call through the Manager's
@@ -71,6 +75,11 @@ func newTool(m *Manager, info ToolInfo) *Tool {
 
 // Spec implements tools.Tool: the host name, the server's description and its input schema.
 func (t *Tool) Spec() tools.Spec { return t.spec }
+
+var _ tools.Declarer = (*Tool)(nil)
+
+// Effects implements tools.Declarer: what the server's annotations say (see ToolInfo.Effects).
+func (t *Tool) Effects() tools.Effects { return t.info.Effects }
 
 // Execute implements tools.Tool: one call on the server's session, started (or restarted) if
 // need be, bounded by the call's context and the server's call_timeout. It returns a Go error

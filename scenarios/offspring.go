@@ -2,11 +2,12 @@ package scenarios
 
 import (
 	"fmt"
-	"github.com/warrenhq/warren/sandbox"
 
 	"github.com/warrenhq/warren/components"
+	"github.com/warrenhq/warren/gate"
 	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/policy"
+	"github.com/warrenhq/warren/sandbox"
 	"github.com/warrenhq/warren/subagents"
 	"github.com/warrenhq/warren/tools"
 )
@@ -64,56 +65,18 @@ func (o *offspring) Profile(parent *components.Profile, stage int32, key string)
 	return p, nil
 }
 
-// policy builds a child's tool policy: its own blueprint under the host's ceiling and the run's
-// launch overrides without --allow (an --allow grant is the user's answer for the agents they
-// launched, not for whatever those spawn), with the parent's permission in its spawn-time stage
-// (and the parent's own ceilings) on top. Unattended, yolo, the read-only floor and auto mode
-// are inherited; grants are not (a child starts with none).
-func (o *offspring) policy(parent *components.Profile, stage int32, sp *Spawnable) (*components.ToolPolicy, error) {
-	pp := parent.Policy
-	if pp == nil || pp.Resolver == nil {
-		return nil, fmt.Errorf("spawn %q: the parent's group %q has no tool policy to inherit", sp.Key, parent.Group)
-	}
+// policy builds a child's tool policy with the gate's inheritance: its own blueprint under the
+// host's ceiling and the run's launch overrides without --allow, with the parent's permission in
+// its spawn-time stage (and the parent's own ceilings) on top.
+func (o *offspring) policy(parent *components.Profile, stage int32, sp *Spawnable) (*gate.Policy, error) {
 	stageName := ""
 	if int(stage) >= 0 && int(stage) < len(parent.Blueprint.Stages) {
 		stageName = parent.Blueprint.Stages[stage].Name
 	}
-	ceilings := make([]policy.Ceiling, 0, 1+len(pp.Ceilings))
-	ceilings = append(ceilings, policy.Ceiling{Resolver: pp.Resolver, Stage: int(stage), Safe: pp.Safe,
-		Agent: "of group " + parent.Group, StageName: stageName})
-	ceilings = append(ceilings, pp.Ceilings...)
-	// Layer 3 of a child: for each host function the stricter of its own blueprint's value and
-	// its parent's (inherit then asks the gate, which judges under the parent's ceilings too).
-	pol, err := blueprintPolicy(sp.Blueprint, o.host, o.launch.Inherited(), inheritScripts(sp.Blueprint.ScriptPermissions, pp.Scripts))
+	pol, err := gate.Inherit(gate.Parent{Policy: parent.Policy, Stage: int(stage), StageName: stageName, Who: "of group " + parent.Group},
+		sp.Blueprint, o.host, o.launch, o.unattended)
 	if err != nil {
 		return nil, fmt.Errorf("spawn %q: %w", sp.Key, err)
 	}
-	pol.Safe = policy.SafeUnder(pol.Safe, ceilings)
-	pol.Unattended = pp.Unattended || o.unattended
-	pol.Ceilings = ceilings
-	switch {
-	case pp.SafetyMode == tools.SafetyReadOnly || pp.PlanFile != "":
-		pol.SafetyMode = tools.SafetyReadOnly // a parent drafting a plan has children that only read
-	case pp.SafetyMode == tools.SafetyAuto:
-		pol.SafetyMode, pol.Classifier = tools.SafetyAuto, pp.Classifier
-	}
 	return pol, nil
-}
-
-// inheritScripts is a child's [tool_script_permissions]: per host function, the stricter of its
-// own blueprint's value (the default where it says nothing) and its parent's effective one.
-func inheritScripts(own map[string]policy.ScriptVerdict, parent *policy.ScriptPermissions) map[string]policy.ScriptVerdict {
-	if parent == nil {
-		return own
-	}
-	out := make(map[string]policy.ScriptVerdict, len(policy.ScriptFuncs()))
-	for _, fn := range policy.ScriptFuncs() {
-		v, ok := own[fn]
-		if !ok {
-			v = policy.DefaultScriptVerdict(fn)
-		}
-		pv, _ := parent.Verdict(fn)
-		out[fn] = max(v, pv)
-	}
-	return out
 }

@@ -15,9 +15,9 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/warrenhq/warren/blueprint"
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/gate"
 	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/mcp"
 	"github.com/warrenhq/warren/models"
@@ -43,6 +43,42 @@ func KnownTools() []string {
 	slices.Sort(names)
 	return names
 }
+
+// NewRegistry is the registry of a host's tools: the built-ins, the sub-agent tools, the script
+// tools (each made a tool by scriptTool) and the MCP tools (by mcpTool). A run and host explain
+// build theirs with it, so both know the same tools with the same schemas and effects.
+func NewRegistry(scripts []*scripting.Script, mcpTools []mcp.ToolInfo, scriptTool func(*scripting.Script) tools.Tool, mcpTool func(mcp.ToolInfo) tools.Tool) (*tools.Registry, error) {
+	reg := tools.NewRegistry()
+	if err := tools.RegisterBuiltins(reg); err != nil {
+		return nil, err
+	}
+	if err := subagents.Register(reg); err != nil {
+		return nil, err
+	}
+	for _, s := range scripts {
+		if err := reg.Register(scriptTool(s)); err != nil {
+			return nil, fmt.Errorf("script tool %s: %w", s.File, err)
+		}
+	}
+	for _, info := range mcpTools {
+		if err := reg.Register(mcpTool(info)); err != nil {
+			return nil, fmt.Errorf("MCP tool %s: %w", info.Name, err)
+		}
+	}
+	return reg, nil
+}
+
+// AutoClassifier is the scenario's scripted auto-mode classifier ([[classifier]] rules), nil when
+// it has none (auto mode then fails safe to ask).
+func (sc *Scenario) AutoClassifier() tools.AutoClassifier {
+	if len(sc.Classifier) == 0 {
+		return nil
+	}
+	return &classifier{rules: sc.Classifier}
+}
+
+// MergeLaunch adds launch overrides given on the command line to the scenario's [launch] table.
+func (sc *Scenario) MergeLaunch(l policy.Launch) policy.Launch { return mergeLaunch(sc.Launch, l) }
 
 // LoadHostConfig loads a host config file for this host (host run --config): the known tools,
 // plus the script tools of its own [scripting] tools_dir and the tools of its own
@@ -207,13 +243,6 @@ func Run(ctx context.Context, sc *Scenario, opt Options) (*Summary, error) {
 	}
 	defer cleanup()
 
-	reg := tools.NewRegistry()
-	if err := tools.RegisterBuiltins(reg); err != nil {
-		return nil, err
-	}
-	if err := subagents.Register(reg); err != nil {
-		return nil, err
-	}
 	host := sc.Host
 	if opt.Host != nil {
 		host = opt.Host
@@ -221,11 +250,6 @@ func Run(ctx context.Context, sc *Scenario, opt Options) (*Summary, error) {
 	engine := scripting.NewEngine(scriptLimits(host))
 	defer engine.Close()
 	scriptTool := scriptTools(engine, host)
-	for _, s := range sc.Scripts {
-		if err := reg.Register(scriptTool(s)); err != nil {
-			return nil, fmt.Errorf("script tool %s: %w", s.File, err)
-		}
-	}
 	servers := mcp.NewManager(mcp.Options{Log: &opt.Log})
 	defer servers.Close()
 	for i := range sc.MCPServers {
@@ -233,10 +257,9 @@ func Run(ctx context.Context, sc *Scenario, opt Options) (*Summary, error) {
 			return nil, err
 		}
 	}
-	for _, info := range sc.MCPTools {
-		if err := reg.Register(servers.Tool(info)); err != nil {
-			return nil, fmt.Errorf("MCP tool %s: %w", info.Name, err)
-		}
+	reg, err := NewRegistry(sc.Scripts, sc.MCPTools, scriptTool, servers.Tool)
+	if err != nil {
+		return nil, err
 	}
 	scoped := tools.NewScoped(reg)
 	launch := mergeLaunch(sc.Launch, opt.Launch)
@@ -244,10 +267,7 @@ func Run(ctx context.Context, sc *Scenario, opt Options) (*Summary, error) {
 		return nil, fmt.Errorf("%w: %w", ErrLaunch, err)
 	}
 	unattended := sc.Unattended || opt.Unattended || host.Unattended
-	var auto tools.AutoClassifier
-	if len(sc.Classifier) > 0 {
-		auto = &classifier{rules: sc.Classifier}
-	}
+	auto := sc.AutoClassifier()
 
 	var tw *trace.Writer
 	if opt.Trace != nil {
@@ -395,7 +415,7 @@ func workRoot(dir string) (string, func(), error) {
 // interaction tool neither advertises it nor lets it block: its registry pushes a scope in which
 // a stand-in answers with the unattended answer at once. servers are the MCP servers its agents
 // lease (see Scenario.leasedServers).
-func profile(g *Group, scoped *tools.ScopedToolRegistry, root string, pol *components.ToolPolicy, ceiling sandbox.Boundary, servers []string) (*components.Profile, error) {
+func profile(g *Group, scoped *tools.ScopedToolRegistry, root string, pol *gate.Policy, ceiling sandbox.Boundary, servers []string) (*components.Profile, error) {
 	bp := g.Blueprint
 	stageTools := make([][]models.ToolInfo, len(bp.Stages))
 	registries := make([]*tools.ScopedToolRegistry, len(bp.Stages))
@@ -468,43 +488,13 @@ func mergeLaunch(a, b policy.Launch) policy.Launch {
 
 // toolPolicy builds the shared tool policy of a group: its blueprint's layers under the host's
 // ceiling and the launch overrides, the safe keys, and the group's safety mode.
-func toolPolicy(g *Group, host *hostconfig.Config, launch policy.Launch, unattended bool, auto tools.AutoClassifier) (*components.ToolPolicy, error) {
-	pol, err := blueprintPolicy(g.Blueprint, host, launch, g.Blueprint.ScriptPermissions)
+func toolPolicy(g *Group, host *hostconfig.Config, launch policy.Launch, unattended bool, auto tools.AutoClassifier) (*gate.Policy, error) {
+	pol, err := gate.ForGroup(g.Blueprint, host, launch, gate.Modes{Unattended: unattended,
+		SafetyMode: g.SafetyMode, PlanFile: g.PlanFile, Classifier: auto})
 	if err != nil {
 		return nil, fmt.Errorf("group %q: %w", g.Name, err)
 	}
-	pol.Unattended = unattended
-	pol.SafetyMode, pol.PlanFile = g.SafetyMode, g.PlanFile
-	if g.SafetyMode == tools.SafetyAuto {
-		pol.Classifier = auto
-	}
 	return pol, nil
-}
-
-// blueprintPolicy builds what a tool policy takes from a blueprint under the host: its permission
-// layers under the host's ceiling and launch, its safe keys (the shipped list, the host's, and
-// the blueprint's when the host opts in), Layer 3 from scripts (the blueprint's own
-// [tool_script_permissions], or what a child inherits), and the host's prompt timeout and write
-// budget. Groups and sub-agents add their modes on top.
-func blueprintPolicy(bp *blueprint.Blueprint, host *hostconfig.Config, launch policy.Launch, scripts map[string]policy.ScriptVerdict) (*components.ToolPolicy, error) {
-	resolver, err := policy.NewResolver(host.HostLayer(), bp.PolicyLayer(), launch)
-	if err != nil {
-		return nil, err
-	}
-	lists := [][]string{policy.ShippedSafeCommands, host.SafeCommands}
-	if host.AllowBlueprintSafeCommands {
-		lists = append(lists, bp.SafeCommands)
-	}
-	safe, err := policy.NewSafeKeys(lists...)
-	if err != nil {
-		return nil, fmt.Errorf("safe commands: %w", err)
-	}
-	layer3, err := policy.NewScriptPermissions(host.ScriptPermissions, scripts)
-	if err != nil {
-		return nil, err
-	}
-	return &components.ToolPolicy{Resolver: resolver, Safe: safe, Scripts: layer3, TimeoutTicks: host.TimeoutTicks,
-		WritePerCall: host.WritePerCall, WritePerRun: host.WritePerRun}, nil
 }
 
 // namer returns how agents of g are named when the group has count agents: its agent_name

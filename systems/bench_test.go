@@ -1,14 +1,17 @@
 package systems_test
 
 import (
+	"encoding/json"
 	"runtime"
 	"strconv"
 	"testing"
 
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/gate"
 	"github.com/warrenhq/warren/policy"
 	"github.com/warrenhq/warren/systems"
+	"github.com/warrenhq/warren/tools"
 )
 
 // parkLatency keeps a lane job running for longer than any benchmark ticks.
@@ -121,33 +124,36 @@ func label(n int) string {
 	return strconv.Itoa(n)
 }
 
-// BenchmarkPolicyGate measures one gate decision as tool_dispatch asks for it: the safety
-// floor, every permission layer, safe keys and grants. The allow path of a tool other than shell
+// BenchmarkPolicyGate measures one gate decision as tool_dispatch asks for it: visibility, the
+// schema (memoized for repeated arguments, as scripted agents repeat them), the safety floor,
+// every permission layer, safe keys and grants. The allow path of a tool other than shell
 // (read_file: the built-in default allows it) must take well under 300 ns and allocate nothing;
-// the ask path (write_file, no grant) the same; a shell line is judged key by key.
+// the ask path (write_file, no grant) the same; a shell line is parsed and judged key by key.
 func BenchmarkPolicyGate(b *testing.B) {
 	h := newHarness(b, options{})
 	bp := h.blueprint(oneStageBlueprint)
 	p := h.profile("g", bp, scripted(b, "scripted:bench", turn("done")), "")
 	p.Policy = toolPolicy(b, bp, policySpec{host: policy.HostLayer{Global: map[string]policy.Verdict{"shell:rm": policy.Deny}}})
-	d := &components.AgentData{Name: "g-0"}
-	id := &components.Identity{ID: 1}
-	gate := systems.PolicyGate{}
 	cases := []struct {
-		name, tool string
-		keys       []string
+		name, tool, args string
 	}{
-		{"allow_read_file", "read_file", []string{"read_file"}},
-		{"ask_write_file", "write_file", []string{"write_file"}},
-		{"shell_three_keys", "shell", []string{"shell:>out.txt", "shell:git push", "shell:ls"}},
+		{"allow_read_file", "read_file", `{"path":"notes.txt"}`},
+		{"ask_write_file", "write_file", `{"path":"notes.txt","content":"x"}`},
+		{"shell_three_keys", "shell", `{"command":"ls && git push > out.txt"}`},
 	}
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
-			req := &systems.GateRequest{Agent: id, Data: d, Profile: p, Stage: &bp.Stages[0], Tool: tc.tool, Keys: tc.keys, Parsed: true}
+			handle, ok := h.scoped.Lookup(tc.tool)
+			if !ok {
+				b.Fatalf("no tool %s", tc.tool)
+			}
+			req := &gate.Request{Agent: tools.AgentRef{ID: 1, Name: "g-0"}, StageName: bp.Stages[0].Name, Visible: true,
+				Handle: handle, Tool: tc.tool, Args: json.RawMessage(tc.args)}
+			std := gate.Standard{}
 			b.ReportAllocs()
 			for b.Loop() {
-				if dec := gate.Decide(req); dec.Verdict == 0 {
-					b.Fatal("no verdict")
+				if dec := std.Decide(p.Policy, req); dec.Verdict == 0 || dec.Layer == gate.LayerSchema {
+					b.Fatalf("decision %+v", dec)
 				}
 			}
 		})

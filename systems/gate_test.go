@@ -9,9 +9,9 @@ import (
 
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/gate"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/policy"
-	"github.com/warrenhq/warren/systems"
 	"github.com/warrenhq/warren/tools"
 )
 
@@ -57,7 +57,7 @@ type gateCase struct {
 func runGateCase(t *testing.T, tc gateCase) *harness {
 	t.Helper()
 	ans := answers(reply{answer: "once", delay: 1})
-	h := newHarness(t, options{gate: systems.PolicyGate{}, answerer: ans})
+	h := newHarness(t, options{gate: gate.Standard{}, answerer: ans})
 	h.putFile("g", "g-0", "notes.txt", "old notes")
 	bp := h.blueprint(gatedBlueprint(tc.agentPerms, tc.stagePerms))
 	model := scripted(t, "scripted:gate", turn("", tc.call), turn("done"))
@@ -298,7 +298,7 @@ func TestPolicyGateReadOnlyAndPlanModes(t *testing.T) {
 		{
 			name: "read-only refuses a tool not known to be read-only", call: call("echo", "hi"), spec: readOnly,
 			wantKeys: []string{"echo"}, wantVerdict: "deny", wantLayer: "safety:read-only",
-			wantReason: "echo is not known to be read-only",
+			wantReason: "echo does not declare what it does, so it may write",
 			wantResult: "error|permission denied for echo by safety:read-only: ",
 		},
 		{
@@ -465,7 +465,7 @@ func TestClassifierSeesOnlyStandingAsks(t *testing.T) {
 				"write_file": {Decision: tools.ClassifyAllow, Reason: "fine"},
 				"shell":      {Decision: tools.ClassifyAllow, Reason: "fine"},
 			}}
-			h := newHarness(t, options{gate: systems.PolicyGate{}, answerer: answers(reply{answer: "once", delay: 1})})
+			h := newHarness(t, options{gate: gate.Standard{}, answerer: answers(reply{answer: "once", delay: 1})})
 			bp := h.blueprint(gatedBlueprint("", ""))
 			model := scripted(t, "scripted:auto", turn("",
 				readCall("notes.txt"), shellCall("rm -rf x"), shellCall("ls"), writeCall("new.txt", "hello")), turn("done"))

@@ -17,6 +17,7 @@ import (
 	"github.com/warrenhq/warren/blueprint"
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/gate"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/policy"
 	"github.com/warrenhq/warren/subagents"
@@ -263,17 +264,39 @@ func panicModel(_ *models.State, _ *models.View) (models.Reply, error) {
 	panic("model exploded")
 }
 
-// gateFunc adapts a function to systems.Gate.
-type gateFunc func(req *systems.GateRequest) systems.Decision
+// gateFunc adapts a function to gate.Decider.
+type gateFunc func(pol *gate.Policy, req *gate.Request) gate.Decision
 
-var _ systems.Gate = gateFunc(nil)
+var _ gate.Decider = gateFunc(nil)
 
-func (g gateFunc) Decide(req *systems.GateRequest) systems.Decision { return g(req) }
+func (g gateFunc) Decide(pol *gate.Policy, req *gate.Request) gate.Decision { return g(pol, req) }
 
-// verdictGate returns the same decision for every call.
-func verdictGate(v policy.Verdict, layer, reason string) systems.Gate {
-	return gateFunc(func(*systems.GateRequest) systems.Decision {
-		return systems.Decision{Verdict: v, Layer: layer, Reason: reason}
+// allowAll is a policy under which every call that passes visibility and schema is allowed:
+// --yolo and nothing denied.
+var allowAll = func() *gate.Policy {
+	r, err := policy.NewResolver(policy.HostLayer{}, policy.BlueprintLayer{}, policy.Launch{Yolo: true})
+	if err != nil {
+		panic(err)
+	}
+	return &gate.Policy{Resolver: r}
+}()
+
+// testGate decides visibility and the schema as the standard gate does, then lets decide settle
+// the permission of every call that passes them (with the keys the gate found).
+func testGate(decide func(pol *gate.Policy, req *gate.Request, keys []string) gate.Decision) gate.Decider {
+	return gateFunc(func(pol *gate.Policy, req *gate.Request) gate.Decision {
+		d := gate.Decide(allowAll, req)
+		if d.Layer == gate.LayerVisibility || d.Layer == gate.LayerSchema {
+			return d
+		}
+		return decide(pol, req, d.Keys)
+	})
+}
+
+// verdictGate returns the same decision for every call that passes visibility and the schema.
+func verdictGate(v policy.Verdict, layer, reason string) gate.Decider {
+	return testGate(func(_ *gate.Policy, _ *gate.Request, keys []string) gate.Decision {
+		return gate.Decision{Verdict: v, Layer: layer, Reason: reason, Keys: keys}
 	})
 }
 
@@ -291,7 +314,7 @@ func (*probe) Finalize(*ecs.World)         {}
 type options struct {
 	seed    uint64
 	latency systems.Latency
-	gate    systems.Gate
+	gate    gate.Decider
 	// systems replaces the default systems.Pipeline().
 	systems []ecs.System
 	// noTrace disables the trace (benchmarks).
@@ -300,7 +323,7 @@ type options struct {
 	toolCapacity, modelCapacity int
 	// initialCapacity pre-sizes the world.
 	initialCapacity int
-	// defaultGate leaves Host.Gate nil, so the host picks its own gate (PolicyGate).
+	// defaultGate leaves Host.Gate nil, so the host picks its own gate (gate.Standard).
 	defaultGate bool
 	// answerer answers the hub's prompts (nil: the host's default hub, which nobody answers).
 	answerer systems.Answerer
@@ -415,14 +438,14 @@ func newHarness(tb testing.TB, opt options) *harness {
 	h.known = append(reg.Names(), ghostTool)
 
 	h.w = ecs.NewWorld(ecs.Config{Seed: opt.seed, InitialCapacity: opt.initialCapacity})
-	gate := opt.gate
-	if gate == nil && !opt.defaultGate {
-		gate = verdictGate(policy.Allow, "test", "the harness allows every call unless a test sets a gate")
+	decider := opt.gate
+	if decider == nil && !opt.defaultGate {
+		decider = verdictGate(policy.Allow, "test", "the harness allows every call unless a test sets a gate")
 	}
 	h.host = &systems.Host{
 		Context: context.Background(),
 		Trace:   h.tw,
-		Gate:    gate,
+		Gate:    decider,
 		Tasks:   tools.NewTaskBroker(),
 		Records: &components.Records{},
 		Latency: opt.latency,

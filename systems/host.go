@@ -2,13 +2,11 @@ package systems
 
 import (
 	"context"
-	"encoding/json"
 	"github.com/rs/zerolog"
 
-	"github.com/warrenhq/warren/blueprint"
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
-	"github.com/warrenhq/warren/policy"
+	"github.com/warrenhq/warren/gate"
 	"github.com/warrenhq/warren/sandbox"
 	"github.com/warrenhq/warren/subagents"
 	"github.com/warrenhq/warren/tools"
@@ -23,9 +21,9 @@ type Host struct {
 	Context context.Context
 	// Trace receives the run's events; nil disables tracing.
 	Trace *trace.Writer
-	// Gate decides every tool call that passed visibility and schema checks (PolicyGate when
-	// nil).
-	Gate Gate
+	// Gate decides every tool call, from an agent's turn and from inside a script tool
+	// (gate.Standard when nil).
+	Gate gate.Decider
 	// Hub holds open prompts until their answer or deadline (one with no answerer when nil:
 	// every prompt is denied as unanswered).
 	Hub *Hub
@@ -105,37 +103,6 @@ func (l Latency) ForTool(tool string) uint64 {
 	return l.Tool
 }
 
-// GateRequest is a tool call as the permission gate sees it, after visibility and schema checks.
-type GateRequest struct {
-	Ctx     context.Context
-	Agent   *components.Identity
-	Data    *components.AgentData
-	Profile *components.Profile
-	Stage   *blueprint.Stage
-	Tool    string
-	Args    json.RawMessage
-	// Keys are the call's permission keys (the tool's name, or a shell line's keys); Parsed is
-	// false when a shell line could not be analysed (and Keys is empty).
-	Keys   []string
-	Parsed bool
-}
-
-// Decision is a gate's verdict with the layer that made it and why, and the keys it judged,
-// recorded in the trace.
-type Decision struct {
-	Verdict policy.Verdict
-	Layer   string
-	Reason  string
-	Keys    []string
-}
-
-// Gate decides whether a tool call may run. PolicyGate is the gate every run uses; the interface
-// is the seam for tests and embedders. It must be total (always return a verdict) and cheap, and
-// must not keep the request: dispatch reuses it for the next call.
-type Gate interface {
-	Decide(req *GateRequest) Decision
-}
-
 // hostOf fetches the Host resource, or reports that the runner forgot it.
 func hostOf(w *ecs.World) (*Host, error) {
 	h := ecs.Resource[Host](w)
@@ -149,7 +116,7 @@ func hostOf(w *ecs.World) (*Host, error) {
 		h.Profiles = &components.Profiles{}
 	}
 	if h.Gate == nil {
-		h.Gate = PolicyGate{}
+		h.Gate = gate.Standard{}
 	}
 	if h.Hub == nil {
 		h.Hub = NewHub(nil)

@@ -7,9 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strconv"
 
+	"github.com/warrenhq/warren/blueprint"
 	"github.com/warrenhq/warren/components"
+	"github.com/warrenhq/warren/gate"
 	"github.com/warrenhq/warren/policy"
 	"github.com/warrenhq/warren/subagents"
 	"github.com/warrenhq/warren/tools"
@@ -31,11 +34,11 @@ func usesHost(h *tools.Handle) bool {
 // hostAccess fills what a host-using tool (a script tool) gets beyond the usual context: Layer 3
 // (ScriptPermit), call_tool (CallTool) and the call's random seed. Both callbacks run on the
 // lane's goroutine, so they read only what cannot change under them: the group's tool policy
-// (immutable), the stage the call was made in, the stage's registry, and a copy of the agent's
-// grants taken now.
+// (immutable), the stage the call was made in (the compiled blueprint's, shared read-only), the
+// stage's registry, and a copy of the agent's grants taken now.
 func (t *toolTurn) hostAccess(ec *tools.ExecContext, id *components.Identity, d *components.AgentData, p *components.Profile, stage int32) {
 	ec.Seed = callSeed(t.host.seed, id.ID, ec.CallID)
-	a := &hostAccess{pol: p.Policy, stage: stage, stageName: p.Blueprint.Stages[stage].Name,
+	a := &hostAccess{pol: p.Policy, gate: t.host.Gate, stage: &p.Blueprint.Stages[stage], policyStage: int(d.Tools.Stage),
 		grants: d.Tools.Grants.Clone(), registry: p.Registry(stage), base: *ec}
 	ec.ScriptPermit = a.permit
 	ec.CallTool = a.callTool
@@ -55,62 +58,64 @@ func callSeed(seed, agent uint64, callID string) uint64 {
 
 // hostAccess is the snapshot one host-using call decides from.
 type hostAccess struct {
-	pol       *components.ToolPolicy
-	stage     int32
-	stageName string
-	grants    *policy.Grants
-	registry  *tools.ScopedToolRegistry
-	base      tools.ExecContext
-	depth     int
+	pol         *gate.Policy
+	gate        gate.Decider
+	stage       *blueprint.Stage
+	policyStage int // the stage index whose policy is in force
+	grants      *policy.Grants
+	registry    *tools.ScopedToolRegistry
+	base        tools.ExecContext
+	depth       int
 }
 
-// decide is the policy gate's decision for a call by this agent, from the snapshot.
-func (a *hostAccess) decide(tool string, args json.RawMessage, keys []string, parsed bool) Decision {
-	return decide(a.pol, gateCall{ctx: a.base.Context(), agent: a.base.Agent, stage: int(a.stage), grants: a.grants,
-		tool: tool, args: args, keys: keys, parsed: parsed})
-}
+// writingFuncs are the host functions that change something: none may run while the agent is
+// read-only (read-only mode, or a plan being drafted), whatever Layer 3 says.
+var writingFuncs = []string{policy.FnWriteFile, policy.FnShell, policy.FnHTTPPost}
 
 // permit is Layer 3: whether host function fn may run now. inherit asks the gate whether the
-// built-in tool of the same name would be allowed for this agent in this stage, at each call.
+// built-in tool of the same name resolves to allow for this agent in this stage, at each call.
 func (a *hostAccess) permit(fn string) error {
+	if a.pol != nil && a.pol.ReadOnly() && slices.Contains(writingFuncs, fn) {
+		return fmt.Errorf("%s is not allowed for scripts while the agent is read-only (stage %q): it writes or runs commands", fn, a.stage.Name)
+	}
 	scripts := defaultScriptPermissions
 	if a.pol != nil && a.pol.Scripts != nil {
 		scripts = a.pol.Scripts
 	}
 	allowed, layer, reason := scripts.Decide(fn, func(tool string) bool {
-		return a.decide(tool, nil, []string{tool}, true).Verdict == policy.Allow
+		return gate.Permits(a.pol, a.policyStage, tool, a.grants)
 	})
 	if allowed {
 		return nil
 	}
-	return fmt.Errorf("%s is not allowed for scripts by %s (stage %q): %s", fn, layer, a.stageName, reason)
+	return fmt.Errorf("%s is not allowed for scripts by %s (stage %q): %s", fn, layer, a.stage.Name, reason)
 }
 
 // callTool runs another tool for the agent through the full gate, on the caller's goroutine,
-// under ctx.
+// under ctx: only a tool the stage offers, with valid arguments, allowed without a prompt.
 func (a *hostAccess) callTool(ctx context.Context, name string, args json.RawMessage) (tools.Result, error) {
 	if a.depth >= maxCallDepth {
 		return tools.Result{}, fmt.Errorf("%w: %s: tools may call tools only %d deep", ErrCallRefused, name, maxCallDepth)
 	}
-	h, ok := a.registry.Lookup(name)
-	if !ok {
-		return tools.Result{}, fmt.Errorf("%w: no tool %q is registered with this host", ErrCallRefused, name)
+	h, _ := a.registry.Lookup(name)
+	if h != nil {
+		switch h.Tool().(type) {
+		case subagents.WorldTool:
+			return tools.Result{}, fmt.Errorf("%w: %s changes the agent tree, which only the agent's own turn may do", ErrCallRefused, name)
+		case tools.Interactive:
+			return tools.Result{}, fmt.Errorf("%w: %s asks a person, which a tool running on a worker cannot wait for", ErrCallRefused, name)
+		}
 	}
-	switch h.Tool().(type) {
-	case subagents.WorldTool:
-		return tools.Result{}, fmt.Errorf("%w: %s changes the agent tree, which only the agent's own turn may do", ErrCallRefused, name)
-	case tools.Interactive:
-		return tools.Result{}, fmt.Errorf("%w: %s asks a person, which a tool running on a worker cannot wait for", ErrCallRefused, name)
-	}
-	if err := h.Validate(args); err != nil {
-		return tools.Result{}, fmt.Errorf("%w: %w", ErrCallRefused, err)
-	}
-	keys, parsed := callKeys(name, args)
-	switch dec := a.decide(name, args, keys, parsed); dec.Verdict {
-	case policy.Allow:
-	case policy.Ask:
+	req := gate.Request{Ctx: ctx, Agent: a.base.Agent, Stage: a.policyStage, StageName: a.stage.Name,
+		Visible: a.stage.Advertises(name), Available: a.stage.AvailableTools, Handle: h,
+		Tool: name, Args: args, Grants: a.grants}
+	switch dec := a.gate.Decide(a.pol, &req); {
+	case dec.Verdict == policy.Allow:
+	case dec.Verdict == policy.Ask:
 		return tools.Result{}, fmt.Errorf("%w: %s asks (%s: %s), and a tool called from a script cannot open a prompt; "+
 			"grant it to the agent or allow it in the host config", ErrCallRefused, name, dec.Layer, dec.Reason)
+	case dec.Layer == gate.LayerVisibility || dec.Layer == gate.LayerSchema:
+		return tools.Result{}, fmt.Errorf("%w: %s", ErrCallRefused, dec.Reason)
 	default:
 		return tools.Result{}, fmt.Errorf("%w: permission denied for %s by %s: %s", ErrCallRefused, name, dec.Layer, dec.Reason)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/gate"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/policy"
 	"github.com/warrenhq/warren/systems"
@@ -99,7 +100,7 @@ func TestApproveOnceRecordsNoGrant(t *testing.T) {
 	ans := answers(reply{answer: "once", delay: 1})
 	var h *harness
 	held := map[string]*policy.Grants{}
-	h = newHarness(t, options{gate: systems.PolicyGate{}, answerer: ans, systems: append(systems.Pipeline(), grantWatch(&h, held))})
+	h = newHarness(t, options{gate: gate.Standard{}, answerer: ans, systems: append(systems.Pipeline(), grantWatch(&h, held))})
 	bp := h.blueprint(writerBlueprint)
 	model := scripted(t, "scripted:once", turn("", writeCall("a.txt", "one")), turn("", writeCall("a.txt", "two")), turn("done"))
 	h.spawn(h.gatedProfile("g", bp, model, policySpec{}), 1)
@@ -176,7 +177,7 @@ func TestApprovalGrants(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ans := answers(tc.replies...)
-			h := newHarness(t, options{gate: systems.PolicyGate{}, answerer: ans})
+			h := newHarness(t, options{gate: gate.Standard{}, answerer: ans})
 			bp := h.blueprint(tc.blueprint)
 			h.spawn(h.gatedProfile("g", bp, scripted(t, "scripted:grants", tc.turns...), policySpec{}), 1)
 			h.runToEnd("g-0")
@@ -198,7 +199,7 @@ func TestApprovalGrants(t *testing.T) {
 func TestDenyAnswerRefusesTheCall(t *testing.T) {
 	var h *harness
 	held := map[string]*policy.Grants{}
-	h = newHarness(t, options{gate: systems.PolicyGate{}, answerer: answers(reply{answer: "deny", delay: 1}),
+	h = newHarness(t, options{gate: gate.Standard{}, answerer: answers(reply{answer: "deny", delay: 1}),
 		systems: append(systems.Pipeline(), grantWatch(&h, held))})
 	bp := h.blueprint(writerBlueprint)
 	h.spawn(h.gatedProfile("g", bp, scripted(t, "scripted:deny", turn("", writeCall("a.txt", "x")), turn("done")), policySpec{}), 1)
@@ -253,7 +254,7 @@ func TestPromptDelayAndDeadline(t *testing.T) {
 					ticks = append(ticks, seen{w.Tick(), h.status.Get(e).Kind, h.host.Hub.Open()})
 				}
 			}}
-			h = newHarness(t, options{gate: systems.PolicyGate{}, answerer: answers(reply{answer: "once", delay: tc.delay}),
+			h = newHarness(t, options{gate: gate.Standard{}, answerer: answers(reply{answer: "once", delay: tc.delay}),
 				systems: append(systems.Pipeline(), watch)})
 			bp := h.blueprint(writerBlueprint)
 			h.spawn(h.gatedProfile("g", bp, scripted(t, "scripted:delay", turn("", writeCall("a.txt", "x")), turn("done")), policySpec{timeout: tc.timeout}), 1)
@@ -281,7 +282,7 @@ func TestPromptDelayAndDeadline(t *testing.T) {
 }
 
 func TestUnansweredPromptIsRefusedNextTick(t *testing.T) {
-	h := newHarness(t, options{gate: systems.PolicyGate{}, answerer: answers()})
+	h := newHarness(t, options{gate: gate.Standard{}, answerer: answers()})
 	bp := h.blueprint(writerBlueprint)
 	h.spawn(h.gatedProfile("g", bp, scripted(t, "scripted:unanswered", turn("", shellCall("make build")), turn("done")), policySpec{timeout: 50}), 1)
 	h.runToEnd("g-0")
@@ -312,12 +313,12 @@ func TestParkedAgentsAreNotVisited(t *testing.T) {
 	const due = 1_000_000
 	var ticks []uint64
 	decided := 0
-	gate := gateFunc(func(req *systems.GateRequest) systems.Decision {
+	counting := gateFunc(func(pol *gate.Policy, req *gate.Request) gate.Decision {
 		decided++
-		return systems.PolicyGate{}.Decide(req)
+		return gate.Decide(pol, req)
 	})
 	watch := &probe{fn: func(w *ecs.World) { ticks = append(ticks, w.Tick()) }}
-	h := newHarness(t, options{gate: gate, answerer: answers(reply{answer: "deny", delay: due}), noTrace: true,
+	h := newHarness(t, options{gate: counting, answerer: answers(reply{answer: "deny", delay: due}), noTrace: true,
 		systems: append(systems.Pipeline(), watch), initialCapacity: agents})
 	bp := h.blueprint(writerBlueprint)
 	h.spawn(h.gatedProfile("g", bp, scripted(t, "scripted:parked", turn("", writeCall("a.txt", "x")), turn("done")), policySpec{timeout: 2 * due}), agents)
@@ -360,7 +361,7 @@ func TestApprovedLaneCallFinishesTheTurnWhenItsResultArrives(t *testing.T) {
 			at[w.Tick()] = seen{h.phase(e), h.data(e).Work.Outstanding}
 		}
 	}}
-	h = newHarness(t, options{gate: systems.PolicyGate{}, answerer: answers(reply{answer: "once", delay: 2}),
+	h = newHarness(t, options{gate: gate.Standard{}, answerer: answers(reply{answer: "once", delay: 2}),
 		latency: systems.Latency{Tool: 3}, systems: append(systems.Pipeline(), watch)})
 	h.putFile("g", "g-0", "notes.txt", "notes")
 	bp := h.blueprint(writerBlueprint)
@@ -414,7 +415,7 @@ func TestQuestions(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ans := answers(tc.replies...)
-			h := newHarness(t, options{gate: systems.PolicyGate{}, answerer: ans})
+			h := newHarness(t, options{gate: gate.Standard{}, answerer: ans})
 			bp := h.blueprint(writerBlueprint)
 			h.spawn(h.gatedProfile("g", bp, scripted(t, "scripted:ask", turn("", tc.call), turn("done")), policySpec{timeout: tc.timeout}), 1)
 			h.runToEnd("g-0")
@@ -443,7 +444,7 @@ func TestPromptAndAnswerEvents(t *testing.T) {
 	ans := answers(reply{answer: "stage", delay: 2}, reply{answer: "green", delay: 3})
 	var h *harness
 	held := map[string]*policy.Grants{}
-	h = newHarness(t, options{gate: systems.PolicyGate{}, answerer: ans, systems: append(systems.Pipeline(), grantWatch(&h, held))})
+	h = newHarness(t, options{gate: gate.Standard{}, answerer: ans, systems: append(systems.Pipeline(), grantWatch(&h, held))})
 	bp := h.blueprint(writerBlueprint)
 	h.spawn(h.gatedProfile("team", bp, scripted(t, "scripted:events",
 		turn("", shellCall("make build > log.txt"), askChoice("Colour?", "green", "red")), turn("done")), policySpec{timeout: 7}), 1)
@@ -486,7 +487,7 @@ func TestInteractionIsDeterministic(t *testing.T) {
 	run := func() []byte {
 		ans := answers(reply{answer: "stage", delay: 3}, reply{answer: "deny", delay: 1}, reply{answer: "blue", delay: 2},
 			reply{answer: "once", delay: 5}, reply{answer: "run", delay: 40}, reply{answer: "red", delay: 1})
-		h := newHarness(t, options{gate: systems.PolicyGate{}, answerer: ans, latency: systems.Latency{Tool: 2, PerTool: map[string]uint64{"read_file": 4}}})
+		h := newHarness(t, options{gate: gate.Standard{}, answerer: ans, latency: systems.Latency{Tool: 2, PerTool: map[string]uint64{"read_file": 4}}})
 		bp := h.blueprint(writerBlueprint)
 		for _, group := range []string{"alpha", "beta", "gamma"} {
 			model := scripted(t, "scripted:"+group,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/gate"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/policy"
 	"github.com/warrenhq/warren/subagents"
@@ -220,15 +221,15 @@ available_tools = ["spawn_agent", "kill_agent"]
 // A kill closes the victim's open prompts at once (answered "cancelled"): nothing stays on the
 // hub, and the run does not wait for the prompt's answer.
 func TestKillClosesOpenPrompts(t *testing.T) {
-	gate := gateFunc(func(req *systems.GateRequest) systems.Decision {
-		if req.Tool == "echo_inline" && req.Data.Name == "boss-0/1" {
-			return systems.Decision{Verdict: policy.Ask, Layer: "test", Reason: "the child must ask"}
+	childAsks := testGate(func(_ *gate.Policy, req *gate.Request, keys []string) gate.Decision {
+		if req.Tool == "echo_inline" && req.Agent.Name == "boss-0/1" {
+			return gate.Decision{Verdict: policy.Ask, Layer: "test", Reason: "the child must ask", Keys: keys}
 		}
-		return systems.Decision{Verdict: policy.Allow, Layer: "test", Reason: "allowed"}
+		return gate.Decision{Verdict: policy.Allow, Layer: "test", Reason: "allowed", Keys: keys}
 	})
 	var w *treeWorld
 	open := map[uint64]int{}
-	opt := withProbe(options{gate: gate, answerer: answers(reply{answer: "once", delay: 50})}, func(world *ecs.World) {
+	opt := withProbe(options{gate: childAsks, answerer: answers(reply{answer: "once", delay: 50})}, func(world *ecs.World) {
 		open[world.Tick()] = w.host.Hub.Open()
 	})
 	boss := scripted(t, "scripted:boss", turn("", spawnCall("worker", "ask", nil)), turn("", targetCall(subagents.NameCheck, "boss-0/1")),

@@ -13,6 +13,7 @@ import (
 
 	"github.com/warrenhq/warren/blueprint"
 	"github.com/warrenhq/warren/components"
+	"github.com/warrenhq/warren/gate"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/policy"
 	"github.com/warrenhq/warren/systems"
@@ -69,7 +70,7 @@ type policySpec struct {
 // toolPolicy builds the shared tool policy of a group of bp the way the scenario runner does:
 // the blueprint's agent and stage permissions under the host ceiling and the launch overrides,
 // with the shipped safe commands.
-func toolPolicy(tb testing.TB, bp *blueprint.Blueprint, spec policySpec) *components.ToolPolicy {
+func toolPolicy(tb testing.TB, bp *blueprint.Blueprint, spec policySpec) *gate.Policy {
 	tb.Helper()
 	layer := bp.PolicyLayer()
 	r, err := policy.NewResolver(spec.host, layer, spec.launch)
@@ -84,7 +85,7 @@ func toolPolicy(tb testing.TB, bp *blueprint.Blueprint, spec policySpec) *compon
 	if timeout == 0 {
 		timeout = testTimeout
 	}
-	return &components.ToolPolicy{
+	return &gate.Policy{
 		Resolver: r, Safe: safe, Unattended: spec.unattended, TimeoutTicks: timeout,
 		WritePerCall: spec.perCall, WritePerRun: spec.perRun,
 		SafetyMode: spec.mode, PlanFile: spec.planFile, Classifier: spec.classifier,
@@ -102,7 +103,7 @@ func (h *harness) gatedProfile(group string, bp *blueprint.Blueprint, model mode
 // scenarioProfile builds a group's profile exactly as scenarios/run.go profile() does: in an
 // unattended run a stage that does not require an interaction tool does not advertise it, and
 // its registry pushes a scope in which a stand-in answers it at once.
-func (h *harness) scenarioProfile(group string, bp *blueprint.Blueprint, model models.Model, pol *components.ToolPolicy) *components.Profile {
+func (h *harness) scenarioProfile(group string, bp *blueprint.Blueprint, model models.Model, pol *gate.Policy) *components.Profile {
 	h.tb.Helper()
 	stageTools := make([][]models.ToolInfo, len(bp.Stages))
 	registries := make([]*tools.ScopedToolRegistry, len(bp.Stages))

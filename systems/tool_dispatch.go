@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/warrenhq/warren/blueprint"
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/gate"
 	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/policy"
@@ -16,20 +16,18 @@ import (
 	"github.com/warrenhq/warren/tools"
 )
 
-// ToolDispatch runs the tool calls of every agent in ReadyForTools through the gate, in order:
-// visibility (the stage advertises the tool and the agent's registry resolves it), the argument
-// schema, then the Gate (read-only floor, permission layers, safe keys and grants, the auto
-// classifier). A refused call gets an error result the model reads back. An ask the gate leaves
-// standing opens a prompt on the hub (or, unattended, is denied); an ask_user_* question opens a
-// question prompt. An allowed call runs inline if its tool is Inline, else on the tool lane. An
+// ToolDispatch runs the tool calls of every agent in ReadyForTools through the gate (gate.Decide:
+// visibility, the argument schema, the read-only floor, the permission layers with safe keys and
+// grants, the auto classifier, the unattended rule). A refused call gets an error result the model
+// reads back. An ask the gate leaves standing opens a prompt on the hub; an ask_user_* question
+// opens a question prompt. An allowed call runs inline if its tool is Inline, else on the tool lane. An
 // agent whose calls all finished inline moves straight back to ReadyToInfer; one waiting on a
 // lane or a prompt parks in AwaitingTools.
 type ToolDispatch struct {
 	toolTurn
-	view     *ecs.View2[components.Identity, components.Cursor]
-	await    *mover
-	toolKeys map[string][]string
-	req      GateRequest // reused for every call: the gate must not keep it
+	view  *ecs.View2[components.Identity, components.Cursor]
+	await *mover
+	req   gate.Request // reused for every call: the gate must not keep it
 }
 
 var _ ecs.System = (*ToolDispatch)(nil)
@@ -47,7 +45,6 @@ func (s *ToolDispatch) Initialize(w *ecs.World) (err error) {
 	s.await = newMover[components.ReadyForTools, components.AwaitingTools](w)
 	s.ready = newMover[components.ReadyForTools, components.ReadyToInfer](w)
 	s.terminal = newMover[components.ReadyForTools, components.Terminal](w)
-	s.toolKeys = map[string][]string{}
 	return nil
 }
 
@@ -93,10 +90,6 @@ func (s *ToolDispatch) dispatch(tick uint64, e ecs.Entity, id *components.Identi
 	call := work.Calls[i]
 	h, dec := s.check(id, p, d, stage, call)
 	work.Keys[i] = dec.Keys
-	if dec.Verdict == policy.Ask && p.Policy != nil && p.Policy.Unattended {
-		dec = Decision{Verdict: policy.Deny, Layer: layerUnattended, Keys: dec.Keys,
-			Reason: "nobody is watching this run, and no grant or --yolo covers the ask (" + dec.Layer + ": " + dec.Reason + ")"}
-	}
 	s.host.Trace.ToolCall(tick, ref(id, d), call.ID, call.Name, call.Args, dec.Keys, dec.Verdict.String(), dec.Layer, dec.Reason)
 	switch dec.Verdict {
 	case policy.Allow:
@@ -135,45 +128,23 @@ func (s *ToolDispatch) park(tick uint64, e ecs.Entity, id *components.Identity, 
 	s.maps.status.Get(e).Kind = components.Waiting
 }
 
-// check applies visibility, schema and the gate, in that order, and says which layer decided.
-func (s *ToolDispatch) check(id *components.Identity, p *components.Profile, d *components.AgentData, stage *blueprint.Stage, call models.ToolCall) (*tools.Handle, Decision) {
-	if !stage.Advertises(call.Name) && !d.Dynamic.Has(call.Name) {
-		return nil, Decision{Verdict: policy.Deny, Layer: layerVisibility, Keys: s.keysOf(call.Name),
-			Reason: fmt.Sprintf("tool %q is not available in stage %q (available: %s)", call.Name, stage.Name, strings.Join(stage.AvailableTools, ", "))}
-	}
-	h, ok := lookupTool(d, p, int32(stage.Index), call.Name)
-	if !ok {
-		return nil, Decision{Verdict: policy.Deny, Layer: layerVisibility, Keys: s.keysOf(call.Name),
-			Reason: fmt.Sprintf("tool %q is not registered with this host", call.Name)}
-	}
-	if err := h.Validate(call.Args); err != nil {
-		return nil, Decision{Verdict: policy.Deny, Layer: layerSchema, Reason: err.Error(), Keys: s.keysOf(call.Name)}
-	}
-	keys, parsed := s.keysOf(call.Name), true
-	if call.Name == policy.ShellTool {
-		keys, parsed = callKeys(call.Name, call.Args)
-	}
-	s.req = GateRequest{Ctx: s.host.Context, Agent: id, Data: d, Profile: p, Stage: stage,
-		Tool: call.Name, Args: call.Args, Keys: keys, Parsed: parsed}
-	dec := s.host.Gate.Decide(&s.req)
-	s.req = GateRequest{}
+// check takes the call through the gate, which says which layer decided; the handle is the tool
+// the call resolves to (nil when it resolves to none).
+func (s *ToolDispatch) check(id *components.Identity, p *components.Profile, d *components.AgentData, stage *blueprint.Stage, call models.ToolCall) (*tools.Handle, gate.Decision) {
+	h, _ := lookupTool(d, p, int32(stage.Index), call.Name)
+	s.req = gate.Request{Ctx: s.host.Context, Agent: tools.AgentRef{ID: id.ID, Name: d.Name},
+		Stage: int(d.Tools.Stage), StageName: stage.Name, Available: stage.AvailableTools,
+		Visible: stage.Advertises(call.Name) || d.Dynamic.Has(call.Name), Handle: h,
+		Tool: call.Name, Args: call.Args, Grants: d.Tools.Grants}
+	dec := s.host.Gate.Decide(p.Policy, &s.req)
+	s.req = gate.Request{}
 	return h, dec
 }
 
-// keysOf is the one-key list of a tool other than shell, shared across calls.
-func (s *ToolDispatch) keysOf(tool string) []string {
-	k, ok := s.toolKeys[tool]
-	if !ok {
-		k = []string{tool}
-		s.toolKeys[tool] = k
-	}
-	return k
-}
-
-// refusal is the error result text the model reads for a call a check refused.
-func refusal(tool string, d Decision) string {
+// refusal is the error result text the model reads for a call the gate refused.
+func refusal(tool string, d gate.Decision) string {
 	switch d.Layer {
-	case layerVisibility, layerSchema:
+	case gate.LayerVisibility, gate.LayerSchema:
 		return d.Reason
 	}
 	return "permission denied for " + tool + " by " + d.Layer + ": " + d.Reason

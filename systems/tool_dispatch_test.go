@@ -1,16 +1,18 @@
 package systems_test
 
 import (
-	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/gate"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/policy"
 	"github.com/warrenhq/warren/systems"
+	"github.com/warrenhq/warren/tools"
 )
 
 // toolTurnOnly brings an agent through one model turn and its tool dispatch.
@@ -27,7 +29,7 @@ available_tools = ["echo_inline", "ghost"]
 `
 	cases := []struct {
 		name        string
-		gate        systems.Gate
+		gate        gate.Decider
 		call        models.ScriptedCall
 		wantVerdict string
 		wantLayer   string
@@ -133,29 +135,37 @@ available_tools = ["echo_inline", "ghost"]
 }
 
 func TestToolDispatchAsksTheGateWithTheCall(t *testing.T) {
-	var seen []systems.GateRequest
-	gate := gateFunc(func(req *systems.GateRequest) systems.Decision {
-		seen = append(seen, systems.GateRequest{Agent: &components.Identity{ID: req.Agent.ID, Index: req.Agent.Index},
-			Data: &components.AgentData{Name: req.Data.Name}, Stage: req.Stage, Tool: req.Tool,
-			Args: append(json.RawMessage(nil), req.Args...), Keys: req.Keys, Parsed: req.Parsed})
-		return systems.Decision{Verdict: policy.Allow, Layer: "test_policy", Reason: "fine"}
+	type seenCall struct {
+		agent      tools.AgentRef
+		stage      string
+		visible    bool
+		registered bool
+		tool       string
+		args       string
+	}
+	var seen []seenCall
+	recording := gateFunc(func(pol *gate.Policy, req *gate.Request) gate.Decision {
+		seen = append(seen, seenCall{agent: req.Agent, stage: req.StageName, visible: req.Visible,
+			registered: req.Handle != nil, tool: req.Tool, args: string(req.Args)})
+		return gate.Decide(allowAll, req)
 	})
-	h := newHarness(t, options{systems: toolTurnOnly(), gate: gate})
+	h := newHarness(t, options{systems: toolTurnOnly(), gate: recording})
 	model := scripted(t, "scripted:gate", turn("", call("read_file", "ignored"), call("echo_inline", "{{.Name}}"), call("echo_inline", "second")))
 	h.spawn(h.profile("g", h.blueprint(oneStageBlueprint), model, ""), 1)
 	h.step()
 
-	// read_file is not in the stage: refused before the gate, which sees only the two echoes.
-	if len(seen) != 2 {
-		t.Fatalf("gate saw %d requests, want 2: %+v", len(seen), seen)
+	// Every call reaches the gate, which refuses read_file at visibility: the stage does not
+	// offer it.
+	want := []seenCall{
+		{agent: tools.AgentRef{ID: 1, Name: "g-0"}, stage: "work", visible: false, registered: true, tool: "read_file", args: `{"text":"ignored"}`},
+		{agent: tools.AgentRef{ID: 1, Name: "g-0"}, stage: "work", visible: true, registered: true, tool: "echo_inline", args: `{"text":"g-0"}`},
+		{agent: tools.AgentRef{ID: 1, Name: "g-0"}, stage: "work", visible: true, registered: true, tool: "echo_inline", args: `{"text":"second"}`},
 	}
-	for i, want := range []string{`{"text":"g-0"}`, `{"text":"second"}`} {
-		r := seen[i]
-		if r.Agent.ID != 1 || r.Data.Name != "g-0" || r.Stage.Name != "work" || r.Tool != "echo_inline" || string(r.Args) != want ||
-			len(r.Keys) != 1 || r.Keys[0] != "echo_inline" || !r.Parsed {
-			t.Errorf("request %d: agent %d %s stage %s tool %s args %s keys %v, want agent 1 g-0 work echo_inline %s [echo_inline]",
-				i, r.Agent.ID, r.Data.Name, r.Stage.Name, r.Tool, r.Args, r.Keys, want)
-		}
+	if !slices.Equal(seen, want) {
+		t.Fatalf("gate saw\n%+v\nwant\n%+v", seen, want)
+	}
+	if got := h.results("g-0"); len(got) != 3 || !strings.HasPrefix(got[0], "error|") || !strings.Contains(got[0], "not available in stage") || got[1] != "ok|echo: g-0" {
+		t.Errorf("results %q: want read_file refused at visibility, the echoes run", got)
 	}
 }
 

@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/gate"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/policy"
-	"github.com/warrenhq/warren/systems"
 	"github.com/warrenhq/warren/tools"
 )
 
@@ -70,7 +70,7 @@ func TestUnattendedDeniesAsksNothingCovers(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ans := answers(reply{answer: "run", delay: 1})
-			h := newHarness(t, options{gate: systems.PolicyGate{}, answerer: ans})
+			h := newHarness(t, options{gate: gate.Standard{}, answerer: ans})
 			bp := h.blueprint(writerBlueprint)
 			tc.spec.unattended = true
 			model := scripted(t, "scripted:unattended", turn("", tc.call), turn("done"))
@@ -160,7 +160,7 @@ func TestUnattendedInteractionTools(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			advertised := map[string][]string{}
 			ans := answers(reply{answer: "Ada", delay: 2})
-			h := newHarness(t, options{gate: systems.PolicyGate{}, answerer: ans})
+			h := newHarness(t, options{gate: gate.Standard{}, answerer: ans})
 			bp := h.blueprint(interactionBlueprint)
 			h.spawn(h.scenarioProfile("g", bp, askEveryStage(advertised), toolPolicy(t, bp, policySpec{unattended: tc.unattended})), 1)
 			h.runToEnd("g-0")
@@ -201,7 +201,7 @@ func TestUnattendedInteractionTools(t *testing.T) {
 // it is refused on the next tick and reported, like any unanswered prompt.
 func TestUnattendedRequiredQuestionNobodyAnswers(t *testing.T) {
 	advertised := map[string][]string{}
-	h := newHarness(t, options{gate: systems.PolicyGate{}, answerer: answers()})
+	h := newHarness(t, options{gate: gate.Standard{}, answerer: answers()})
 	bp := h.blueprint(interactionBlueprint)
 	h.spawn(h.scenarioProfile("g", bp, askEveryStage(advertised), toolPolicy(t, bp, policySpec{unattended: true})), 1)
 	if stop := h.run(100); stop != ecs.FixedPoint {

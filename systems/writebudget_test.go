@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/gate"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/systems"
 	"github.com/warrenhq/warren/tools"
@@ -50,7 +51,7 @@ func budgetWatch(h **harness, seen map[string][]budgetSeen) *probe {
 func TestWriteBudgetIsPerAgentAndSharedAcrossTurns(t *testing.T) {
 	var h *harness
 	seen := map[string][]budgetSeen{}
-	h = newHarness(t, options{gate: systems.PolicyGate{}, systems: append(systems.Pipeline(), budgetWatch(&h, seen))})
+	h = newHarness(t, options{gate: gate.Standard{}, systems: append(systems.Pipeline(), budgetWatch(&h, seen))})
 	bp := h.blueprint(budgetBlueprint)
 	model := scripted(t, "scripted:budget",
 		turn("", todoCall("write three files")),
@@ -105,7 +106,7 @@ func TestWriteBudgetIsPerAgentAndSharedAcrossTurns(t *testing.T) {
 }
 
 func TestWriteBudgetPerCallCeiling(t *testing.T) {
-	h := newHarness(t, options{gate: systems.PolicyGate{}})
+	h := newHarness(t, options{gate: gate.Standard{}})
 	bp := h.blueprint(budgetBlueprint)
 	model := scripted(t, "scripted:percall", turn("", writeCall("big.txt", "123456"), writeCall("small.txt", "12345")), turn("done"))
 	h.spawn(h.gatedProfile("g", bp, model, policySpec{perCall: 5, perRun: 100}), 1)

@@ -48,23 +48,23 @@ func TestExplain(t *testing.T) {
 			"allow (grant:run, key write_file): every asking key is covered: write_file (grant:run)\n",
 			"grant:run  write_file  covered  granted for the rest of the run",
 		}},
-		{"grant_never_lifts_deny", []string{"--stage", "report", "--grant", "edit_file=run", "--blueprint", bp, "edit_file"}, []string{
+		{"grant_never_lifts_deny", []string{"--stage", "report", "--grant", "edit_file=run", "--blueprint", bp, "edit_file", `{"path":"a","old_string":"x","new_string":"y"}`}, []string{
 			"agent    blueprint researcher, stage report\n",
 			"deny (blueprint:stage, key edit_file): blueprint stage \"report\" sets edit_file = deny\n",
 		}},
 		{"unattended", []string{"--unattended", "--blueprint", bp, "write_file", write}, []string{
-			"ask (default, key write_file)",
-			"unattended: nobody is watching this run, so the ask is denied\n",
+			"deny (unattended): nobody is watching this run, and no grant or --yolo covers the ask (default: no layer sets write_file; its built-in default is ask)\n",
+			"  unattended  write_file  deny  nobody is watching this run\n",
 		}},
 		{"shell_sudo_rm", []string{"--config", explainData("deny_rm.toml"), "--blueprint", bp, "shell", "sudo rm -rf x"}, []string{
 			"command  sudo rm -rf x\n",
-			"keys     shell:rm, shell:sudo\n",
+			"keys: shell:rm, shell:sudo\n",
 			"deny (host, key shell:rm): host [tool_permissions] sets shell:rm = deny\n",
 			"shell:sudo -> ask (default:",
 		}},
 		{"shell_json_args", []string{"--config", explainData("deny_rm.toml"), "--blueprint", bp, "shell", `{"command":"sudo rm -rf x"}`}, []string{
 			"command  sudo rm -rf x\n",
-			"keys     shell:rm, shell:sudo\n",
+			"keys: shell:rm, shell:sudo\n",
 			"deny (host, key shell:rm)",
 		}},
 		{"shell_wrapped_rm", []string{"--config", explainData("deny_rm.toml"), "--blueprint", bp, "shell", `bash -c 'r''m -rf x'`}, []string{
@@ -73,20 +73,20 @@ func TestExplain(t *testing.T) {
 		}},
 		{"shell_unparsed", []string{"--blueprint", bp, "shell", "echo $(("}, []string{
 			"command  echo $((\n",
-			"keys     none: does not parse: ",
+			"keys: none: does not parse: ",
 			"ask (default, key shell)",
 			"a line that could not be analysed is never covered",
 		}},
 		{"shell_unparsed_with_a_deny", []string{"--config", explainData("deny_rm.toml"), "--blueprint", bp, "shell", "echo $(("}, []string{
-			"keys     none: does not parse: ",
+			"keys: none: does not parse: ",
 			"deny (unparsed, key shell): the line could not be analysed, so it cannot be shown to avoid denied programs (host [tool_permissions] sets shell:rm = deny)\n",
 		}},
 		{"shell_safe_line", []string{"--blueprint", bp, "shell", "ls -la && cat notes.md"}, []string{
-			"keys     shell:cat, shell:ls\n",
+			"keys: shell:cat, shell:ls\n",
 			"allow (safe, key shell:cat): every asking key is covered: shell:cat (safe), shell:ls (safe)\n",
 		}},
 		{"shell_safe_line_with_redirect", []string{"--blueprint", bp, "shell", "ls > listing.txt"}, []string{
-			"keys     shell:>listing.txt, shell:ls\n",
+			"keys: shell:>listing.txt, shell:ls\n",
 			"ask (",
 		}},
 		{"may_loosen_ignored", []string{"--blueprint", bp, "shell", "make test"}, []string{
