@@ -34,8 +34,15 @@ type Explanation struct {
 // the final decision (Decide followed by Cover with safe and g). It builds strings freely: it is
 // for people, not for the hot path.
 func (r *Resolver) Explain(c Call, safe Coverer, g *Grants) Explanation {
-	d := r.Decide(c)
-	x := Explanation{Decision: r.Cover(c, d, safe, g)}
+	return r.ExplainUnder(c, safe, g, nil)
+}
+
+// ExplainUnder is Explain for an agent whose ancestors set ceilings (nearest first): the agent's
+// own layers, then what each ancestor holds for the call in its spawn-time stage, then the
+// coverage under them all. Its Decision is CoverUnder after DecideUnder, what the gate decides.
+func (r *Resolver) ExplainUnder(c Call, safe Coverer, g *Grants, ceilings []Ceiling) Explanation {
+	d := r.DecideUnder(c, ceilings)
+	x := Explanation{Decision: r.CoverUnder(c, d, safe, g, ceilings)}
 	st := r.stageSlot(c.Stage)
 	switch {
 	case c.Tool != ShellTool:
@@ -47,8 +54,23 @@ func (r *Resolver) Explain(c Call, safe Coverer, g *Grants) Explanation {
 	default:
 		x.Steps = r.shellSteps(c, st)
 	}
-	x.Steps = append(x.Steps, r.coverSteps(c, d, safe, g)...)
+	for i := range ceilings {
+		x.Steps = append(x.Steps, ceilings[i].step(c))
+	}
+	x.Steps = append(x.Steps, r.coverSteps(c, d, safe, g, ceilings)...)
 	return x
+}
+
+// step reports what the ancestor holds for c in its spawn-time stage.
+func (ceil *Ceiling) step(c Call) Step {
+	if ceil.Resolver == nil {
+		d := ceil.noResolver(c)
+		return Step{Layer: LayerParent, Key: d.Key, Value: d.Verdict.String(), Effect: d.Reason}
+	}
+	at := c
+	at.Stage = ceil.Stage
+	d := ceil.Resolver.Decide(at)
+	return Step{Layer: LayerParent, Key: d.Key, Value: d.Verdict.String(), Effect: ceil.who() + ": " + d.Layer + ": " + d.Reason}
 }
 
 // keySteps reports the key's result, then the host, blueprint, default and launch layers that
@@ -269,10 +291,14 @@ func (r *Resolver) unparsedSteps(st int) []Step {
 	return steps
 }
 
-// coverSteps explains, for a call that asks, what covers each asking key.
-func (r *Resolver) coverSteps(c Call, d Decision, safe Coverer, g *Grants) []Step {
+// coverSteps explains, for a call that asks, what covers each asking key (under ceilings, a
+// safe key must be safe for every ancestor too).
+func (r *Resolver) coverSteps(c Call, d Decision, safe Coverer, g *Grants, ceilings []Ceiling) []Step {
 	if d.Verdict != Ask {
 		return nil
+	}
+	if len(ceilings) > 0 {
+		safe = safeUnder{own: safe, ceilings: ceilings}
 	}
 	if c.Tool == ShellTool && !c.Parsed {
 		return []Step{{Layer: stepCoverage, Key: ShellTool, Value: "not covered", Effect: "a line that could not be analysed is never covered"}}
@@ -287,11 +313,9 @@ func (r *Resolver) coverSteps(c Call, d Decision, safe Coverer, g *Grants) []Ste
 	}
 	var steps []Step
 	for _, key := range keys {
-		v, launchAsk := Ask, r.launchAsks(key)
+		v, launchAsk := Ask, r.launchAsksUnder(key, ceilings)
 		if c.Tool == ShellTool {
-			var f *flag
-			v, f = r.keyVerdict(key, c.opacity(key), st)
-			launchAsk = f != nil && f.verdict == Ask
+			v, launchAsk = r.keyVerdictUnder(key, c.opacity(key), st, ceilings)
 		}
 		if v == Allow {
 			steps = append(steps, Step{Layer: stepCoverage, Key: key, Value: "not needed", Effect: "the key resolves to allow"})
