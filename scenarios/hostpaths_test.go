@@ -112,13 +112,13 @@ func (v victim) check(t *testing.T) {
 	}
 }
 
-// runPlanted runs the scenario and returns the run's trace, having checked that the one agent
-// ended done.
-func runPlanted(t *testing.T, mode, models string) []byte {
+// runPlanted runs hostPathsScenario(mode, models) with the blueprint planter and returns the
+// run's trace, having checked that the top agent ended done.
+func runPlanted(t *testing.T, planter, mode, models string) []byte {
 	t.Helper()
 	file := writePolicyFiles(t, map[string]string{
 		"s.toml":       hostPathsScenario(mode, models),
-		"planter.toml": hostPathsBlueprint,
+		"planter.toml": planter,
 	})
 	sum, tr := runTraced(t, file, Options{WorkRoot: t.TempDir()})
 	for _, r := range sum.Records {
@@ -161,7 +161,7 @@ func TestSettleNeverFollowsPlantedLinks(t *testing.T) {
 				// as it was; only the host's cut-back could change it.
 				models := "[models.m]\nkind = \"scripted\"\nwhen_exhausted = \"finish\"\n" +
 					shellTurn("m", fmt.Sprintf("ln -s %s d; : >> d/precious; head -c 500 /dev/zero > big.txt", v.dir)) + noChild
-				tr := runPlanted(t, mode, models)
+				tr := runPlanted(t, hostPathsBlueprint, mode, models)
 				overBudget(t, tr)
 				v.check(t)
 			})
@@ -170,7 +170,7 @@ func TestSettleNeverFollowsPlantedLinks(t *testing.T) {
 				models := "[models.m]\nkind = \"scripted\"\nwhen_exhausted = \"finish\"\n" +
 					"  [[models.m.turns]]\n    [[models.m.turns.calls]]\n    tool = \"write_file\"\n    args = { path = \"out.txt\", content = \"0123456789\" }\n" +
 					shellTurn("m", fmt.Sprintf("ln -sf %s out.txt; : >> out.txt; head -c 500 /dev/zero > big.txt", v.file)) + noChild
-				tr := runPlanted(t, mode, models)
+				tr := runPlanted(t, hostPathsBlueprint, mode, models)
 				overBudget(t, tr)
 				v.check(t)
 			})
@@ -193,7 +193,7 @@ func TestChildWorkdirReplacedByLink(t *testing.T) {
 				"[models.child]\nkind = \"scripted\"\nwhen_exhausted = \"finish\"\n" +
 				"  [[models.child.turns]]\n    [[models.child.turns.calls]]\n    tool = \"write_file\"\n    args = { path = \"precious\", content = \"overwritten by a child\" }\n" +
 				"  [[models.child.turns]]\n    [[models.child.turns.calls]]\n    tool = \"write_file\"\n    args = { path = \"new.txt\", content = \"a new host file\" }\n"
-			tr := runPlanted(t, mode, models)
+			tr := runPlanted(t, hostPathsBlueprint, mode, models)
 			v.check(t)
 			if _, err := os.Lstat(filepath.Join(v.dir, "new.txt")); err == nil {
 				t.Fatal("the child's write_file created a file in the host folder its workdir was linked to")
@@ -262,5 +262,37 @@ func TestWorkRootThroughALink(t *testing.T) {
 	}
 	if got, err := os.ReadFile(filepath.Join(real, "g", "g-0", "notes.txt")); err != nil || string(got) != "kept" {
 		t.Fatalf("notes.txt = %q, %v", got, err)
+	}
+}
+
+// TestDynamicToolsThroughAPlantedLink: an agent with dynamic_tools replaces its tools/ folder with
+// a link to a host folder holding a secret (as a script, it would fail to compile with an error
+// quoting it) and a valid tool; the host, scanning before the agent's next turn, reads neither.
+func TestDynamicToolsThroughAPlantedLink(t *testing.T) {
+	const token = "SECRET_TOKEN_7hQ2"
+	for _, mode := range []string{"namespace", "none"} {
+		t.Run(mode, func(t *testing.T) {
+			requireMode(t, mode)
+			host := t.TempDir()
+			for name, content := range map[string]string{
+				"leak.js": token + "\n",
+				"host.js": `defineTool({ name: "host_tool", description: "d", parameters: { type: "object" }, run: function () { return "ran"; } });`,
+			} {
+				if err := os.WriteFile(filepath.Join(host, name), []byte(content), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			models := "[models.m]\nkind = \"scripted\"\nwhen_exhausted = \"finish\"\n" +
+				shellTurn("m", "ln -s "+host+" tools") +
+				"  [[models.m.turns]]\n    [[models.m.turns.calls]]\n    tool = \"host_tool\"\n    args = {}\n" + noChild
+			dynamic := strings.Replace(hostPathsBlueprint, "[subagents]", "dynamic_tools = true\n[subagents]", 1)
+			tr := runPlanted(t, dynamic, mode, models)
+			if bytes.Contains(tr, []byte(token)) {
+				t.Fatalf("the host file's secret reached the trace:\n%s", tr)
+			}
+			if !bytes.Contains(tr, []byte(`tool \"host_tool\" is not available`)) {
+				t.Fatalf("the host folder's tool was not refused; the trace:\n%s", tr)
+			}
+		})
 	}
 }

@@ -570,7 +570,7 @@ func (ListDir) Execute(ec *ExecContext, args json.RawMessage) (Result, error) {
 	if !info.IsDir() {
 		return Result{}, fmt.Errorf("cannot list %q: %w", a.Path, ErrNotDirectory)
 	}
-	dir, err := openDir(root, rel)
+	dir, err := OpenDir(root, rel)
 	if err != nil {
 		return Result{}, fsError("list", a.Path, err)
 	}

@@ -96,9 +96,11 @@ func openForWrite(root *os.Root, rel string, perm fs.FileMode) (*os.File, fs.Fil
 	return f, info, nil
 }
 
-// openDir opens the directory rel inside root for listing; openDirectory makes the open itself
-// refuse anything else, so a FIFO put there cannot block it.
-func openDir(root *os.Root, rel string) (*os.File, error) {
+// OpenDir opens the directory rel inside root for listing. The open itself refuses anything but a
+// directory (O_DIRECTORY on Linux), so a FIFO an agent put there cannot block the host, as
+// Root.Open would until a writer came. Links inside root are followed; links out of it are
+// refused by root.
+func OpenDir(root *os.Root, rel string) (*os.File, error) {
 	return root.OpenFile(rel, os.O_RDONLY|openDirectory, 0)
 }
 
