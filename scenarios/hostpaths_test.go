@@ -296,3 +296,99 @@ func TestDynamicToolsThroughAPlantedLink(t *testing.T) {
 		})
 	}
 }
+
+// TestReapTouchesNoPlantedPath: reaping an agent whose workdir holds links to host paths and a
+// FIFO, with a background command still running, kills the command and releases the sandbox
+// without touching the workdir: the shapes are still there in the kept root, the host file they
+// lead to is as it was, and no mount is left under the root.
+func TestReapTouchesNoPlantedPath(t *testing.T) {
+	for _, mode := range []string{"namespace", "none"} {
+		t.Run(mode, func(t *testing.T) {
+			requireMode(t, mode)
+			v := newVictim(t)
+			marker := fmt.Sprintf("warren-reap-paths-%s-%d", mode, os.Getpid())
+			models := "[models.m]\nkind = \"scripted\"\nwhen_exhausted = \"finish\"\n" +
+				shellTurn("m", fmt.Sprintf("ln -s %s d; ln -s %s f; mkfifo p", v.dir, v.file)) +
+				"  [[models.m.turns]]\n    [[models.m.turns.calls]]\n    tool = \"shell\"\n" +
+				fmt.Sprintf("    args = { command = \"sh -c 'sleep 30; :' %s\", background = true }\n", marker) + noChild
+			file := writePolicyFiles(t, map[string]string{
+				"s.toml":       hostPathsScenario(mode, models),
+				"planter.toml": hostPathsBlueprint,
+			})
+			root := t.TempDir()
+			sum, tr := runTraced(t, file, Options{WorkRoot: root})
+			if len(sum.Records) != 1 || sum.Records[0].Status != components.Done {
+				t.Fatalf("records %+v", sum.Records)
+			}
+			if !bytes.Contains(tr, []byte("Started in the background")) {
+				t.Fatalf("the background command did not start; the trace:\n%s", tr)
+			}
+			waitGone(t, marker, "after the agent was reaped")
+			v.check(t)
+			workdir := filepath.Join(root, "g", "g-0")
+			for name, want := range map[string]fs.FileMode{"d": fs.ModeSymlink, "f": fs.ModeSymlink, "p": fs.ModeNamedPipe} {
+				if info, err := os.Lstat(filepath.Join(workdir, name)); err != nil || info.Mode().Type() != want {
+					t.Errorf("%s after reap: %v, %v; want it left as the command made it", name, info, err)
+				}
+			}
+			mounts, err := os.ReadFile("/proc/self/mountinfo")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bytes.Contains(mounts, []byte(root)) {
+				t.Fatalf("a mount is left under the run's root:\n%s", mounts)
+			}
+		})
+	}
+}
+
+// grabScript is a script tool reading a file and writing another through the host functions,
+// which run the built-in file tools for the calling agent.
+const grabScript = `defineTool({
+  name: "grab",
+  description: "Reads precious and writes new.txt through the host.",
+  parameters: { type: "object", properties: {} },
+  run: function (args, host) {
+    let out = "";
+    try { out += "read: " + host.readFile("precious"); } catch (e) { out += "read refused: " + e.message; }
+    try { out += "; write: " + host.writeFile("new.txt", "from a script"); } catch (e) { out += "; write refused: " + e.message; }
+    return out;
+  }
+});
+`
+
+// TestScriptHostFunctionsRefuseALinkedWorkdir: a script's host functions are the built-in file
+// tools run for the calling agent, so a child whose workdir its parent replaced with a link to a
+// host folder can neither read nor write that folder through a script either.
+func TestScriptHostFunctionsRefuseALinkedWorkdir(t *testing.T) {
+	for _, mode := range []string{"namespace", "none"} {
+		t.Run(mode, func(t *testing.T) {
+			requireMode(t, mode)
+			v := newVictim(t)
+			models := "[host.tool_script_permissions]\nread_file = \"allow\"\nwrite_file = \"allow\"\n" +
+				"[models.m]\nkind = \"scripted\"\nwhen_exhausted = \"finish\"\n" +
+				shellTurn("m", fmt.Sprintf("mkdir -p agents && ln -s %s agents/1", v.dir)) +
+				"  [[models.m.turns]]\n    [[models.m.turns.calls]]\n    tool = \"spawn_agent\"\n    args = { blueprint = \"planter\", task = \"grab\" }\n" +
+				"  [[models.m.turns]]\n    [[models.m.turns.calls]]\n    tool = \"wait_for_agent\"\n    args = { id = \"g-0/1\" }\n" +
+				"[models.child]\nkind = \"scripted\"\nwhen_exhausted = \"finish\"\n" +
+				"  [[models.child.turns]]\n    [[models.child.turns.calls]]\n    tool = \"grab\"\n    args = {}\n"
+			scenario := strings.Replace(hostPathsScenario(mode, models), "spawn_agent = \"allow\"\n", "spawn_agent = \"allow\"\ngrab = \"allow\"\n", 1)
+			file := writePolicyFiles(t, map[string]string{
+				"s.toml":        scenario,
+				"planter.toml":  strings.Replace(hostPathsBlueprint, `"wait_for_agent"]`, `"wait_for_agent", "grab"]`, 1),
+				"tools/grab.js": grabScript,
+			})
+			_, tr := runTraced(t, file, Options{WorkRoot: t.TempDir()})
+			v.check(t)
+			if bytes.Contains(tr, []byte("precious host data")) {
+				t.Fatalf("the script read the host file; the trace:\n%s", tr)
+			}
+			if _, err := os.Lstat(filepath.Join(v.dir, "new.txt")); err == nil {
+				t.Fatal("the script wrote into the host folder")
+			}
+			if !bytes.Contains(tr, []byte("read refused: no usable workdir: the workdir's path goes through a symbolic link")) {
+				t.Fatalf("the script's read was not refused for the link; the trace:\n%s", tr)
+			}
+		})
+	}
+}
