@@ -319,3 +319,21 @@ func TestFileToolsNeverBlockOnAFIFO(t *testing.T) {
 		t.Fatalf("the FIFO is now %v, %v", info, err)
 	}
 }
+
+// TestShellRefusesACallWithoutAWorkdir: an agent whose workdir template left the run's root has
+// no workdir; its sandbox manager would take the host's current directory for one, so the shell
+// runs nothing.
+func TestShellRefusesACallWithoutAWorkdir(t *testing.T) {
+	mode := sandbox.ModeNone
+	m := sandbox.NewManager(t.TempDir(), sandbox.Probe(), sandbox.Ceiling(sandbox.Spec{Mode: &mode}))
+	t.Cleanup(func() { _ = m.Close() })
+	ec := NewExecContext(nil, "c1", 1, AgentRef{ID: 1, Name: "a"}, "")
+	ec.Commands = m
+	res, err := run(t, Shell{}, ec, `{"command":"echo ran"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || res.Content != "shell: the command cannot start: no usable workdir: the call has no workdir" {
+		t.Fatalf("result %q (error %v), want the call refused", res.Content, res.IsError)
+	}
+}
