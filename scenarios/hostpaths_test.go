@@ -246,9 +246,9 @@ func TestRunRootRemovalFollowsNoLink(t *testing.T) {
 // TestWorkRootThroughALink: a --workdir given through a symbolic link (the operator's own) is
 // resolved once, so its agents' workdirs are real folders and their file tools work.
 func TestWorkRootThroughALink(t *testing.T) {
-	real := t.TempDir()
+	realDir := t.TempDir()
 	link := filepath.Join(t.TempDir(), "runs")
-	if err := os.Symlink(real, link); err != nil {
+	if err := os.Symlink(realDir, link); err != nil {
 		t.Fatal(err)
 	}
 	models := "[models.m]\nkind = \"scripted\"\nwhen_exhausted = \"finish\"\n" +
@@ -260,7 +260,7 @@ func TestWorkRootThroughALink(t *testing.T) {
 	if _, tr := runTraced(t, file, Options{WorkRoot: link}); !bytes.Contains(tr, []byte(`Wrote 4 bytes to \"notes.txt\" (new file)`)) {
 		t.Fatalf("write_file did not write; the trace:\n%s", tr)
 	}
-	if got, err := os.ReadFile(filepath.Join(real, "g", "g-0", "notes.txt")); err != nil || string(got) != "kept" {
+	if got, err := os.ReadFile(filepath.Join(realDir, "g", "g-0", "notes.txt")); err != nil || string(got) != "kept" {
 		t.Fatalf("notes.txt = %q, %v", got, err)
 	}
 }

@@ -385,23 +385,23 @@ func workRoot(dir string, log zerolog.Logger) (string, func(), error) {
 		if err := os.MkdirAll(abs, 0o755); err != nil {
 			return "", nil, fmt.Errorf("workdir: %w", err)
 		}
-		real, err := filepath.EvalSymlinks(abs)
+		resolved, err := filepath.EvalSymlinks(abs)
 		if err != nil {
 			return "", nil, fmt.Errorf("workdir: %w", err)
 		}
-		return real, func() {}, nil
+		return resolved, func() {}, nil
 	}
 	tmp, err := os.MkdirTemp("", "warren-run-")
 	if err != nil {
 		return "", nil, fmt.Errorf("workdir: %w", err)
 	}
-	real, err := filepath.EvalSymlinks(tmp)
+	resolved, err := filepath.EvalSymlinks(tmp)
 	if err != nil {
 		_ = os.Remove(tmp)
 		return "", nil, fmt.Errorf("workdir: %w", err)
 	}
-	return real, func() {
-		if err := tools.RemoveTree(real); err != nil {
+	return resolved, func() {
+		if err := tools.RemoveTree(resolved); err != nil {
 			log.Warn().Err(err).Msg("the run's temporary workdir root was not removed whole")
 		}
 	}, nil

@@ -139,9 +139,9 @@ func (h *Host) scanDynamic(tick uint64, id *components.Identity, d *components.A
 
 // listDynamic opens the agent's workdir (tools.OpenWorkdir: no link followed on the way to it) and
 // lists its tools/ folder (tools.OpenDir: a link in the workdir is followed only while it stays
-// inside, and a FIFO in the folder's place cannot block the world goroutine). A missing workdir
-// or folder is an empty list; any other failure is an error, and the agent's dynamic tools stay
-// as they were. The caller closes the root.
+// inside, and a FIFO in the folder's place cannot block the world goroutine). A missing folder
+// is an empty list; any other failure (a workdir not made yet included) is an error, and the
+// agent's dynamic tools stay as they were. The caller closes the root.
 func listDynamic(workdir string) (*os.Root, []fs.DirEntry, error) {
 	root, err := tools.OpenWorkdir(workdir)
 	if err != nil {

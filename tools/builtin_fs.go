@@ -397,7 +397,7 @@ func (WriteFile) Execute(ec *ExecContext, args json.RawMessage) (Result, error) 
 // truncated and written. A file this call creates (isNew) is handed to owner through the same
 // handle, so a link swapped in for it cannot turn the chown onto another file.
 func writeWhole(root *os.Root, rel, content string, isNew bool, owner *FileOwner) error {
-	f, _, err := openForWrite(root, rel, 0o644)
+	f, err := openForWrite(root, rel, 0o644)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -229,7 +230,7 @@ func TestShellRefusesAWorkdirReachedThroughALink(t *testing.T) {
 	mode := sandbox.ModeNone
 	m := sandbox.NewManager(workdir, sandbox.Probe(), sandbox.Ceiling(sandbox.Spec{Mode: &mode}))
 	t.Cleanup(func() { _ = m.Close() })
-	ec := NewExecContext(nil, "c1", 1, AgentRef{ID: 1, Name: "a"}, workdir)
+	ec := NewExecContext(context.Background(), "c1", 1, AgentRef{ID: 1, Name: "a"}, workdir)
 	ec.Commands = m
 	res, err := run(t, Shell{}, ec, `{"command":"echo ran > marker"}`)
 	if err != nil {
@@ -247,19 +248,19 @@ func TestShellRefusesAWorkdirReachedThroughALink(t *testing.T) {
 // anywhere on it is refused without blocking, and the host path never shows in the error.
 func TestOpenWorkdir(t *testing.T) {
 	base := t.TempDir()
-	real := filepath.Join(base, "real", "work")
-	writeFiles(t, real, map[string]string{"inside.txt": "in"})
+	realDir := filepath.Join(base, "real", "work")
+	writeFiles(t, realDir, map[string]string{"inside.txt": "in"})
 	writeFiles(t, base, map[string]string{"file": "x"})
 	if err := os.Symlink(filepath.Join(base, "real"), filepath.Join(base, "link")); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(real, filepath.Join(base, "real", "worklink")); err != nil {
+	if err := os.Symlink(realDir, filepath.Join(base, "real", "worklink")); err != nil {
 		t.Fatal(err)
 	}
 	if err := syscall.Mkfifo(filepath.Join(base, "fifo"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	root, err := OpenWorkdir(real)
+	root, err := OpenWorkdir(realDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +328,7 @@ func TestShellRefusesACallWithoutAWorkdir(t *testing.T) {
 	mode := sandbox.ModeNone
 	m := sandbox.NewManager(t.TempDir(), sandbox.Probe(), sandbox.Ceiling(sandbox.Spec{Mode: &mode}))
 	t.Cleanup(func() { _ = m.Close() })
-	ec := NewExecContext(nil, "c1", 1, AgentRef{ID: 1, Name: "a"}, "")
+	ec := NewExecContext(context.Background(), "c1", 1, AgentRef{ID: 1, Name: "a"}, "")
 	ec.Commands = m
 	res, err := run(t, Shell{}, ec, `{"command":"echo ran"}`)
 	if err != nil {

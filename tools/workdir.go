@@ -54,7 +54,7 @@ func OpenRegular(root *os.Root, name string) (*os.File, fs.FileInfo, error) {
 	return openRegular(root, name, os.O_RDONLY)
 }
 
-// openRegular is OpenRegular opening with flag (os.O_RDONLY or os.O_RDWR).
+// openRegular is OpenRegular opening with flag (os.O_RDONLY, os.O_WRONLY or os.O_RDWR).
 func openRegular(root *os.Root, name string, flag int) (*os.File, fs.FileInfo, error) {
 	info, err := root.Stat(name)
 	if err != nil {
@@ -79,11 +79,11 @@ func openRegular(root *os.Root, name string, flag int) (*os.File, fs.FileInfo, e
 
 // openForWrite opens the regular file rel inside root for writing (creating it with perm when
 // missing), without blocking on a FIFO put in its place and without truncating it yet: the
-// caller truncates through the handle once it knows the handle is a regular file.
-func openForWrite(root *os.Root, rel string, perm fs.FileMode) (*os.File, fs.FileInfo, error) {
+// caller truncates through the handle, which is checked to be a regular file.
+func openForWrite(root *os.Root, rel string, perm fs.FileMode) (*os.File, error) {
 	f, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|syscall.O_NONBLOCK, perm)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	info, err := f.Stat()
 	if err == nil && !info.Mode().IsRegular() {
@@ -91,9 +91,9 @@ func openForWrite(root *os.Root, rel string, perm fs.FileMode) (*os.File, fs.Fil
 	}
 	if err != nil {
 		_ = f.Close()
-		return nil, info, err
+		return nil, err
 	}
-	return f, info, nil
+	return f, nil
 }
 
 // OpenDir opens the directory rel inside root for listing. The open itself refuses anything but a
