@@ -237,7 +237,7 @@ func Run(ctx context.Context, sc *Scenario, opt Options) (*Summary, error) {
 	for _, c := range counts {
 		total += c
 	}
-	root, cleanup, err := workRoot(opt.WorkRoot)
+	root, cleanup, err := workRoot(opt.WorkRoot, opt.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -391,8 +391,12 @@ func runHash(sc *Scenario, opt Options, total int, host *hostconfig.Config, laun
 	return hash
 }
 
-// workRoot returns the folder agent workdirs live under, and what to do when the run ends.
-func workRoot(dir string) (string, func(), error) {
+// workRoot returns the folder agent workdirs live under, with its symbolic links resolved (the
+// file tools refuse a workdir whose path goes through one, as a planted link would: see
+// tools.OpenWorkdir), and what to do when the run ends. A temporary root is removed then with
+// tools.RemoveTree, which follows no link the agents planted and leaves in place, logged, any
+// mount a mode-none command made in it.
+func workRoot(dir string, log zerolog.Logger) (string, func(), error) {
 	if dir != "" {
 		abs, err := filepath.Abs(dir)
 		if err != nil {
@@ -401,13 +405,26 @@ func workRoot(dir string) (string, func(), error) {
 		if err := os.MkdirAll(abs, 0o755); err != nil {
 			return "", nil, fmt.Errorf("workdir: %w", err)
 		}
-		return abs, func() {}, nil
+		resolved, err := filepath.EvalSymlinks(abs)
+		if err != nil {
+			return "", nil, fmt.Errorf("workdir: %w", err)
+		}
+		return resolved, func() {}, nil
 	}
 	tmp, err := os.MkdirTemp("", "warren-run-")
 	if err != nil {
 		return "", nil, fmt.Errorf("workdir: %w", err)
 	}
-	return tmp, func() { _ = os.RemoveAll(tmp) }, nil
+	resolved, err := filepath.EvalSymlinks(tmp)
+	if err != nil {
+		_ = os.Remove(tmp)
+		return "", nil, fmt.Errorf("workdir: %w", err)
+	}
+	return resolved, func() {
+		if err := tools.RemoveTree(resolved); err != nil {
+			log.Warn().Err(err).Msg("the run's temporary workdir root was not removed whole")
+		}
+	}, nil
 }
 
 // profile builds the shared Profile of a group's agents: what each stage advertises and the

@@ -4,10 +4,11 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
-	"path/filepath"
+	"path"
 	"slices"
 	"strings"
 
@@ -21,6 +22,10 @@ import (
 // dynamicDir is the folder of an agent's workdir whose *.js files become its tools when its
 // blueprint sets dynamic_tools.
 const dynamicDir = "tools"
+
+// maxDynamicToolBytes bounds a dynamic tool's file: the host reads it on the world goroutine, and
+// no tool an agent writes needs more (the scripting engine's strings are capped at 4 MiB).
+const maxDynamicToolBytes = 1 << 20
 
 // ScriptTool turns a compiled script into the tool the host registers: a scripting.Tool bound to
 // the run's engine and settings. The runner sets Host.ScriptTool; without it dynamic_tools finds
@@ -51,18 +56,19 @@ func stageTools(d *components.AgentData, p *components.Profile, stage int32) []m
 // workdir's tools/ folder, before its model turn: a file written there (by any tool) is compiled
 // and advertised from this turn on; one that fails to compile, or takes the name of a tool the
 // agent already has, is reported to the agent once per version and not advertised; a removed
-// file takes its tool away. An unchanged folder costs one directory read and a stat per file.
-// It runs on the world goroutine, inside infer_dispatch: the read is local and small, and only
-// agents whose blueprint asks for it pay for it.
+// file takes its tool away. An unchanged folder costs the workdir's open, one directory read and
+// a stat per file. It runs on the world goroutine, inside infer_dispatch: the read is local and
+// small (listDynamic and readDynamic never block on a FIFO, follow a link out of the workdir or
+// read more than maxDynamicToolBytes), and only agents whose blueprint asks for it pay for it.
 func (h *Host) scanDynamic(tick uint64, id *components.Identity, d *components.AgentData, p *components.Profile, stage int32) {
 	if h.ScriptTool == nil || d.Workdir == "" {
 		return
 	}
-	dir := filepath.Join(d.Workdir, dynamicDir)
-	entries, err := os.ReadDir(dir)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	root, entries, err := listDynamic(d.Workdir)
+	if err != nil {
 		return
 	}
+	defer root.Close()
 	dyn := d.Dynamic
 	stamps := make(map[string]components.FileStamp, len(entries))
 	for _, e := range entries {
@@ -91,12 +97,11 @@ func (h *Host) scanDynamic(tick uint64, id *components.Identity, d *components.A
 	var infos []models.ToolInfo
 	var names []string
 	for _, file := range slices.Sorted(maps.Keys(stamps)) {
-		path := filepath.Join(dir, file)
 		problem := ""
-		src, err := os.ReadFile(path)
+		src, err := readDynamic(root, path.Join(dynamicDir, file))
 		var script *scripting.Script
 		if err == nil {
-			script, err = scripting.Compile(filepath.ToSlash(filepath.Join(dynamicDir, file)), src)
+			script, err = scripting.Compile(path.Join(dynamicDir, file), src)
 		}
 		switch {
 		case err != nil:
@@ -130,4 +135,64 @@ func (h *Host) scanDynamic(tick uint64, id *components.Identity, d *components.A
 	slices.Sort(names)
 	slices.SortFunc(infos, func(a, b models.ToolInfo) int { return cmp.Compare(a.Name, b.Name) })
 	dyn.Registry, dyn.Scope, dyn.Infos, dyn.Names = reg, scope, infos, names
+}
+
+// listDynamic opens the agent's workdir (tools.OpenWorkdir: no link followed on the way to it) and
+// lists its tools/ folder (tools.OpenDir: a link in the workdir is followed only while it stays
+// inside, and a FIFO in the folder's place cannot block the world goroutine). A missing folder
+// is an empty list; any other failure (a workdir not made yet included) is an error, and the
+// agent's dynamic tools stay as they were. The caller closes the root.
+func listDynamic(workdir string) (*os.Root, []fs.DirEntry, error) {
+	root, err := tools.OpenWorkdir(workdir)
+	if err != nil {
+		return nil, nil, err
+	}
+	dir, err := tools.OpenDir(root, dynamicDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return root, nil, nil
+	}
+	if err != nil {
+		_ = root.Close()
+		return nil, nil, err
+	}
+	defer dir.Close()
+	entries, err := dir.ReadDir(-1)
+	if err != nil {
+		_ = root.Close()
+		return nil, nil, err
+	}
+	return root, entries, nil
+}
+
+// readDynamic reads the dynamic tool file rel of the workdir root: a regular file (opened without
+// blocking on a FIFO, through no link out of the workdir, so the host never reads a host file such
+// as /etc/shadow for an agent) of at most maxDynamicToolBytes. Its errors name rel, never a host
+// path: they reach the agent and the trace.
+func readDynamic(root *os.Root, rel string) ([]byte, error) {
+	f, info, err := tools.OpenRegular(root, rel)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", rel, bare(err))
+	}
+	defer f.Close()
+	tooBig := fmt.Errorf("%s: larger than the %d bytes a dynamic tool may have", rel, maxDynamicToolBytes)
+	if info.Size() > maxDynamicToolBytes {
+		return nil, tooBig
+	}
+	src, err := io.ReadAll(io.LimitReader(f, maxDynamicToolBytes+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", rel, bare(err))
+	case len(src) > maxDynamicToolBytes:
+		return nil, tooBig
+	}
+	return src, nil
+}
+
+// bare strips the path from an os error (it may name a host path) and keeps the cause.
+func bare(err error) error {
+	var pathErr *fs.PathError
+	if errors.As(err, &pathErr) {
+		return pathErr.Err
+	}
+	return err
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/warrenhq/warren/ecs"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/subagents"
+	"github.com/warrenhq/warren/tools"
 	"github.com/warrenhq/warren/trace"
 )
 
@@ -94,24 +94,31 @@ func (s *Subagents) fanOut(w *ecs.World, tick uint64, c caller, index int, call 
 }
 
 // readItems reads a fan-out's items from a file in the workdir: a JSON array of strings, or one
-// item per non-empty line.
+// item per non-empty line. The workdir is opened with no link followed on the way to it
+// (tools.OpenWorkdir: a parent's command may have replaced a child's workdir with a link), and
+// the file must be a regular one inside it (tools.OpenRegular: a link out of the workdir is
+// refused, so no host file is read for the agent, and a FIFO is refused without being opened:
+// this runs on the world goroutine). Errors name the file as the agent gave it, never a host path.
 func readItems(workdir, name string) ([]string, error) {
 	if workdir == "" {
 		return nil, errors.New("the agent has no workdir to read the items file from")
 	}
-	root, err := os.OpenRoot(workdir)
+	root, err := tools.OpenWorkdir(workdir)
 	if err != nil {
 		return nil, fmt.Errorf("items file %s: %w", name, err)
 	}
 	defer root.Close()
-	f, err := root.Open(name)
+	f, info, err := tools.OpenRegular(root, name)
 	if err != nil {
-		return nil, fmt.Errorf("items file: %w", err)
+		return nil, fmt.Errorf("items file %s: %w", name, bare(err))
 	}
 	defer f.Close()
+	if info.Size() > maxItemsFileBytes {
+		return nil, fmt.Errorf("items file %s is larger than %d bytes", name, maxItemsFileBytes)
+	}
 	data, err := io.ReadAll(io.LimitReader(f, maxItemsFileBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("items file %s: %w", name, err)
+		return nil, fmt.Errorf("items file %s: %w", name, bare(err))
 	}
 	if len(data) > maxItemsFileBytes {
 		return nil, fmt.Errorf("items file %s is larger than %d bytes", name, maxItemsFileBytes)

@@ -37,31 +37,14 @@ var (
 	_ Tool = ListDir{}
 )
 
-// openWorkdir opens ec.Workdir as an os.Root, creating it on first use. Errors never include the
-// host path: tool results reach a deterministic trace and must not depend on where the run lives.
+// openWorkdir opens ec.Workdir as an os.Root (OpenWorkdir: no symbolic link followed on the way),
+// creating it on first use and handing it to ec.FileOwner then. Errors never include the host
+// path: tool results reach a deterministic trace and must not depend on where the run lives.
 func openWorkdir(ec *ExecContext) (*os.Root, error) {
 	if ec == nil || ec.Workdir == "" {
 		return nil, fmt.Errorf("%w: the call has no workdir", ErrNoWorkdir)
 	}
-	if !filepath.IsAbs(ec.Workdir) {
-		return nil, fmt.Errorf("%w: the workdir must be an absolute path", ErrNoWorkdir)
-	}
-	root, err := os.OpenRoot(ec.Workdir)
-	if errors.Is(err, fs.ErrNotExist) {
-		if mkErr := os.MkdirAll(ec.Workdir, 0o755); mkErr != nil {
-			return nil, fmt.Errorf("%w: cannot create the workdir: %w", ErrNoWorkdir, bareError(mkErr))
-		}
-		if o := ec.FileOwner; o != nil {
-			if chErr := os.Lchown(ec.Workdir, o.UID, o.GID); chErr != nil {
-				return nil, fmt.Errorf("%w: cannot hand the workdir to the agent's commands: %w", ErrNoWorkdir, bareError(chErr))
-			}
-		}
-		root, err = os.OpenRoot(ec.Workdir)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: cannot open the workdir: %w", ErrNoWorkdir, bareError(err))
-	}
-	return root, nil
+	return openWorkdirPath(ec.Workdir, true, ec.FileOwner)
 }
 
 // confinePath turns the path an agent gave into a path relative to the workdir, refusing lexical
@@ -137,20 +120,20 @@ func bareError(err error) error {
 	return err
 }
 
-// regularFile checks that rel names a regular file before it is opened (opening a FIFO would
-// block the lane).
-func regularFile(root *os.Root, rel, verb, shown string) (fs.FileInfo, error) {
-	info, err := root.Stat(rel)
-	if err != nil {
-		return nil, fsError(verb, shown, err)
+// openRegularFile opens rel for a file tool (flag os.O_RDONLY or os.O_RDWR) if it is a regular
+// file, refusing anything else without opening it (opening a FIFO would block the lane), with the
+// tool's error texts.
+func openRegularFile(root *os.Root, rel string, flag int, verb, shown string) (*os.File, fs.FileInfo, error) {
+	f, info, err := openRegular(root, rel, flag)
+	switch {
+	case err == nil:
+		return f, info, nil
+	case errors.Is(err, ErrNotRegularFile) && info != nil && info.IsDir():
+		return nil, nil, fmt.Errorf("cannot %s %q: %w (it is a directory; use list_dir)", verb, shown, ErrNotRegularFile)
+	case errors.Is(err, ErrNotRegularFile):
+		return nil, nil, fmt.Errorf("cannot %s %q: %w", verb, shown, ErrNotRegularFile)
 	}
-	if info.IsDir() {
-		return nil, fmt.Errorf("cannot %s %q: %w (it is a directory; use list_dir)", verb, shown, ErrNotRegularFile)
-	}
-	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("cannot %s %q: %w", verb, shown, ErrNotRegularFile)
-	}
-	return info, nil
+	return nil, nil, fsError(verb, shown, err)
 }
 
 // ReadFile is the read_file tool: it returns a text file's lines, optionally a window of them.
@@ -203,13 +186,9 @@ func (ReadFile) Execute(ec *ExecContext, args json.RawMessage) (Result, error) {
 		return Result{}, err
 	}
 	defer root.Close()
-	info, err := regularFile(root, rel, "read", a.Path)
+	f, info, err := openRegularFile(root, rel, os.O_RDONLY, "read", a.Path)
 	if err != nil {
 		return Result{}, err
-	}
-	f, err := root.Open(rel)
-	if err != nil {
-		return Result{}, fsError("read", a.Path, err)
 	}
 	defer f.Close()
 	content, err := readLineWindow(bufio.NewReaderSize(f, 32<<10), info.Size(), offset, limit, a.Path)
@@ -373,10 +352,12 @@ func (WriteFile) Execute(ec *ExecContext, args json.RawMessage) (Result, error) 
 	}
 	defer root.Close()
 	existed := true
-	if _, err := root.Lstat(rel); errors.Is(err, fs.ErrNotExist) {
+	if info, err := root.Lstat(rel); errors.Is(err, fs.ErrNotExist) {
 		existed = false
 	} else if err != nil {
 		return Result{}, fsError("write", a.Path, err)
+	} else if info.Mode().Type()&^(fs.ModeSymlink|fs.ModeDir) != 0 {
+		return Result{}, fmt.Errorf("cannot write %q: %w", a.Path, ErrNotRegularFile) // a FIFO, socket or device
 	}
 	// Charge before touching the disk, so a refused write leaves the file (and its missing parent
 	// directories) as they were; refund if the write then fails, so the total stays what was
@@ -393,12 +374,12 @@ func (WriteFile) Execute(ec *ExecContext, args json.RawMessage) (Result, error) 
 			return Result{}, fsError("create the parent directories of", a.Path, err)
 		}
 	}
-	if err := root.WriteFile(rel, []byte(a.Content), 0o644); err != nil {
+	if err := writeWhole(root, rel, a.Content, !existed, ec.FileOwner); err != nil {
 		ec.Writes.refund(size)
 		return Result{}, fsError("write", a.Path, err)
 	}
 	if o := ec.FileOwner; o != nil && !existed {
-		for _, p := range append(created, rel) {
+		for _, p := range created {
 			if err := root.Lchown(p, o.UID, o.GID); err != nil {
 				return Result{}, fsError("hand to the agent's commands", a.Path, err)
 			}
@@ -409,6 +390,25 @@ func (WriteFile) Execute(ec *ExecContext, args json.RawMessage) (Result, error) 
 		state = "replaced the previous content"
 	}
 	return TextResult(fmt.Sprintf("Wrote %d bytes to %q (%s)", len(a.Content), a.Path, state)), nil
+}
+
+// writeWhole replaces the content of the regular file rel (creating it when missing) through one
+// handle: opened without blocking on a FIFO in its place, checked to be a regular file, then
+// truncated and written. A file this call creates (isNew) is handed to owner through the same
+// handle, so a link swapped in for it cannot turn the chown onto another file.
+func writeWhole(root *os.Root, rel, content string, isNew bool, owner *FileOwner) error {
+	f, err := openForWrite(root, rel, 0o644)
+	if err != nil {
+		return err
+	}
+	err = f.Truncate(0)
+	if err == nil {
+		_, err = f.WriteString(content)
+	}
+	if err == nil && isNew && owner != nil {
+		err = f.Chown(owner.UID, owner.GID)
+	}
+	return errors.Join(err, f.Close())
 }
 
 // missingFolders lists the folders of dir (relative to root) that do not exist yet, outermost
@@ -474,16 +474,20 @@ func (EditFile) Execute(ec *ExecContext, args json.RawMessage) (Result, error) {
 		return Result{}, err
 	}
 	defer root.Close()
-	info, err := regularFile(root, rel, "edit", a.Path)
+	f, info, err := openRegularFile(root, rel, os.O_RDWR, "edit", a.Path)
 	if err != nil {
 		return Result{}, err
 	}
+	defer f.Close()
 	if info.Size() > MaxEditBytes {
 		return Result{}, fmt.Errorf("cannot edit %q: %w (%d bytes; edit_file handles at most %d)", a.Path, ErrFileTooLarge, info.Size(), MaxEditBytes)
 	}
-	data, err := root.ReadFile(rel)
+	data, err := io.ReadAll(io.LimitReader(f, MaxEditBytes+1))
 	if err != nil {
 		return Result{}, fsError("edit", a.Path, err)
+	}
+	if len(data) > MaxEditBytes {
+		return Result{}, fmt.Errorf("cannot edit %q: %w (it grew past %d bytes while being read)", a.Path, ErrFileTooLarge, MaxEditBytes)
 	}
 	text := string(data)
 	count := strings.Count(text, a.OldString)
@@ -500,7 +504,7 @@ func (EditFile) Execute(ec *ExecContext, args json.RawMessage) (Result, error) {
 	if err := ec.Writes.Charge(size); err != nil {
 		return Result{}, err
 	}
-	if err := root.WriteFile(rel, []byte(updated), info.Mode().Perm()); err != nil {
+	if err := rewrite(f, updated); err != nil {
 		ec.Writes.refund(size)
 		return Result{}, fsError("edit", a.Path, err)
 	}
@@ -509,6 +513,15 @@ func (EditFile) Execute(ec *ExecContext, args json.RawMessage) (Result, error) {
 		noun = "occurrence"
 	}
 	return TextResult(fmt.Sprintf("Replaced %d %s in %q", count, noun, a.Path)), nil
+}
+
+// rewrite replaces the whole content of the open file f with content.
+func rewrite(f *os.File, content string) error {
+	if err := f.Truncate(0); err != nil {
+		return err
+	}
+	_, err := f.WriteAt([]byte(content), 0)
+	return err
 }
 
 // ListDir is the list_dir tool: a directory's entries, sorted, directories suffixed "/".
@@ -557,7 +570,7 @@ func (ListDir) Execute(ec *ExecContext, args json.RawMessage) (Result, error) {
 	if !info.IsDir() {
 		return Result{}, fmt.Errorf("cannot list %q: %w", a.Path, ErrNotDirectory)
 	}
-	dir, err := root.Open(rel)
+	dir, err := OpenDir(root, rel)
 	if err != nil {
 		return Result{}, fsError("list", a.Path, err)
 	}

@@ -473,7 +473,7 @@ func TestFileToolsNeedAUsableWorkdir(t *testing.T) {
 		{"relative workdir", &ExecContext{Workdir: "rel/work"}, "must be an absolute path"},
 		{"workdir is a file", &ExecContext{Workdir: notADir}, "cannot open the workdir"},
 		{"workdir under a file", &ExecContext{Workdir: filepath.Join(notADir, "w")}, "cannot open the workdir: not a directory"},
-		{"workdir is a dangling symlink", &ExecContext{Workdir: dangling}, "cannot create the workdir: file exists"},
+		{"workdir is a dangling symlink", &ExecContext{Workdir: dangling}, ErrWorkdirLink.Error()},
 	}
 	for _, tc := range cases {
 		for _, tool := range []Tool{ReadFile{}, WriteFile{}, EditFile{}, ListDir{}} {

@@ -85,7 +85,9 @@ func (Shell) Spec() Spec {
 // an error result. The boundary it ran under is a note ("sandbox"), and so is a degradation
 // warning. Files the command wrote by redirect inside the workdir are charged to the write
 // budget once it ends; over the budget, they are cut back to their earlier size (a new one
-// removed) and the call is an error.
+// removed) and the call is an error. The workdir is opened (OpenWorkdir) before the command
+// starts, and a workdir reached through a symbolic link runs nothing: the host could not follow
+// the redirects there, and the command would run wherever the link leads.
 func (Shell) Execute(ec *ExecContext, args json.RawMessage) (Result, error) {
 	var a shellArgs
 	if err := decodeArguments(NameShell, args, &a); err != nil {
@@ -108,10 +110,15 @@ func (Shell) Execute(ec *ExecContext, args json.RawMessage) (Result, error) {
 		// teardown at reap.
 		ctx = context.WithoutCancel(ec.Context())
 	}
-	writes := newRedirectWrites(ec, a.Command)
+	root, err := openWorkdir(ec)
+	if err != nil {
+		return Result{Content: "shell: the command cannot start: " + err.Error(), IsError: true}, nil
+	}
+	writes := newRedirectWrites(ec, root, a.Command)
 	boundary := ec.Commands.Boundary()
 	proc, err := ec.Commands.Start(ctx, a.Command)
 	if err != nil {
+		writes.close()
 		return Result{Content: "shell: the command cannot start: " + err.Error(), IsError: true}, nil
 	}
 	if a.Background {
@@ -184,56 +191,95 @@ func DescribeOutcome(out sandbox.Outcome, callTimeout bool) string {
 }
 
 // redirectWrites follows the files a command line writes by redirect inside the workdir, so what
-// they grew by can be charged to the write budget once the command ends.
+// they grew by can be charged to the write budget once the command ends. Every look at them, and
+// every cut back, goes through the workdir's os.Root, opened before the command started: a link
+// the command plants (on the way to a target, or in a target's place) never leads the host out of
+// the workdir, and a folder swapped for the workdir meanwhile does not move the root.
 type redirectWrites struct {
 	ec      *ExecContext
+	root    *os.Root // nil when nothing is followed
 	targets []redirectTarget
 }
 
-// redirectTarget is one redirect's file and its size before the command (-1: it did not exist).
+// redirectTarget is one redirect's file: its path in the workdir, and the regular file that was
+// there before the command (nil: none, or something that is not a regular file).
 type redirectTarget struct {
 	rel    string
-	before int64
+	before fs.FileInfo
 }
 
 // newRedirectWrites records the workdir files the line redirects into (the policy keys'
-// "shell:>path"), with their sizes now. Targets outside the workdir are not followed: in a
-// contained mode the command cannot write them, and in mode none nothing is contained.
-func newRedirectWrites(ec *ExecContext, line string) *redirectWrites {
+// "shell:>path"), as they are now. Targets outside the workdir are not followed: in a contained
+// mode the command cannot write them, and in mode none nothing is contained. With no budget, or
+// no target, nothing is followed. root is the workdir; the redirects keep it open until settle,
+// and close it at once when they do not need it.
+func newRedirectWrites(ec *ExecContext, root *os.Root, line string) *redirectWrites {
 	w := &redirectWrites{ec: ec}
-	if ec.Writes == nil {
+	if ec.Writes != nil {
+		keys, _ := policy.ShellKeys(line)
+		for _, k := range keys {
+			target, ok := strings.CutPrefix(k, policy.RedirectKey(""))
+			if !ok || target == "/dev/null" {
+				continue
+			}
+			if rel, err := confinePath(ec.Workdir, target); err == nil {
+				w.targets = append(w.targets, redirectTarget{rel: rel, before: regularAt(root, rel)})
+			}
+		}
+	}
+	if len(w.targets) == 0 {
+		_ = root.Close()
 		return w
 	}
-	keys, _ := policy.ShellKeys(line)
-	for _, k := range keys {
-		target, ok := strings.CutPrefix(k, policy.RedirectKey(""))
-		if !ok || target == "/dev/null" {
-			continue
-		}
-		rel, err := confinePath(ec.Workdir, target)
-		if err != nil {
-			continue
-		}
-		w.targets = append(w.targets, redirectTarget{rel: rel, before: w.size(rel)})
-	}
+	w.root = root
 	return w
 }
 
-// size is a workdir file's size, -1 when it does not exist or cannot be read.
-func (w *redirectWrites) size(rel string) int64 {
-	info, err := os.Lstat(w.ec.Workdir + string(os.PathSeparator) + rel)
+// regularAt is the regular file at rel in root, without following a link in its place; nil when
+// there is none (missing, a link, a FIFO, a folder, or a path leading out of root).
+func regularAt(root *os.Root, rel string) fs.FileInfo {
+	info, err := root.Lstat(rel)
 	if err != nil || !info.Mode().IsRegular() {
-		return -1
+		return nil
 	}
-	return info.Size()
+	return info
 }
 
-// settle charges what the targets grew by; over the budget it cuts them back and returns the
-// refusal.
+// grownBy is what a target grew by from before to after (regular files, nil for none): the whole
+// file when it is another file than before (new, or put in the old one's place).
+func grownBy(before, after fs.FileInfo) int64 {
+	switch {
+	case after == nil:
+		return 0
+	case before != nil && os.SameFile(before, after):
+		return max(after.Size()-before.Size(), 0)
+	}
+	return after.Size()
+}
+
+// close releases the workdir root when settle will not run (the command did not start).
+func (w *redirectWrites) close() {
+	if w.root != nil {
+		_ = w.root.Close()
+		w.root = nil
+	}
+}
+
+// settle charges what the targets grew by; over the budget it cuts back the ones that grew and
+// returns the refusal. A target that is the same file as before is truncated to its earlier size
+// through a handle checked to be that file, with no other name (soleName); one that is a new file
+// is removed (the name only: a link in its place is removed, never followed). Whatever else is
+// there (a link, a FIFO, a folder) was not measured and is left alone.
 func (w *redirectWrites) settle() error {
+	if w.root == nil {
+		return nil
+	}
+	defer w.close()
+	after := make([]fs.FileInfo, len(w.targets))
 	var grown int64
-	for _, t := range w.targets {
-		grown += max(w.size(t.rel)-max(t.before, 0), 0)
+	for i, t := range w.targets {
+		after[i] = regularAt(w.root, t.rel)
+		grown += grownBy(t.before, after[i])
 	}
 	if grown == 0 {
 		return nil
@@ -242,15 +288,50 @@ func (w *redirectWrites) settle() error {
 	if err == nil {
 		return nil
 	}
-	for _, t := range w.targets {
-		path := w.ec.Workdir + string(os.PathSeparator) + t.rel
-		if t.before < 0 {
-			if rmErr := os.Remove(path); rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
-				continue
-			}
-		} else {
-			_ = os.Truncate(path, t.before)
+	var kept []string
+	for i, t := range w.targets {
+		if grownBy(t.before, after[i]) == 0 {
+			continue
+		}
+		if why := w.cutBack(t, after[i]); why != "" {
+			kept = append(kept, fmt.Sprintf("%q (%s)", t.rel, why))
 		}
 	}
-	return fmt.Errorf("the command's redirects wrote %d bytes, over the write budget (the files were cut back): %w", grown, err)
+	note := ""
+	if len(kept) > 0 {
+		note = ", except " + strings.Join(kept, ", ")
+	}
+	return fmt.Errorf("the command's redirects wrote %d bytes, over the write budget (the files were cut back%s): %w", grown, note, err)
+}
+
+// cutBack undoes one target's growth, or says why it was left as it is.
+func (w *redirectWrites) cutBack(t redirectTarget, after fs.FileInfo) string {
+	if t.before == nil || !os.SameFile(t.before, after) {
+		if now := regularAt(w.root, t.rel); now == nil || !os.SameFile(now, after) {
+			return "it changed again before it could be removed"
+		}
+		if err := w.root.Remove(t.rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "it could not be removed: " + bareError(err).Error()
+		}
+		return ""
+	}
+	f, info, err := openRegular(w.root, t.rel, os.O_WRONLY)
+	switch {
+	case err != nil:
+		return "it could not be opened: " + bareError(err).Error()
+	case !os.SameFile(info, t.before):
+		_ = f.Close()
+		return "it changed again before it could be cut back"
+	case !soleName(info):
+		_ = f.Close()
+		return "it has other hard links, which cutting it back would change too"
+	}
+	err = f.Truncate(t.before.Size())
+	if closeErr := f.Close(); err == nil {
+		err = closeErr
+	}
+	if err != nil {
+		return "it could not be cut back: " + bareError(err).Error()
+	}
+	return ""
 }

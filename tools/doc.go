@@ -35,7 +35,8 @@
 //
 // write_file {path, content}: `Wrote N bytes to "p" (new file)` or `Wrote N bytes to "p"
 // (replaced the previous content)`. Missing parent directories are created. Writing onto a
-// directory fails with `cannot write "p": is a directory`.
+// directory fails with `cannot write "p": is a directory`, onto a FIFO, socket or device with
+// `cannot write "p": not a regular file` (it is never opened: a FIFO would block the call).
 //
 // edit_file {path, old_string, new_string, replace_all?}: `Replaced 1 occurrence in "p"` or
 // `Replaced N occurrences in "p"`. Errors: `cannot edit "p": old_string not found (it must match
@@ -52,7 +53,10 @@
 // Errors common to the file tools: `invalid arguments: path is empty`; `invalid arguments: path
 // "p" contains a NUL byte`; `no usable workdir: the call has no workdir` (or `: the workdir must
 // be an absolute path`, `: cannot create the workdir: <reason>`, `: cannot open the workdir:
-// <reason>`); `cancelled: context canceled` when the call was cancelled before it started.
+// <reason>`, `: the workdir's path goes through a symbolic link, which the host does not follow`
+// for a workdir, or a folder on the way to it, that is a link: see OpenWorkdir); `cancelled:
+// context canceled` when the call was cancelled before it started. The shell tool refuses to run a
+// command in such a workdir too (`shell: the command cannot start: no usable workdir: ...`).
 //
 // Confinement errors (all file tools): `"p": path is outside the workdir` for ".." and absolute
 // paths outside the workdir, and `cannot <verb> "p": path is outside the workdir (a symbolic link

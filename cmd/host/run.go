@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -62,6 +63,10 @@ func (r *runCmd) Run(e *env) error {
 	var traceFile *os.File
 	var traceBuf *bufio.Writer
 	if r.Trace != "" {
+		if traceInWorkRoot(r.Trace, r.Workdir) {
+			fmt.Fprintf(e.stderr, "host: --trace %s lies inside --workdir %s, where agents write (and may have planted a link): put the trace elsewhere\n", r.Trace, r.Workdir)
+			return errBadInput
+		}
 		traceFile, err = os.Create(r.Trace)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "host: --trace: %v\n", err)
@@ -107,6 +112,35 @@ func (r *runCmd) Run(e *env) error {
 		return errExpectations
 	}
 	return nil
+}
+
+// traceInWorkRoot reports whether the trace file would lie inside the kept workdir root (""
+// means a fresh temporary one, which no path given beforehand can lie in). Everything in there is
+// the agents' to shape, from this run or a kept earlier one: a link planted where the trace goes,
+// or on the way to it, would have the host create or truncate any file the link leads to. The
+// path is compared as given and with the links that exist resolved, so an operator's own link
+// into the root counts too.
+func traceInWorkRoot(trace, root string) bool {
+	if root == "" {
+		return false
+	}
+	t, errT := filepath.Abs(trace)
+	w, errW := filepath.Abs(root)
+	if errT != nil || errW != nil {
+		return true // cannot tell: refuse rather than guess
+	}
+	if within(t, w) {
+		return true
+	}
+	resolvedW, errW := filepath.EvalSymlinks(w)
+	resolvedDir, errT := filepath.EvalSymlinks(filepath.Dir(t))
+	return errW == nil && errT == nil && within(filepath.Join(resolvedDir, filepath.Base(t)), resolvedW)
+}
+
+// within reports whether path is dir or lies under it (both clean and absolute).
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && filepath.IsLocal(rel)
 }
 
 // printSummary writes the end-of-run report.
