@@ -243,7 +243,7 @@ func (r *Resolver) shellSteps(c Call, st int) []Step {
 func opaqueEffect(e keyEval, d Decision, why string) string {
 	switch {
 	case d.Layer == LayerOpaque:
-		return "denies: " + why + ", and a layer denies a shell key; name " + e.key + " or " + programKeyOf(e.key) + " in the host config to decide it"
+		return "denies: " + why + ", and a layer denies a shell key; name " + namesOf(e.key) + " in the host config to decide it"
 	case e.verdict == Deny:
 		return "no effect: already deny (" + why + ")"
 	default:

@@ -694,7 +694,15 @@ func (r *Resolver) opaqueFloor(e keyEval, why string, st int) Decision {
 	}
 	return Decision{Verdict: Deny, Layer: LayerOpaque, Key: e.key,
 		Reason: why + ", so it cannot be shown to avoid denied programs (" + denied + "); a permission naming " +
-			e.key + " or " + programKeyOf(e.key) + " in the host config decides it instead"}
+			namesOf(e.key) + " in the host config decides it instead"}
+}
+
+// namesOf names the permission entries that would name key: the key, or its program.
+func namesOf(key string) string {
+	if p := programKeyOf(key); p != key {
+		return key + " or " + p
+	}
+	return key
 }
 
 // namesOpaque reports whether a layer trusted enough to lift an opaque key's floor names the key
