@@ -69,7 +69,7 @@ func bwrapLaunch(spec launchSpec) (*launch, error) {
 		files[answerFD-planFD], err = l.pipeFromChild()
 	}
 	if err == nil && caps.Seccomp.Available {
-		err = l.seccompPipe(files)
+		err = l.seccompPipe(files, spec.boundary.Network)
 	}
 	var status *bwrapStatus
 	if err == nil {
@@ -131,10 +131,11 @@ func stageSources(st *stagePlan) error {
 // stagedPath is where the trampoline stages bind source i.
 func stagedPath(dir string, i int) string { return filepath.Join(dir, strconv.Itoa(i)) }
 
-// seccompPipe puts the compiled filter in a pipe bwrap reads at bwrapSeccompFD. The program is a
-// few hundred bytes, far below a pipe's capacity, so writing it before the start cannot block.
-func (l *launch) seccompPipe(files []*os.File) error {
-	prog, err := seccompProgram()
+// seccompPipe puts the compiled filter (of a boundary with or without the network) in a pipe
+// bwrap reads at bwrapSeccompFD. The program is a few hundred bytes, far below a pipe's capacity,
+// so writing it before the start cannot block.
+func (l *launch) seccompPipe(files []*os.File, network bool) error {
+	prog, err := seccompProgram(network)
 	if err != nil {
 		return err
 	}

@@ -415,6 +415,12 @@ func escapeAttempts() []escapeCase {
 			line: "{P} handle {X}", check: escapePrintedToken},
 		{name: "seccomp-32-bit-abi", claim: claimContained, payload: true, line: "{P} int80-keyctl we-{T}",
 			watch: func(r *escapeRun) string { return escapeHasKey("we-" + r.token) }},
+		// io_uring performs operations without the system calls seccomp judges: refused always.
+		{name: "io-uring-setup", claim: claimContained, payload: true, line: "{P} io_uring {B}",
+			watch: func(r *escapeRun) string { return escapeHoldsFD(r.brief, "anon_inode:[io_uring]") }},
+		// vsock ignores network namespaces: with the network off, no vsock socket.
+		{name: "vsock-socket-network-off", claim: claimContained, payload: true, line: "{P} vsock {B}",
+			watch: func(r *escapeRun) string { return escapeHoldsSocket(r.brief, unix.AF_VSOCK) }},
 	}
 	channels := []escapeCase{
 		{name: "host-sysv-shared-memory", claim: claimContained, payload: true,

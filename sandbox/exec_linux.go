@@ -166,7 +166,7 @@ func applyAndExec(plan *execPlan) error {
 		}
 	}
 	if plan.Seccomp {
-		if err := loadSeccomp(); err != nil {
+		if err := loadSeccomp(plan.Network); err != nil {
 			return fmt.Errorf("loading the seccomp filter: %w", err)
 		}
 	}

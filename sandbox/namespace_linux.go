@@ -37,6 +37,7 @@ func namespaceLaunch(spec launchSpec) (*launch, error) {
 		Exec: execPlan{
 			Path: ShellPath, Args: shellArgv(spec.line), Env: spec.env, Dir: spec.workdir,
 			Rlimits: rlimitsFor(b.Limits), NoNewPrivs: true, Seccomp: caps.Seccomp.Available,
+			Network: b.Network,
 		},
 	}
 	if caps.Landlock.Available {

@@ -87,6 +87,9 @@ type execPlan struct {
 	NoNewPrivs bool            `json:"no_new_privs,omitempty"`
 	Landlock   *landlockPlan   `json:"landlock,omitempty"`
 	Seccomp    bool            `json:"seccomp,omitempty"`
+	// Network picks the seccomp filter of a boundary with the network (seccompFilter): without
+	// it, AF_VSOCK sockets are refused too.
+	Network bool `json:"network,omitempty"`
 	// KeepFDs are the descriptors above stderr that Path inherits (bwrap's seccomp and status
 	// descriptors); every other one closes at the exec, whoever opened it.
 	KeepFDs []int      `json:"keep_fds,omitempty"`
