@@ -165,12 +165,15 @@ func bwrapArgs(spec launchSpec, ops []mountOp, stage *stagePlan) []string {
 	args = append(args, "--uid", strconv.Itoa(caps.InsideUID), "--gid", strconv.Itoa(caps.InsideGID),
 		"--hostname", sandboxHostname, "--die-with-parent", "--new-session", "--cap-drop", "ALL",
 		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--remount-ro", "/proc")
+	// /dev/shm is a directory of bwrap's /dev tmpfs otherwise: a capped tmpfs of its own, and /dev
+	// read-only at the end (see buildDev).
+	args = append(args, tmpfsArgs(b.Limits.TmpSize, "/dev/shm")...)
 	var hidden []string
 	staged := 0
 	for _, op := range ops {
 		switch op.Kind {
 		case mountPrivateTmp:
-			args = append(args, "--perms", "1777", "--tmpfs", op.Path)
+			args = append(args, tmpfsArgs(b.Limits.TmpSize, op.Path)...)
 		case mountWritable:
 			src := op.Path
 			if stage != nil {
@@ -187,7 +190,7 @@ func bwrapArgs(spec launchSpec, ops []mountOp, stage *stagePlan) []string {
 			args = append(args, "--dev-bind", "/dev/null", op.Path)
 		}
 	}
-	for _, dir := range hidden {
+	for _, dir := range append(hidden, "/dev") {
 		args = append(args, "--remount-ro", dir)
 	}
 	args = append(args, "--chdir", spec.workdir, "--clearenv")
@@ -200,6 +203,15 @@ func bwrapArgs(spec launchSpec, ops []mountOp, stage *stagePlan) []string {
 	}
 	args = append(args, "--json-status-fd", strconv.Itoa(bwrapStatusFD), "--", ShellPath)
 	return append(args, shellArgv(spec.line)[1:]...)
+}
+
+// tmpfsArgs are bwrap's options for a private, writable tmpfs at path (see privateTmpOptions).
+func tmpfsArgs(size uint64, path string) []string {
+	args := []string{"--perms", "1777"}
+	if size > 0 {
+		args = append(args, "--size", strconv.FormatUint(size, 10))
+	}
+	return append(args, "--tmpfs", path)
 }
 
 // bwrapStatus follows bwrap's JSON status documents as bwrap writes them: {"child-pid": n,

@@ -113,6 +113,48 @@ const escapeOwnInit = `if [ "$(tr '\0' '\n' < /proc/1/cmdline | head -n1)" = ` +
 // kernel messages, and the host puts it back at once.
 const escapeSysctl = "/proc/sys/kernel/printk_ratelimit_burst"
 
+// escapeTmpCap and escapeFileCap are the fill attempts' limits: /tmp and /dev/shm's size, and
+// RLIMIT_FSIZE.
+const (
+	escapeTmpCap  = 8 << 20
+	escapeFileCap = 4 << 20
+)
+
+// escapeFill is the attempt to write more into dir (one of the sandbox's private file systems)
+// than its cap, with RLIMIT_FSIZE far above it: the host looks at the file through the command's
+// root (/proc/<pid>/root) while the command holds on. In none mode dir is the host's own, and the
+// file is removed at the end.
+func escapeFill(name, dir string) escapeCase {
+	file := func(r *escapeRun) string { return filepath.Join(dir, "warren-fill-"+r.token) }
+	return escapeCase{name: name, claim: claimContained,
+		setup:    func(r *escapeRun) { r.t.Cleanup(func() { _ = os.Remove(file(r)) }) },
+		boundary: escapeLimit(func(l *Limits) { l.TmpSize, l.FileSize = escapeTmpCap, 1<<30 }),
+		line:     fmt.Sprintf("head -c %d /dev/zero > %s/warren-fill-{T}; exec sleep {B}", 4*escapeTmpCap, dir),
+		watch: func(r *escapeRun) string {
+			for _, pid := range escapePIDs(r.brief) {
+				path := fmt.Sprintf("/proc/%d/root%s", pid, file(r))
+				if dir == "/dev" {
+					if _, err := os.Lstat(path); err == nil {
+						return fmt.Sprintf("process %d created %s in the sandbox's uncapped /dev", pid, file(r))
+					}
+					continue
+				}
+				if ev := escapeBigFile(path, escapeTmpCap); ev != "" {
+					return ev
+				}
+			}
+			return ""
+		}}
+}
+
+// escapeBigFile reports a file grown past limit bytes.
+func escapeBigFile(path string, limit int64) string {
+	if info, err := os.Stat(path); err == nil && info.Size() > limit {
+		return fmt.Sprintf("%s holds %d bytes, over a limit of %d", path, info.Size(), limit)
+	}
+	return ""
+}
+
 // escapeAttempts is the suite: the issue's list made concrete, and more.
 func escapeAttempts() []escapeCase {
 	fileWrites := []escapeCase{
@@ -294,6 +336,18 @@ func escapeAttempts() []escapeCase {
 				return ""
 			}},
 	}
+	resources = append(resources,
+		escapeFill("fill-private-tmp", "/tmp"),
+		escapeFill("fill-dev-shm", "/dev/shm"),
+		// /dev is a tmpfs of the sandbox's own, not capped: it must not take files at all.
+		escapeFill("fill-dev", "/dev"),
+		escapeCase{name: "big-file-in-workdir", claim: claimContained,
+			boundary: escapeLimit(func(l *Limits) { l.FileSize = escapeFileCap }),
+			line:     fmt.Sprintf("head -c %d /dev/zero > big-{T}; exec sleep {B}", 4*escapeFileCap),
+			check: func(r *escapeRun, _ Outcome) string {
+				return escapeBigFile(filepath.Join(r.workdir, "big-"+r.token), escapeFileCap)
+			}},
+	)
 	timeouts := []escapeCase{
 		{name: "double-fork-past-timeout", claim: claimEveryMode, boundary: escapeLimit(escapeShortLimit), line: "(sleep {M} &); sleep 30", check: escapeLeftoverMarker},
 		{name: "setsid-past-timeout", claim: claimContained, boundary: escapeLimit(escapeShortLimit), line: "setsid sleep {M} & sleep 30", check: escapeLeftoverMarker},

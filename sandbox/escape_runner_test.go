@@ -354,7 +354,8 @@ func (s *escapeSuite) run(t *testing.T, a escapeCase, m Mode) escapeResult {
 		a.setup(r)
 	}
 	b := Ceiling(Spec{Mode: &m})
-	b.Limits = Limits{Timeout: escapeTimeout, CPUSeconds: 30, AddressSpace: 4 << 30, OpenFiles: 256, Processes: 512, OutputBytes: 64 << 10}
+	b.Limits = Limits{Timeout: escapeTimeout, CPUSeconds: 30, AddressSpace: 4 << 30, OpenFiles: 256, Processes: 512, OutputBytes: 64 << 10,
+		TmpSize: 64 << 20, FileSize: 256 << 20}
 	if a.boundary != nil {
 		a.boundary(r, &b)
 	}

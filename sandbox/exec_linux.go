@@ -116,6 +116,7 @@ func rlimitsFor(l Limits) []rlimitSetting {
 		{unix.RLIMIT_AS, l.AddressSpace},
 		{unix.RLIMIT_NOFILE, l.OpenFiles},
 		{unix.RLIMIT_NPROC, l.Processes},
+		{unix.RLIMIT_FSIZE, l.FileSize},
 	} {
 		if r.max != 0 {
 			set = append(set, rlimitSetting{Resource: r.resource, Max: r.max})
@@ -343,5 +344,6 @@ func hardLimits() Limits {
 		AddressSpace: get(unix.RLIMIT_AS),
 		OpenFiles:    get(unix.RLIMIT_NOFILE),
 		Processes:    get(unix.RLIMIT_NPROC),
+		FileSize:     get(unix.RLIMIT_FSIZE),
 	}
 }

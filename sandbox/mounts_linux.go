@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -55,7 +56,7 @@ func buildRoot(p *namespacePlan) error {
 		var err error
 		switch op.Kind {
 		case mountPrivateTmp:
-			err = freshAt("tmpfs", target, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, "mode", "1777")
+			err = freshAt("tmpfs", target, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, privateTmpOptions(p.TmpSize)...)
 		case mountWritable:
 			err = attachCopy(sources[i], target, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
 		case mountHideDir:
@@ -70,7 +71,7 @@ func buildRoot(p *namespacePlan) error {
 			return fmt.Errorf("%s %s: %w", op.Kind, op.Path, err)
 		}
 	}
-	if err := buildDev(filepath.Join(p.Root, "dev")); err != nil {
+	if err := buildDev(filepath.Join(p.Root, "dev"), p.TmpSize); err != nil {
 		return fmt.Errorf("building /dev: %w", err)
 	}
 	// /proc is read-only: where the command's uid may write a host sysctl or
@@ -105,9 +106,21 @@ func buildRoot(p *namespacePlan) error {
 	return nil
 }
 
+// privateTmpOptions are the options of a private, writable tmpfs (/tmp, /dev/shm): open to every
+// user with the sticky bit, as the host's are, and capped at size bytes (0: no cap of ours).
+func privateTmpOptions(size uint64) []string {
+	opts := []string{"mode", "1777"}
+	if size > 0 {
+		opts = append(opts, "size", strconv.FormatUint(size, 10))
+	}
+	return opts
+}
+
 // buildDev mounts a tmpfs on dev with the harmless devices bound from the host's /dev, the usual
-// symlinks, a private devpts (for ptys) and a private /dev/shm.
-func buildDev(dev string) error {
+// symlinks, a private devpts (for ptys) and a private /dev/shm capped at shmSize bytes; then
+// makes /dev itself read-only (not what is mounted in it), so that a command cannot fill the
+// uncapped /dev tmpfs instead of /dev/shm.
+func buildDev(dev string, shmSize uint64) error {
 	if err := freshAt("tmpfs", dev, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC, "mode", "0755"); err != nil {
 		return err
 	}
@@ -136,7 +149,10 @@ func buildDev(dev string) error {
 	if err := freshAt("devpts", filepath.Join(dev, "pts"), unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC, "ptmxmode", "0666", "mode", "620"); err != nil {
 		return fmt.Errorf("devpts: %w", err)
 	}
-	return freshAt("tmpfs", filepath.Join(dev, "shm"), unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, "mode", "1777")
+	if err := freshAt("tmpfs", filepath.Join(dev, "shm"), unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, privateTmpOptions(shmSize)...); err != nil {
+		return fmt.Errorf("shm: %w", err)
+	}
+	return setattrAt(dev, 0, unix.MOUNT_ATTR_RDONLY)
 }
 
 // takeFileIDs makes the calling thread check permissions and create files as as's ids, with no

@@ -33,7 +33,8 @@ func namespaceLaunch(spec launchSpec) (*launch, error) {
 	}
 	plan := namespacePlan{
 		Root: spec.root, Workdir: spec.workdir, Mounts: ops, Hostname: sandboxHostname, Loopback: !b.Network,
-		As: identity{UID: caps.InsideUID, GID: caps.InsideGID, DropGroups: caps.dropsPrivileges()},
+		TmpSize: b.Limits.TmpSize,
+		As:      identity{UID: caps.InsideUID, GID: caps.InsideGID, DropGroups: caps.dropsPrivileges()},
 		Exec: execPlan{
 			Path: ShellPath, Args: shellArgv(spec.line), Env: spec.env, Dir: spec.workdir,
 			Rlimits: rlimitsFor(b.Limits), NoNewPrivs: true, Seccomp: caps.Seccomp.Available,

@@ -106,6 +106,9 @@ type namespacePlan struct {
 	Hostname string    `json:"hostname"`
 	// Loopback brings up lo in the command's own network namespace.
 	Loopback bool `json:"loopback"`
+	// TmpSize caps the private /tmp and /dev/shm, in bytes (0: the kernel's default, half the
+	// memory).
+	TmpSize uint64 `json:"tmp_size,omitempty"`
 	// As is who the command runs as: the init itself stays the host's uid (unmapped in the
 	// namespace on a root host), so that it can open the bind sources, and takes As's ids only
 	// for the file system work on its own thread.
