@@ -20,20 +20,36 @@ import (
 // a Landlock domain forbids mounting, so it could only be entered after bwrap's own setup, by a
 // helper bwrap would have to run inside the sandbox.
 //
+// The trampoline starts as pid 1 of a pid namespace of its own (in a user and mount namespace of
+// its own, with a /proc of that pid namespace), so bwrap, which it becomes, is that pid 1 and the
+// sandbox's pid namespace is nested in it: killing bwrap kills everything in both, whatever
+// stage bwrap's setup had reached. bwrap's --die-with-parent does not cover the sandbox's pid 1
+// (bwrap 0.8.0 sets it before changing the child's ids, which clears it): a host that died left
+// that pid 1 and the command running. Now bwrap's own parent-death signal, set again by the
+// trampoline, is enough.
+//
 // On a root host bwrap runs unprivileged, as CommandUID, so that the command it maps to that uid
-// is not root to the kernel. The trampoline then starts in a user and mount namespace of its own
-// (mapping CommandUID to itself; created by root, so the kernel counts RLIMIT_NPROC per command
-// rather than across every command running as CommandUID), stages the bind sources where bwrap
-// can reach them (stagePlan), becomes CommandUID with no groups and no capabilities, and execs
-// bwrap there.
+// is not root to the kernel. The trampoline's user namespace then maps CommandUID to itself
+// (created by root, so the kernel counts RLIMIT_NPROC per command rather than across every
+// command running as CommandUID); it stages the bind sources where bwrap can reach them
+// (stagePlan), becomes CommandUID with no groups and no capabilities, and execs bwrap there. On
+// an unprivileged host the namespace maps the host's ids to themselves.
 func bwrapLaunch(spec launchSpec) (*launch, error) {
 	caps := spec.caps
 	ops, err := viewFor(spec)
 	if err != nil {
 		return nil, err
 	}
-	plan := execPlan{Env: []string{}, Dir: "/", Rlimits: rlimitsFor(spec.boundary.Limits), Path: caps.BwrapPath}
-	sys := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	plan := execPlan{Env: []string{}, Dir: "/", Rlimits: rlimitsFor(spec.boundary.Limits), Path: caps.BwrapPath,
+		MountProc: true, Lifeline: true}
+	sys := &syscall.SysProcAttr{
+		Setsid: true, Pdeathsig: syscall.SIGKILL,
+		Cloneflags:  unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: caps.UID, HostID: caps.UID, Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: caps.GID, HostID: caps.GID, Size: 1}},
+		// To mount the pid namespace's /proc; dropped before bwrap starts (applyAndExec).
+		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN},
+	}
 	if caps.dropsPrivileges() {
 		plan.Stage = &stagePlan{Dir: spec.root, As: identity{UID: caps.CommandUID, GID: caps.CommandGID, DropGroups: true}}
 		for _, op := range ops {
@@ -41,7 +57,6 @@ func bwrapLaunch(spec launchSpec) (*launch, error) {
 				plan.Stage.Sources = append(plan.Stage.Sources, op.Path)
 			}
 		}
-		sys.Cloneflags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS
 		sys.UidMappings = []syscall.SysProcIDMap{{ContainerID: caps.CommandUID, HostID: caps.CommandUID, Size: 1}}
 		sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: caps.CommandGID, HostID: caps.CommandGID, Size: 1}}
 		sys.GidMappingsEnableSetgroups = true
@@ -56,8 +71,8 @@ func bwrapLaunch(spec launchSpec) (*launch, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding the sandbox plan: %w", err)
 	}
-	l := &launch{plan: data, grace: containedOutputGrace, inner: -1, awaitingInner: true}
-	files := make([]*os.File, bwrapStatusFD-planFD+1)
+	l := &launch{plan: data, grace: containedOutputGrace}
+	files := make([]*os.File, lifelineFD-planFD+1)
 	w, err := l.newOutputPipe()
 	if err == nil {
 		err = caps.chownOutput(w)
@@ -70,6 +85,9 @@ func bwrapLaunch(spec launchSpec) (*launch, error) {
 	}
 	if err == nil && caps.Seccomp.Available {
 		err = l.seccompPipe(files, spec.boundary.Network)
+	}
+	if err == nil {
+		files[lifelineFD-planFD], err = l.newLifeline()
 	}
 	var status *bwrapStatus
 	if err == nil {
@@ -86,6 +104,19 @@ func bwrapLaunch(spec launchSpec) (*launch, error) {
 		Stdout: w, Stderr: w, ExtraFiles: files, SysProcAttr: sys,
 	}
 	return l, nil
+}
+
+// mountOwnProc is the bwrap trampoline's first step (execPlan.MountProc), as pid 1 of its own pid
+// namespace: its mounts become private to its mount namespace, and a /proc of that pid namespace
+// covers the host's, so that bwrap, which reads its child's entries there, finds them.
+func mountOwnProc() error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("making the mounts private: %w", err)
+	}
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mounting /proc: %w", err)
+	}
+	return nil
 }
 
 // stageSources is the trampoline's staging (stagePlan): it opens the sources with the host's ids,
@@ -214,11 +245,11 @@ func tmpfsArgs(size uint64, path string) []string {
 	return append(args, "--tmpfs", path)
 }
 
-// bwrapStatus follows bwrap's JSON status documents as bwrap writes them: {"child-pid": n,
-// "pid-namespace": inode, ...} once it has cloned the sandbox's pid 1, {"exit-code": n} once the
-// command has ended. bwrap writes no exit code when its setup fails.
+// bwrapStatus follows bwrap's JSON status documents as bwrap writes them: {"child-pid": n, ...}
+// once it has cloned the sandbox's pid 1 (a pid in the trampoline's pid namespace, of no use to
+// the host), {"exit-code": n} once the command has ended. bwrap writes no exit code when its setup
+// fails.
 type bwrapStatus struct {
-	l        *launch
 	r, w     *os.File
 	exitCode *int // set by follow; read by result once follow has returned
 }
@@ -230,66 +261,24 @@ func newBwrapStatus(l *launch) (*bwrapStatus, error) {
 		return nil, fmt.Errorf("creating a pipe: %w", err)
 	}
 	l.childEnds = append(l.childEnds, w)
-	return &bwrapStatus{l: l, r: r, w: w}, nil
+	return &bwrapStatus{r: r, w: w}, nil
 }
 
 // follow reads the documents until bwrap is gone (the launch's follow hook).
 func (s *bwrapStatus) follow() {
 	defer s.r.Close()
-	defer s.l.innerKnown(-1) // bwrap ended without reporting a pid 1: there is none
 	dec := json.NewDecoder(s.r)
 	for {
 		var doc struct {
-			ChildPID     int    `json:"child-pid"`
-			PIDNamespace uint64 `json:"pid-namespace"`
-			ExitCode     *int   `json:"exit-code"`
+			ExitCode *int `json:"exit-code"`
 		}
 		if dec.Decode(&doc) != nil {
 			return
-		}
-		if doc.ChildPID > 0 {
-			s.adopt(doc.ChildPID, doc.PIDNamespace)
 		}
 		if doc.ExitCode != nil {
 			s.exitCode = doc.ExitCode
 		}
 	}
-}
-
-// innerKnown records the sandbox's pid 1 (a pidfd; -1: there is none), and carries out a kill
-// that was waiting for it.
-func (l *launch) innerKnown(pidfd int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !l.awaitingInner {
-		if pidfd >= 0 {
-			unix.Close(pidfd)
-		}
-		return
-	}
-	l.awaitingInner, l.inner = false, pidfd
-	switch {
-	case l.finished:
-		l.killInner() // whatever bwrap left behind
-	case l.reason != notKilled:
-		l.signalTree() // the kill that was waiting for this
-	}
-}
-
-// adopt takes a pidfd on the sandbox's pid 1 so the launch can kill it with bwrap. The pid is
-// checked against the pid namespace bwrap reported where /proc lets the host read it.
-func (s *bwrapStatus) adopt(pid int, pidNamespace uint64) {
-	fd, err := unix.PidfdOpen(pid, 0)
-	if err != nil {
-		s.l.innerKnown(-1) // already gone
-		return
-	}
-	if link, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid)); err == nil && link != fmt.Sprintf("pid:[%d]", pidNamespace) {
-		unix.Close(fd)
-		s.l.innerKnown(-1)
-		return
-	}
-	s.l.innerKnown(fd)
 }
 
 // result reads the trampoline's exec error and bwrap's exit code: its absence means setup

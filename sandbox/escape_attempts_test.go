@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -350,10 +351,15 @@ func escapeAttempts() []escapeCase {
 	)
 	timeouts := []escapeCase{
 		{name: "double-fork-past-timeout", claim: claimEveryMode, boundary: escapeLimit(escapeShortLimit), line: "(sleep {M} &); sleep 30", check: escapeLeftoverMarker},
-		{name: "setsid-past-timeout", claim: claimContained, boundary: escapeLimit(escapeShortLimit), line: "setsid sleep {M} & sleep 30", check: escapeLeftoverMarker},
+		{name: "setsid-past-timeout", claim: claimEveryMode, boundary: escapeLimit(escapeShortLimit), line: "setsid sleep {M} & sleep 30", check: escapeLeftoverMarker},
 		{name: "nohup-past-timeout", claim: claimEveryMode, boundary: escapeLimit(escapeShortLimit), line: "nohup sleep {M} >/dev/null 2>&1 & sleep 30", check: escapeLeftoverMarker},
 		{name: "disown-past-timeout", claim: claimEveryMode, boundary: escapeLimit(escapeShortLimit), line: "bash -c 'sleep {M} & disown; sleep 30'", check: escapeLeftoverMarker},
-		{name: "setsid-past-exit", claim: claimContained, line: "setsid -f sleep {M}; exit 0", check: escapeLeftoverMarker},
+		{name: "setsid-past-exit", claim: claimEveryMode, line: "setsid -f sleep {M}; exit 0", check: escapeLeftoverMarker},
+		// The host itself dies (an operator's kill, the OOM killer): nothing it started survives.
+		{name: "orphan-after-host-sigkill", claim: claimEveryMode, killHost: syscall.SIGKILL,
+			line: "setsid sleep {M} & (sleep {M} &); wait", check: escapeOutlivedHost},
+		{name: "orphan-after-host-sigterm", claim: claimEveryMode, killHost: syscall.SIGTERM,
+			line: "setsid sleep {M} & (sleep {M} &); wait", check: escapeOutlivedHost},
 	}
 	mounts := []escapeCase{
 		{name: "mount-tmpfs", claim: claimContained, line: "mkdir m; mount -t tmpfs none m; exec sleep {B}",

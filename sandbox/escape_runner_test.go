@@ -137,6 +137,8 @@ type escapeCase struct {
 	payload bool
 	// terminal runs the command from a host process whose controlling terminal the test holds.
 	terminal bool
+	// killHost runs the command from a host process the test kills with this signal.
+	killHost syscall.Signal
 	setup    func(r *escapeRun)
 	boundary func(r *escapeRun, b *Boundary)
 	// prelude is a command run to its end before line, by the same manager.
@@ -389,6 +391,8 @@ func (s *escapeSuite) run(t *testing.T, a escapeCase, m Mode) escapeResult {
 	var evidence string
 	if a.terminal {
 		o = r.runFromTerminal(b, line)
+	} else if a.killHost != 0 {
+		o = r.runKillingHost(b, line, a.killHost)
 	} else {
 		var err error
 		if o, evidence, err = r.runWatched(mgr, line, a.watch); refused(err) {

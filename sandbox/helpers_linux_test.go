@@ -117,7 +117,7 @@ func waitPresent(t testing.TB, arg string) []int {
 	}
 }
 
-// killOnCleanup kills pids at the end of the test (none mode's documented escapees).
+// killOnCleanup kills pids at the end of the test, should the test fail to see them gone.
 func killOnCleanup(t testing.TB, pids []int) {
 	t.Cleanup(func() {
 		for _, pid := range pids {

@@ -19,6 +19,9 @@ const (
 	// bwrap's descriptors, inherited through the exec trampoline.
 	bwrapSeccompFD = 5
 	bwrapStatusFD  = 6
+	// lifelineFD is where none mode's reaper, the namespace init and bwrap mode's trampoline read
+	// the lifeline (see launch.lifeline).
+	lifelineFD = 7
 )
 
 // mountKind is what the sandbox puts at one path of its file system view.
@@ -94,6 +97,13 @@ type execPlan struct {
 	// descriptors); every other one closes at the exec, whoever opened it.
 	KeepFDs []int      `json:"keep_fds,omitempty"`
 	Stage   *stagePlan `json:"stage,omitempty"`
+	// MountProc: the trampoline is pid 1 of its own pid namespace and mounts that namespace's
+	// /proc before anything else (bwrap mode, see bwrapLaunch).
+	MountProc bool `json:"mount_proc,omitempty"`
+	// Lifeline: the trampoline sets its parent-death signal again (the staging's change of ids
+	// cleared it) and refuses to go on if the lifeline is already broken, which means the host
+	// died before the signal was set (bwrap mode).
+	Lifeline bool `json:"lifeline,omitempty"`
 }
 
 // namespacePlan is what the namespace init (pid 1 of the command's pid namespace) builds before

@@ -109,7 +109,7 @@ func (c *Capabilities) Report() []string {
 			limitText(c.HardLimits.CPUSeconds), limitText(c.HardLimits.AddressSpace),
 			limitText(c.HardLimits.OpenFiles), limitText(c.HardLimits.Processes), limitText(c.HardLimits.FileSize)),
 		c.idsLine(),
-		"mode none: contains nothing (the command runs on the host in its workdir; timeout, output cap and a process-group kill only; a setsid'd child escapes the kill)")
+		"mode none: contains nothing (the command runs on the host in its workdir; timeout, output cap, and a reaper that ends the whole process tree, setsid'd children included, when the command ends, times out or the host dies)")
 	for _, m := range []Mode{ModeNamespace, ModeBwrap} {
 		lines = append(lines, c.modeLine(m))
 	}
