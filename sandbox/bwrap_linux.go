@@ -184,9 +184,10 @@ func (l *launch) seccompPipe(files []*os.File, network bool) error {
 
 // bwrapArgs are bwrap's options for spec: every namespace (the network too unless the boundary
 // has it), a new user namespace in which the command is the non-root inside uid with no
-// capabilities and cannot create further user namespaces, the host's / read-only, a new /dev and
-// a new read-only /proc (see buildRoot), the view's mounts in order (a bind's source staged when
-// stage is set), the workdir as cwd, only the allowed environment.
+// capabilities and cannot create further user namespaces, a new /dev and a new read-only /proc,
+// the view's entries in order on bwrap's own root (the skeleton of the host's / read-only, and
+// the rest as in buildRoot; a writable bind's source staged when stage is set), that root made
+// read-only, the workdir as cwd, only the allowed environment.
 func bwrapArgs(spec launchSpec, ops []mountOp, stage *stagePlan) []string {
 	b, caps := spec.boundary, spec.caps
 	args := []string{"--unshare-all", "--unshare-user", "--disable-userns"}
@@ -195,7 +196,7 @@ func bwrapArgs(spec launchSpec, ops []mountOp, stage *stagePlan) []string {
 	}
 	args = append(args, "--uid", strconv.Itoa(caps.InsideUID), "--gid", strconv.Itoa(caps.InsideGID),
 		"--hostname", sandboxHostname, "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--remount-ro", "/proc")
+		"--dev", "/dev", "--proc", "/proc", "--remount-ro", "/proc")
 	// /dev/shm is a directory of bwrap's /dev tmpfs otherwise: a capped tmpfs of its own, and /dev
 	// read-only at the end (see buildDev).
 	args = append(args, tmpfsArgs(b.Limits.TmpSize, "/dev/shm")...)
@@ -212,6 +213,12 @@ func bwrapArgs(spec launchSpec, ops []mountOp, stage *stagePlan) []string {
 				staged++
 			}
 			args = append(args, "--bind", src, op.Path)
+		case mountHostRO:
+			// Never staged: every folder above a skeleton entry lies on the way to a path the view
+			// reaches, so bwrap reaches it as the command uid. "try": it may vanish meanwhile.
+			args = append(args, "--ro-bind-try", op.Path, op.Path)
+		case mountSymlink:
+			args = append(args, "--symlink", op.Target, op.Path)
 		case mountHideDir:
 			args = append(args, "--tmpfs", op.Path)
 			hidden = append(hidden, op.Path)
@@ -221,7 +228,7 @@ func bwrapArgs(spec launchSpec, ops []mountOp, stage *stagePlan) []string {
 			args = append(args, "--dev-bind", "/dev/null", op.Path)
 		}
 	}
-	for _, dir := range append(hidden, "/dev") {
+	for _, dir := range append(hidden, "/dev", "/") {
 		args = append(args, "--remount-ro", dir)
 	}
 	args = append(args, "--chdir", spec.workdir, "--clearenv")

@@ -114,6 +114,42 @@ const escapeOwnInit = `if [ "$(tr '\0' '\n' < /proc/1/cmdline | head -n1)" = ` +
 // kernel messages, and the host puts it back at once.
 const escapeSysctl = "/proc/sys/kernel/printk_ratelimit_burst"
 
+// escapeWorkRoot is the work root of the cross-agent attempts: {V}/root, outside /tmp.
+func escapeWorkRoot(r *escapeRun) string { return filepath.Join(r.visibleDir(), "root") }
+
+// escapeAgentIn makes the run's workdir the agent's at rel under escapeWorkRoot, and another
+// agent's secret at g/other/secret.txt (the command uid's, so that only the view keeps it out).
+func escapeAgentIn(rel string) func(r *escapeRun) {
+	return func(r *escapeRun) {
+		root := escapeWorkRoot(r)
+		r.file(filepath.Join(root, "g", "other", "secret.txt"), r.token, 0o600)
+		r.workdir = filepath.Join(root, rel)
+		if err := os.MkdirAll(r.workdir, 0o755); err != nil {
+			r.t.Fatal(err)
+		}
+		for p := r.workdir; p != r.visibleDir(); p = filepath.Dir(p) {
+			r.own(p)
+		}
+	}
+}
+
+// escapeCoveredMounts mounts, on a root host, a tmpfs whose source names the token under {V}/hidden
+// and under {H}: host mounts only covered paths hold.
+func escapeCoveredMounts(r *escapeRun) {
+	if os.Geteuid() != 0 {
+		return // the host's own /proc and /dev mounts are still there to look for
+	}
+	for _, dir := range []string{filepath.Join(r.visibleDir(), "hidden", "m"), filepath.Join(r.hostTmp, "m")} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			r.t.Fatal(err)
+		}
+		if err := unix.Mount("warren-"+r.token, dir, "tmpfs", 0, "size=64k"); err != nil {
+			r.t.Fatalf("mounting a host tmpfs: %v", err)
+		}
+		r.t.Cleanup(func() { _ = unix.Unmount(dir, unix.MNT_DETACH) })
+	}
+}
+
 // escapeTmpCap and escapeFileCap are the fill attempts' limits: /tmp and /dev/shm's size, and
 // RLIMIT_FSIZE.
 const (
@@ -217,6 +253,29 @@ func escapeAttempts() []escapeCase {
 				return escapePrinted(o, os.Getenv(escapeSecretVar), "the host's "+escapeSecretVar)
 			}},
 	}
+	reads = append(reads,
+		// Another agent's workdir under a work root outside /tmp: a sibling's, and the parent's of
+		// a sub-agent (whose workdir lies inside it).
+		escapeCase{name: "read-sibling-workdir", claim: claimContained, setup: escapeAgentIn("g/self"),
+			workRoot: escapeWorkRoot, line: "cat ../other/secret.txt; cat {V}/root/g/other/secret.txt", check: escapePrintedToken},
+		escapeCase{name: "read-parent-workdir", claim: claimContained, setup: escapeAgentIn("g/other/agents/1"),
+			workRoot: escapeWorkRoot, line: "cat ../../secret.txt; cat {V}/root/g/other/secret.txt", check: escapePrintedToken},
+		// The mount table: host mounts the view covers (the host's /proc and /dev ones; on a root
+		// host also a tmpfs named after the token under a hidden folder and under the host's /tmp).
+		escapeCase{name: "mountinfo-covered-mounts", claim: claimContained, setup: escapeCoveredMounts, boundary: escapeHide("hidden"),
+			line: "cat /proc/self/mountinfo; echo ==; cat /proc/mounts",
+			check: func(r *escapeRun, o Outcome) string {
+				info, _, _ := strings.Cut(string(o.Output), "==\n")
+				return cmp.Or(escapePrintedToken(r, o), strings.Join(coveredMountProblems(info, r.workdir), "; "))
+			}},
+		// Where the binds come from: the sandbox's private directory (bwrap's staged sources on a
+		// root host), a bind's root that differs from where it is mounted.
+		escapeCase{name: "mountinfo-bind-sources", claim: claimContained, line: "cat /proc/self/mountinfo; echo ==; cat /proc/mounts",
+			check: func(_ *escapeRun, o Outcome) string {
+				info, _, _ := strings.Cut(string(o.Output), "==\n")
+				return cmp.Or(escapePrinted(o, "/warren-sandbox-", "the sandbox's private directory"), strings.Join(bindRootProblems(info), "; "))
+			}},
+	)
 	network := []escapeCase{
 		{name: "tcp-to-host-loopback", claim: claimContained, setup: func(r *escapeRun) { r.listen("tcp4", "127.0.0.1:0") },
 			line: "bash -c 'echo {T} > /dev/tcp/127.0.0.1/{PORT}'", check: func(r *escapeRun, _ Outcome) string { return r.accepted() }},

@@ -141,6 +141,8 @@ type escapeCase struct {
 	killHost syscall.Signal
 	setup    func(r *escapeRun)
 	boundary func(r *escapeRun, b *Boundary)
+	// workRoot, when set, gives the work root the run's manager is told (Manager.SetWorkRoot).
+	workRoot func(r *escapeRun) string
 	// prelude is a command run to its end before line, by the same manager.
 	prelude string
 	// refused is the error (an errors.Is target) with which a contained mode refuses to start
@@ -365,6 +367,9 @@ func (s *escapeSuite) run(t *testing.T, a escapeCase, m Mode) escapeResult {
 		r.link(s.payload, escapePayloadName)
 	}
 	mgr := NewManager(r.workdir, s.caps, b)
+	if a.workRoot != nil {
+		mgr.SetWorkRoot(a.workRoot(r))
+	}
 	t.Cleanup(func() {
 		if err := mgr.Close(); err != nil {
 			t.Errorf("Close: %v", err)

@@ -32,14 +32,19 @@ const (
 	mountWritable   mountKind = "bind"      // the host path, bound read-write
 	mountHideDir    mountKind = "hide-dir"  // an empty read-only tmpfs over a host directory
 	mountHideFile   mountKind = "hide-file" // /dev/null over a host file
+	// The skeleton of the host's / (hostSkeleton): what the view shows of the host.
+	mountHostRO  mountKind = "ro-bind" // the host path (and what is mounted under it), read-only
+	mountSymlink mountKind = "symlink" // the host's symlink, made again with the same target
 )
 
 // mountOp is one entry of the file system view; IsDir says whether the host path is a directory
-// (a bind target that has to be created inside a tmpfs is made a directory or an empty file).
+// (a bind target that has to be created inside a tmpfs is made a directory or an empty file);
+// Target is a symlink's.
 type mountOp struct {
-	Path  string    `json:"path"`
-	Kind  mountKind `json:"kind"`
-	IsDir bool      `json:"dir"`
+	Path   string    `json:"path"`
+	Kind   mountKind `json:"kind"`
+	IsDir  bool      `json:"dir"`
+	Target string    `json:"target,omitempty"`
 }
 
 // rlimitSetting lowers one resource limit (soft and hard) to Max, or to the current hard limit if
@@ -170,17 +175,25 @@ func sandboxEnv(allow []string) []string {
 }
 
 // mountOps resolves the file system view of a contained command: a private /tmp, the workdir
-// and each existing Writable path read-write, each existing Hidden path hidden. Paths are
+// and each existing Writable path read-write, each existing Hidden path hidden, and the work root
+// (workRoot, "" for none: the folder every agent's workdir lies under) covered like a hidden
+// folder, so that the workdir, bound on top, is all the command sees of it; a work root that is
+// the workdir or lies inside it covers nothing. Paths are
 // resolved through symlinks on the host (a mount target must not be reached through a symlink
 // that points outside the new root) and sorted so that a parent is set up before what lies under
 // it: the most specific entry wins, and at the same path hiding wins over binding. Missing
 // Writable and Hidden paths are skipped: there is nothing to write or to hide. A Writable path
 // inside the workdir or inside another Writable path is skipped too: it is writable already, and
 // resolving it would follow symlinks a command may have planted there.
-func mountOps(workdir string, b Boundary) []mountOp {
+func mountOps(workdir, workRoot string, b Boundary) []mountOp {
 	ops := []mountOp{
 		{Path: resolved("/tmp"), Kind: mountPrivateTmp, IsDir: true},
 		{Path: workdir, Kind: mountWritable, IsDir: true},
+	}
+	if workRoot != "" {
+		if root := resolved(workRoot); !within(root, workdir) {
+			ops = append(ops, mountOp{Path: root, Kind: mountHideDir, IsDir: true})
+		}
 	}
 	add := func(path string, kind mountKind) {
 		path, err := filepath.EvalSymlinks(path)
@@ -278,7 +291,7 @@ func kindOrder(k mountKind) int {
 	switch k {
 	case mountPrivateTmp:
 		return 0
-	case mountWritable:
+	case mountWritable, mountHostRO, mountSymlink:
 		return 1
 	}
 	return 2

@@ -34,8 +34,11 @@ func (p *Process) kill() { p.stopOnce.Do(func() { close(p.stop) }) }
 
 // launchSpec is everything one command needs, resolved by the manager.
 type launchSpec struct {
-	line     string
-	workdir  string // absolute, symlinks resolved
+	line    string
+	workdir string // absolute, symlinks resolved
+	// workRoot is the folder every agent's workdir lies under (Manager.SetWorkRoot), "" when
+	// none: the contained modes cover it, so that the command sees only its own workdir of it.
+	workRoot string
 	boundary Boundary
 	env      []string
 	// root is the manager's private, empty directory: where namespace mode assembles the new
