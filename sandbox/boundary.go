@@ -90,7 +90,7 @@ func ParseFallback(s string) (Fallback, error) {
 // Limits bound what one command may use. A zero field means "no limit of this kind" in a Spec
 // that tightens (it keeps the outer value) and is replaced by the default in the host's ceiling.
 type Limits struct {
-	// Timeout is the wall time a command may run before its process group is killed.
+	// Timeout is the wall time a command may run before its whole process tree is killed.
 	Timeout time.Duration
 	// CPUSeconds is RLIMIT_CPU for the command's processes.
 	CPUSeconds uint64

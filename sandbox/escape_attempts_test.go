@@ -579,7 +579,7 @@ func escapeAttempts() []escapeCase {
 				}
 				return ""
 			}},
-		{name: "inherited-host-descriptor", claim: claimContained,
+		{name: "inherited-host-descriptor", claim: claimEveryMode,
 			setup: func(r *escapeRun) {
 				escapeVictimFile(r)
 				f, err := os.OpenFile(filepath.Join(r.visibleDir(), "victim"), os.O_WRONLY|os.O_APPEND, 0)

@@ -122,8 +122,8 @@ func (m *Manager) Boundary() Boundary {
 
 // Run runs line with /bin/bash -c (ShellPath) in the workdir under the current boundary and returns when the
 // command ends, its timeout passes or ctx is cancelled; in the last two cases the whole process
-// tree is killed first (the process group in none mode, the pid namespace in namespace and bwrap
-// modes). The environment is filtered to Boundary.AllowEnv, stdin is /dev/null, stdout and
+// tree is killed first (every descendant, by none mode's reaper; the pid namespace in namespace
+// and bwrap modes). The environment is filtered to Boundary.AllowEnv, stdin is /dev/null, stdout and
 // stderr are combined and capped. A command that cannot start (no /bin/bash, a mechanism missing
 // under FallbackError, a sandbox that fails to set up) returns an error; a command that ran and
 // failed does not (see Outcome.ExitCode).
