@@ -27,6 +27,9 @@ func newLaunch(spec launchSpec) (*launch, error) {
 	return l, nil
 }
 
+// noneResult is none mode's result outside Linux: the shell's own wait status.
+func noneResult(o *Outcome, state *os.ProcessState, _ [][]byte) { exitFields(o, state) }
+
 // signalTree kills the shell: outside Linux none mode has no process group to kill.
 func (l *launch) signalTree() { _ = l.cmd.Process.Kill() }
 

@@ -280,9 +280,6 @@ func readAnswer(f *os.File) []byte {
 	return data
 }
 
-// noneResult is none mode's result: the shell's own wait status.
-func noneResult(o *Outcome, state *os.ProcessState, _ [][]byte) { exitFields(o, state) }
-
 // exitFields fills the outcome's exit code and signal from a wait status.
 func exitFields(o *Outcome, state *os.ProcessState) {
 	ws, ok := state.Sys().(syscall.WaitStatus)
