@@ -49,6 +49,12 @@ var sandboxSettings = [...]sandboxSetting{
 	{"limits.output_bytes", func(s sandbox.Spec) (sandbox.Spec, bool) {
 		return sandbox.Spec{Limits: sandbox.Limits{OutputBytes: s.Limits.OutputBytes}}, s.Limits.OutputBytes != 0
 	}},
+	{"limits.tmp_size", func(s sandbox.Spec) (sandbox.Spec, bool) {
+		return sandbox.Spec{Limits: sandbox.Limits{TmpSize: s.Limits.TmpSize}}, s.Limits.TmpSize != 0
+	}},
+	{"limits.file_size", func(s sandbox.Spec) (sandbox.Spec, bool) {
+		return sandbox.Spec{Limits: sandbox.Limits{FileSize: s.Limits.FileSize}}, s.Limits.FileSize != 0
+	}},
 }
 
 // sandbox compiles a [sandbox] or [stages.sandbox] table at path (the keys are the host's, see

@@ -47,8 +47,8 @@ limits.output_bytes = "8KiB"
 	fmt.Println("build:", bp.StageBoundary(strict, 0).Limits.Timeout)
 	// Output:
 	// ceiling check: <nil>
-	// build: namespace network=off writable=[/srv/cache] hidden=[/home /root] timeout=30s cpu=60s as=4294967296 nofile=1024 nproc=256 output=65536
-	// review: namespace network=off writable=[] hidden=[/home /root] timeout=5s cpu=60s as=4294967296 nofile=1024 nproc=256 output=8192
+	// build: namespace network=off writable=[/srv/cache] hidden=[/home /root] timeout=30s cpu=60s as=4294967296 nofile=1024 nproc=256 output=65536 tmp=268435456 fsize=1073741824
+	// review: namespace network=off writable=[] hidden=[/home /root] timeout=5s cpu=60s as=4294967296 nofile=1024 nproc=256 output=8192 tmp=268435456 fsize=1073741824
 	// reviewer.toml:5:1: sandbox.limits.timeout: blueprint [sandbox] loosens the host's sandbox: limits.timeout above the outer layer's
 	// build: 10s
 }

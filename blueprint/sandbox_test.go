@@ -261,7 +261,7 @@ func TestSandboxSettingsCoverSpec(t *testing.T) {
 	full := sandbox.Spec{
 		Mode: new(sandbox.ModeBwrap), Network: new(true), OnUnavailable: new(sandbox.FallbackWarn),
 		Writable: []string{"/w"}, Hidden: []string{"/h"}, AllowEnv: []string{"PATH"},
-		Limits: sandbox.Limits{Timeout: 1, CPUSeconds: 1, AddressSpace: 1, OpenFiles: 1, Processes: 1, OutputBytes: 1},
+		Limits: sandbox.Limits{Timeout: 1, CPUSeconds: 1, AddressSpace: 1, OpenFiles: 1, Processes: 1, OutputBytes: 1, TmpSize: 1, FileSize: 1},
 	}
 	fields := func(v reflect.Value) []string {
 		var set []string
@@ -299,7 +299,7 @@ func TestSandboxSettingsCoverSpec(t *testing.T) {
 	// Tightening by each setting in turn is tightening by the whole Spec.
 	host := sandbox.Ceiling(sandbox.Spec{Network: new(true), OnUnavailable: new(sandbox.FallbackWarn), Writable: []string{"/w", "/x"}})
 	layer := sandbox.Spec{Mode: new(sandbox.ModeBwrap), Network: new(false), Writable: []string{"/x"}, Hidden: []string{"/h"},
-		AllowEnv: []string{"PATH"}, Limits: sandbox.Limits{Timeout: time.Second, OutputBytes: 1 << 10}}
+		AllowEnv: []string{"PATH"}, Limits: sandbox.Limits{Timeout: time.Second, OutputBytes: 1 << 10, TmpSize: 1 << 20, FileSize: 1 << 20}}
 	whole, err := sandbox.Tighten(host, layer)
 	if err != nil {
 		t.Fatal(err)
@@ -324,7 +324,8 @@ func TestSandboxKeysAreTableKeys(t *testing.T) {
 	src.WriteString("name = \"boxed\"\n[[stages]]\nname = \"work\"\n[stages.sandbox]\n")
 	values := map[string]string{"mode": `"none"`, "network": "true", "on_unavailable": `"warn"`, "writable": `["/w"]`,
 		"hidden": `["/h"]`, "allow_env_vars": `["X"]`, "limits.timeout": `"1h"`, "limits.cpu_seconds": "86400",
-		"limits.address_space": `"1TiB"`, "limits.open_files": "1048576", "limits.processes": "65536", "limits.output_bytes": `"64MiB"`}
+		"limits.address_space": `"1TiB"`, "limits.open_files": "1048576", "limits.processes": "65536", "limits.output_bytes": `"64MiB"`,
+		"limits.tmp_size": `"1TiB"`, "limits.file_size": `"1TiB"`}
 	for _, s := range sandboxSettings {
 		fmt.Fprintf(&src, "%s = %s\n", s.key, values[s.key])
 	}

@@ -29,6 +29,11 @@ type Profile struct {
 	Task func(name string, index int) string
 	// Workdir gives an agent's absolute workdir from its name and index.
 	Workdir func(name string, index int) string
+	// WorkRoot is the run's workdir root, the folder every agent's workdir lies under (a
+	// sub-agent's inside its parent's), "" when the profile has none: the sandbox manager is told
+	// it (sandbox.Manager.SetWorkRoot), so a contained command sees only its own agent's workdir
+	// of it, not its siblings' or its parent's.
+	WorkRoot string
 	// Policy is the group's shared tool policy (permission layers, safe keys, modes).
 	Policy *gate.Policy
 	// StageRegistries holds, per stage index, the registry calls in that stage resolve through:

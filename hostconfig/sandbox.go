@@ -29,9 +29,9 @@ type SandboxTable struct {
 	Limits        SandboxLimitsTable `toml:"limits"`
 }
 
-// SandboxLimitsTable is a [sandbox.limits] table as written. AddressSpace and OutputBytes are
-// sizes, which may be written as an integer byte count or as a string such as "64KiB", so they
-// hold whatever the file wrote and CompileSandbox checks it.
+// SandboxLimitsTable is a [sandbox.limits] table as written. AddressSpace, OutputBytes, TmpSize
+// and FileSize are sizes, which may be written as an integer byte count or as a string such as
+// "64KiB", so they hold whatever the file wrote and CompileSandbox checks it.
 type SandboxLimitsTable struct {
 	Timeout      *string `toml:"timeout"`
 	CPUSeconds   *int64  `toml:"cpu_seconds"`
@@ -39,6 +39,8 @@ type SandboxLimitsTable struct {
 	OpenFiles    *int64  `toml:"open_files"`
 	Processes    *int64  `toml:"processes"`
 	OutputBytes  any     `toml:"output_bytes"`
+	TmpSize      any     `toml:"tmp_size"`
+	FileSize     any     `toml:"file_size"`
 }
 
 // Sentinel errors of the [sandbox] table (the host's, a blueprint's or a stage's), wrapped by the
@@ -77,6 +79,8 @@ var (
 	openFilesRange      = sandboxRange{16, 1 << 20, "16 to 1048576", "the open files of each of the command's processes"}
 	processesRange      = sandboxRange{1, 65_536, "1 to 65536", "the processes the command may have at once"}
 	outputBytesRange    = sandboxRange{1 << 10, 64 << 20, "1KiB to 64MiB", "the command output kept for the result"}
+	tmpSizeRange        = sandboxRange{1 << 20, 1 << 40, "1MiB to 1TiB", "each of the private /tmp and /dev/shm, held in the host's memory"}
+	fileSizeRange       = sandboxRange{1 << 20, 1 << 40, "1MiB to 1TiB", "each file the command's processes write"}
 )
 
 // sizeUnits are the suffixes a size string may carry, with the power of two each stands for.
@@ -202,6 +206,8 @@ func (c *compiler) sandboxLimits(path string, t *SandboxLimitsTable) sandbox.Lim
 	l.OpenFiles = c.sandboxCount(path+".open_files", t.OpenFiles, openFilesRange)
 	l.Processes = c.sandboxCount(path+".processes", t.Processes, processesRange)
 	l.OutputBytes = c.sandboxSize(path+".output_bytes", t.OutputBytes, outputBytesRange)
+	l.TmpSize = c.sandboxSize(path+".tmp_size", t.TmpSize, tmpSizeRange)
+	l.FileSize = c.sandboxSize(path+".file_size", t.FileSize, fileSizeRange)
 	return l
 }
 

@@ -37,6 +37,6 @@ address_space = "2GiB"
 	fmt.Println(cfg.SandboxCeiling())
 	fmt.Println(hostconfig.Default().SandboxCeiling())
 	// Output:
-	// namespace network=off writable=[/srv/cache] hidden=[/home /root] timeout=30s cpu=60s as=2147483648 nofile=1024 nproc=256 output=65536
-	// namespace network=off writable=[] hidden=[/etc/gshadow /etc/shadow /etc/ssh /home /root /run /var/run] timeout=1m0s cpu=60s as=4294967296 nofile=1024 nproc=256 output=65536
+	// namespace network=off writable=[/srv/cache] hidden=[/home /root] timeout=30s cpu=60s as=2147483648 nofile=1024 nproc=256 output=65536 tmp=268435456 fsize=1073741824
+	// namespace network=off writable=[] hidden=[/etc/gshadow /etc/shadow /etc/ssh /home /root /run /var/run] timeout=1m0s cpu=60s as=4294967296 nofile=1024 nproc=256 output=65536 tmp=268435456 fsize=1073741824
 }

@@ -41,6 +41,8 @@ address_space = "8GiB"
 open_files = 4096
 processes = 512
 output_bytes = 131072
+tmp_size = "1GiB"
+file_size = 268435456
 `,
 			want: sandbox.Spec{
 				Mode: new(sandbox.ModeBwrap), Network: new(true), OnUnavailable: new(sandbox.FallbackWarn),
@@ -48,6 +50,7 @@ output_bytes = 131072
 				AllowEnv: []string{"GOPATH", "PATH", "TERM"},
 				Limits: sandbox.Limits{
 					Timeout: 90 * time.Second, CPUSeconds: 120, AddressSpace: 8 << 30, OpenFiles: 4096, Processes: 512, OutputBytes: 128 << 10,
+					TmpSize: 1 << 30, FileSize: 256 << 20,
 				},
 			},
 			ceiling: sandbox.Boundary{
@@ -56,6 +59,7 @@ output_bytes = 131072
 				AllowEnv: []string{"GOPATH", "PATH", "TERM"},
 				Limits: sandbox.Limits{
 					Timeout: 90 * time.Second, CPUSeconds: 120, AddressSpace: 8 << 30, OpenFiles: 4096, Processes: 512, OutputBytes: 128 << 10,
+					TmpSize: 1 << 30, FileSize: 256 << 20,
 				},
 			},
 		},
@@ -75,24 +79,24 @@ output_bytes = 131072
 		},
 		{
 			name: "lower bounds",
-			src:  "[sandbox.limits]\ntimeout = \"1s\"\ncpu_seconds = 1\naddress_space = \"16MiB\"\nopen_files = 16\nprocesses = 1\noutput_bytes = \"1KiB\"\n",
-			want: sandbox.Spec{Limits: sandbox.Limits{Timeout: time.Second, CPUSeconds: 1, AddressSpace: 16 << 20, OpenFiles: 16, Processes: 1, OutputBytes: 1 << 10}},
+			src:  "[sandbox.limits]\ntimeout = \"1s\"\ncpu_seconds = 1\naddress_space = \"16MiB\"\nopen_files = 16\nprocesses = 1\noutput_bytes = \"1KiB\"\ntmp_size = \"1MiB\"\nfile_size = 1048576\n",
+			want: sandbox.Spec{Limits: sandbox.Limits{Timeout: time.Second, CPUSeconds: 1, AddressSpace: 16 << 20, OpenFiles: 16, Processes: 1, OutputBytes: 1 << 10, TmpSize: 1 << 20, FileSize: 1 << 20}},
 			ceiling: sandbox.Boundary{Mode: sandbox.ModeNamespace, AllowEnv: []string{"HOME", "LANG", "PATH", "TERM"},
-				Hidden: sandbox.DefaultHidden(), Limits: sandbox.Limits{Timeout: time.Second, CPUSeconds: 1, AddressSpace: 16 << 20, OpenFiles: 16, Processes: 1, OutputBytes: 1 << 10}},
+				Hidden: sandbox.DefaultHidden(), Limits: sandbox.Limits{Timeout: time.Second, CPUSeconds: 1, AddressSpace: 16 << 20, OpenFiles: 16, Processes: 1, OutputBytes: 1 << 10, TmpSize: 1 << 20, FileSize: 1 << 20}},
 		},
 		{
 			name: "upper bounds",
-			src:  "[sandbox.limits]\ntimeout = \"1h\"\ncpu_seconds = 86400\naddress_space = \"1TiB\"\nopen_files = 1048576\nprocesses = 65536\noutput_bytes = 67108864\n",
-			want: sandbox.Spec{Limits: sandbox.Limits{Timeout: time.Hour, CPUSeconds: 86400, AddressSpace: 1 << 40, OpenFiles: 1 << 20, Processes: 65536, OutputBytes: 64 << 20}},
+			src:  "[sandbox.limits]\ntimeout = \"1h\"\ncpu_seconds = 86400\naddress_space = \"1TiB\"\nopen_files = 1048576\nprocesses = 65536\noutput_bytes = 67108864\ntmp_size = 1099511627776\nfile_size = \"1TiB\"\n",
+			want: sandbox.Spec{Limits: sandbox.Limits{Timeout: time.Hour, CPUSeconds: 86400, AddressSpace: 1 << 40, OpenFiles: 1 << 20, Processes: 65536, OutputBytes: 64 << 20, TmpSize: 1 << 40, FileSize: 1 << 40}},
 			ceiling: sandbox.Boundary{Mode: sandbox.ModeNamespace, AllowEnv: []string{"HOME", "LANG", "PATH", "TERM"},
-				Hidden: sandbox.DefaultHidden(), Limits: sandbox.Limits{Timeout: time.Hour, CPUSeconds: 86400, AddressSpace: 1 << 40, OpenFiles: 1 << 20, Processes: 65536, OutputBytes: 64 << 20}},
+				Hidden: sandbox.DefaultHidden(), Limits: sandbox.Limits{Timeout: time.Hour, CPUSeconds: 86400, AddressSpace: 1 << 40, OpenFiles: 1 << 20, Processes: 65536, OutputBytes: 64 << 20, TmpSize: 1 << 40, FileSize: 1 << 40}},
 		},
 		{
 			name: "inline limits table and one key",
 			src:  "[sandbox]\nlimits = { processes = 8 }\n",
 			want: sandbox.Spec{Limits: sandbox.Limits{Processes: 8}},
 			ceiling: sandbox.Boundary{Mode: sandbox.ModeNamespace, AllowEnv: []string{"HOME", "LANG", "PATH", "TERM"},
-				Hidden: sandbox.DefaultHidden(), Limits: sandbox.Limits{Timeout: time.Minute, CPUSeconds: 60, AddressSpace: 4 << 30, OpenFiles: 1024, Processes: 8, OutputBytes: 64 << 10}},
+				Hidden: sandbox.DefaultHidden(), Limits: sandbox.Limits{Timeout: time.Minute, CPUSeconds: 60, AddressSpace: 4 << 30, OpenFiles: 1024, Processes: 8, OutputBytes: 64 << 10, TmpSize: 256 << 20, FileSize: 1 << 30}},
 		},
 	}
 	for _, tt := range tests {
@@ -217,7 +221,7 @@ func TestSandboxErrors(t *testing.T) {
 			want:     `2:1: sandbox.net: unknown key; valid keys here: allow_env_vars, hidden, limits, mode, network, on_unavailable, writable`,
 			sentinel: tomlfile.ErrUnknownKey},
 		{name: "unknown limits key", src: "[sandbox.limits]\nmemory = \"1GiB\"\n",
-			want:     `2:1: sandbox.limits.memory: unknown key; valid keys here: address_space, cpu_seconds, open_files, output_bytes, processes, timeout`,
+			want:     `2:1: sandbox.limits.memory: unknown key; valid keys here: address_space, cpu_seconds, file_size, open_files, output_bytes, processes, timeout, tmp_size`,
 			sentinel: tomlfile.ErrUnknownKey},
 	}
 	for _, tt := range tests {

@@ -90,7 +90,7 @@ func ParseFallback(s string) (Fallback, error) {
 // Limits bound what one command may use. A zero field means "no limit of this kind" in a Spec
 // that tightens (it keeps the outer value) and is replaced by the default in the host's ceiling.
 type Limits struct {
-	// Timeout is the wall time a command may run before its process group is killed.
+	// Timeout is the wall time a command may run before its whole process tree is killed.
 	Timeout time.Duration
 	// CPUSeconds is RLIMIT_CPU for the command's processes.
 	CPUSeconds uint64
@@ -103,10 +103,19 @@ type Limits struct {
 	Processes uint64
 	// OutputBytes caps the output kept for the result; the rest is counted and cut with a note.
 	OutputBytes uint64
+	// TmpSize caps, in bytes, each of the contained modes' private file systems a command may
+	// write (/tmp and /dev/shm): both live in the host's memory, so without a cap one command
+	// could fill it. Not applied in none mode, which has no private file systems.
+	TmpSize uint64
+	// FileSize is RLIMIT_FSIZE in bytes: no file a command's processes write may grow past it
+	// (the write fails, and the writer gets SIGXFSZ), in the workdir, the writable paths and the
+	// private file systems alike.
+	FileSize uint64
 }
 
 // DefaultLimits are the host's limits when its config sets none: 60s, 60 CPU seconds, 4 GiB of
-// address space, 1024 open files, 256 processes, 64 KiB of output.
+// address space, 1024 open files, 256 processes, 64 KiB of output, 256 MiB each for /tmp and
+// /dev/shm, 1 GiB per file.
 func DefaultLimits() Limits {
 	return Limits{
 		Timeout:      60 * time.Second,
@@ -115,6 +124,8 @@ func DefaultLimits() Limits {
 		OpenFiles:    1024,
 		Processes:    256,
 		OutputBytes:  64 << 10,
+		TmpSize:      256 << 20,
+		FileSize:     1 << 30,
 	}
 }
 
@@ -135,6 +146,8 @@ func (l Limits) within(inner Limits) Limits {
 		OpenFiles:    tighter(l.OpenFiles, inner.OpenFiles),
 		Processes:    tighter(l.Processes, inner.Processes),
 		OutputBytes:  tighter(l.OutputBytes, inner.OutputBytes),
+		TmpSize:      tighter(l.TmpSize, inner.TmpSize),
+		FileSize:     tighter(l.FileSize, inner.FileSize),
 	}
 }
 
@@ -173,7 +186,8 @@ func (b Boundary) String() string {
 		fmt.Fprintf(&sb, " writable=[%s] hidden=[%s]", strings.Join(b.Writable, " "), strings.Join(b.Hidden, " "))
 	}
 	l := b.Limits
-	fmt.Fprintf(&sb, " timeout=%v cpu=%ds as=%d nofile=%d nproc=%d output=%d", l.Timeout, l.CPUSeconds, l.AddressSpace, l.OpenFiles, l.Processes, l.OutputBytes)
+	fmt.Fprintf(&sb, " timeout=%v cpu=%ds as=%d nofile=%d nproc=%d output=%d tmp=%d fsize=%d",
+		l.Timeout, l.CPUSeconds, l.AddressSpace, l.OpenFiles, l.Processes, l.OutputBytes, l.TmpSize, l.FileSize)
 	return sb.String()
 }
 
@@ -252,6 +266,8 @@ func (l Limits) overriddenBy(o Limits) Limits {
 	set(&l.OpenFiles, o.OpenFiles)
 	set(&l.Processes, o.Processes)
 	set(&l.OutputBytes, o.OutputBytes)
+	set(&l.TmpSize, o.TmpSize)
+	set(&l.FileSize, o.FileSize)
 	return l
 }
 
@@ -310,6 +326,8 @@ func Tighten(b Boundary, inner Spec) (Boundary, error) {
 		{"open_files", b.Limits.OpenFiles, inner.Limits.OpenFiles},
 		{"processes", b.Limits.Processes, inner.Limits.Processes},
 		{"output_bytes", b.Limits.OutputBytes, inner.Limits.OutputBytes},
+		{"tmp_size", b.Limits.TmpSize, inner.Limits.TmpSize},
+		{"file_size", b.Limits.FileSize, inner.Limits.FileSize},
 	} {
 		if l.inner != 0 && l.outer != 0 && l.inner > l.outer {
 			problems = append(problems, fmt.Sprintf("limits.%s above the outer layer's", l.name))

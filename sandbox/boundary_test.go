@@ -73,6 +73,11 @@ func TestTighten(t *testing.T) {
 		{"a writable path the host does not allow", Spec{Writable: []string{"/etc"}}, nil, "writable path /etc, which the outer layer does not allow (allowed: [/a /b])"},
 		{"a variable the host does not pass", Spec{AllowEnv: []string{"AWS_SECRET"}}, nil, "allow_env_vars AWS_SECRET"},
 		{"a higher limit", Spec{Limits: Limits{Timeout: time.Hour}}, nil, "limits.timeout above the outer layer's"},
+		{"smaller /tmp and files", Spec{Limits: Limits{TmpSize: 1 << 20, FileSize: 2 << 20}}, func(b Boundary) bool {
+			return b.Limits.TmpSize == 1<<20 && b.Limits.FileSize == 2<<20 && b.Limits.OutputBytes == DefaultLimits().OutputBytes
+		}, ""},
+		{"a bigger /tmp", Spec{Limits: Limits{TmpSize: 1 << 40}}, nil, "limits.tmp_size above the outer layer's"},
+		{"bigger files", Spec{Limits: Limits{FileSize: 1 << 40}}, nil, "limits.file_size above the outer layer's"},
 		{"warn under error", Spec{OnUnavailable: new(FallbackWarn)}, nil, `on_unavailable = "warn" where the outer layer says "error"`},
 	}
 	for _, tt := range tests {
@@ -106,7 +111,7 @@ func TestTighten(t *testing.T) {
 
 func TestBoundaryString(t *testing.T) {
 	b := Ceiling(Spec{Writable: []string{"/srv"}, Hidden: []string{"/root"}})
-	want := "namespace network=off writable=[/srv] hidden=[/root] timeout=1m0s cpu=60s as=4294967296 nofile=1024 nproc=256 output=65536"
+	want := "namespace network=off writable=[/srv] hidden=[/root] timeout=1m0s cpu=60s as=4294967296 nofile=1024 nproc=256 output=65536 tmp=268435456 fsize=1073741824"
 	if got := b.String(); got != want {
 		t.Errorf("String() =\n%s\nwant\n%s", got, want)
 	}

@@ -20,20 +20,36 @@ import (
 // a Landlock domain forbids mounting, so it could only be entered after bwrap's own setup, by a
 // helper bwrap would have to run inside the sandbox.
 //
+// The trampoline starts as pid 1 of a pid namespace of its own (in a user and mount namespace of
+// its own, with a /proc of that pid namespace), so bwrap, which it becomes, is that pid 1 and the
+// sandbox's pid namespace is nested in it: killing bwrap kills everything in both, whatever
+// stage bwrap's setup had reached. bwrap's --die-with-parent does not cover the sandbox's pid 1
+// (bwrap 0.8.0 sets it before changing the child's ids, which clears it): a host that died left
+// that pid 1 and the command running. Now bwrap's own parent-death signal, set again by the
+// trampoline, is enough.
+//
 // On a root host bwrap runs unprivileged, as CommandUID, so that the command it maps to that uid
-// is not root to the kernel. The trampoline then starts in a user and mount namespace of its own
-// (mapping CommandUID to itself; created by root, so the kernel counts RLIMIT_NPROC per command
-// rather than across every command running as CommandUID), stages the bind sources where bwrap
-// can reach them (stagePlan), becomes CommandUID with no groups and no capabilities, and execs
-// bwrap there.
+// is not root to the kernel. The trampoline's user namespace then maps CommandUID to itself
+// (created by root, so the kernel counts RLIMIT_NPROC per command rather than across every
+// command running as CommandUID); it stages the bind sources where bwrap can reach them
+// (stagePlan), becomes CommandUID with no groups and no capabilities, and execs bwrap there. On
+// an unprivileged host the namespace maps the host's ids to themselves.
 func bwrapLaunch(spec launchSpec) (*launch, error) {
 	caps := spec.caps
 	ops, err := viewFor(spec)
 	if err != nil {
 		return nil, err
 	}
-	plan := execPlan{Env: []string{}, Dir: "/", Rlimits: rlimitsFor(spec.boundary.Limits), Path: caps.BwrapPath}
-	sys := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	plan := execPlan{Env: []string{}, Dir: "/", Rlimits: rlimitsFor(spec.boundary.Limits), Path: caps.BwrapPath,
+		MountProc: true, Lifeline: true}
+	sys := &syscall.SysProcAttr{
+		Setsid: true, Pdeathsig: syscall.SIGKILL,
+		Cloneflags:  unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: caps.UID, HostID: caps.UID, Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: caps.GID, HostID: caps.GID, Size: 1}},
+		// To mount the pid namespace's /proc; dropped before bwrap starts (applyAndExec).
+		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN},
+	}
 	if caps.dropsPrivileges() {
 		plan.Stage = &stagePlan{Dir: spec.root, As: identity{UID: caps.CommandUID, GID: caps.CommandGID, DropGroups: true}}
 		for _, op := range ops {
@@ -41,7 +57,6 @@ func bwrapLaunch(spec launchSpec) (*launch, error) {
 				plan.Stage.Sources = append(plan.Stage.Sources, op.Path)
 			}
 		}
-		sys.Cloneflags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS
 		sys.UidMappings = []syscall.SysProcIDMap{{ContainerID: caps.CommandUID, HostID: caps.CommandUID, Size: 1}}
 		sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: caps.CommandGID, HostID: caps.CommandGID, Size: 1}}
 		sys.GidMappingsEnableSetgroups = true
@@ -56,8 +71,8 @@ func bwrapLaunch(spec launchSpec) (*launch, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding the sandbox plan: %w", err)
 	}
-	l := &launch{plan: data, grace: containedOutputGrace, inner: -1, awaitingInner: true}
-	files := make([]*os.File, bwrapStatusFD-planFD+1)
+	l := &launch{plan: data, grace: containedOutputGrace}
+	files := make([]*os.File, lifelineFD-planFD+1)
 	w, err := l.newOutputPipe()
 	if err == nil {
 		err = caps.chownOutput(w)
@@ -69,7 +84,10 @@ func bwrapLaunch(spec launchSpec) (*launch, error) {
 		files[answerFD-planFD], err = l.pipeFromChild()
 	}
 	if err == nil && caps.Seccomp.Available {
-		err = l.seccompPipe(files)
+		err = l.seccompPipe(files, spec.boundary.Network)
+	}
+	if err == nil {
+		files[lifelineFD-planFD], err = l.newLifeline()
 	}
 	var status *bwrapStatus
 	if err == nil {
@@ -86,6 +104,19 @@ func bwrapLaunch(spec launchSpec) (*launch, error) {
 		Stdout: w, Stderr: w, ExtraFiles: files, SysProcAttr: sys,
 	}
 	return l, nil
+}
+
+// mountOwnProc is the bwrap trampoline's first step (execPlan.MountProc), as pid 1 of its own pid
+// namespace: its mounts become private to its mount namespace, and a /proc of that pid namespace
+// covers the host's, so that bwrap, which reads its child's entries there, finds them.
+func mountOwnProc() error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("making the mounts private: %w", err)
+	}
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mounting /proc: %w", err)
+	}
+	return nil
 }
 
 // stageSources is the trampoline's staging (stagePlan): it opens the sources with the host's ids,
@@ -131,10 +162,11 @@ func stageSources(st *stagePlan) error {
 // stagedPath is where the trampoline stages bind source i.
 func stagedPath(dir string, i int) string { return filepath.Join(dir, strconv.Itoa(i)) }
 
-// seccompPipe puts the compiled filter in a pipe bwrap reads at bwrapSeccompFD. The program is a
-// few hundred bytes, far below a pipe's capacity, so writing it before the start cannot block.
-func (l *launch) seccompPipe(files []*os.File) error {
-	prog, err := seccompProgram()
+// seccompPipe puts the compiled filter (of a boundary with or without the network) in a pipe
+// bwrap reads at bwrapSeccompFD. The program is a few hundred bytes, far below a pipe's capacity,
+// so writing it before the start cannot block.
+func (l *launch) seccompPipe(files []*os.File, network bool) error {
+	prog, err := seccompProgram(network)
 	if err != nil {
 		return err
 	}
@@ -152,9 +184,10 @@ func (l *launch) seccompPipe(files []*os.File) error {
 
 // bwrapArgs are bwrap's options for spec: every namespace (the network too unless the boundary
 // has it), a new user namespace in which the command is the non-root inside uid with no
-// capabilities and cannot create further user namespaces, the host's / read-only, a new /dev and
-// a new read-only /proc (see buildRoot), the view's mounts in order (a bind's source staged when
-// stage is set), the workdir as cwd, only the allowed environment.
+// capabilities and cannot create further user namespaces, a new /dev and a new read-only /proc,
+// the view's entries in order on bwrap's own root (the skeleton of the host's / read-only, and
+// the rest as in buildRoot; a writable bind's source staged when stage is set), that root made
+// read-only, the workdir as cwd, only the allowed environment.
 func bwrapArgs(spec launchSpec, ops []mountOp, stage *stagePlan) []string {
 	b, caps := spec.boundary, spec.caps
 	args := []string{"--unshare-all", "--unshare-user", "--disable-userns"}
@@ -163,13 +196,16 @@ func bwrapArgs(spec launchSpec, ops []mountOp, stage *stagePlan) []string {
 	}
 	args = append(args, "--uid", strconv.Itoa(caps.InsideUID), "--gid", strconv.Itoa(caps.InsideGID),
 		"--hostname", sandboxHostname, "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--remount-ro", "/proc")
+		"--dev", "/dev", "--proc", "/proc", "--remount-ro", "/proc")
+	// /dev/shm is a directory of bwrap's /dev tmpfs otherwise: a capped tmpfs of its own, and /dev
+	// read-only at the end (see buildDev).
+	args = append(args, tmpfsArgs(b.Limits.TmpSize, "/dev/shm")...)
 	var hidden []string
 	staged := 0
 	for _, op := range ops {
 		switch op.Kind {
 		case mountPrivateTmp:
-			args = append(args, "--perms", "1777", "--tmpfs", op.Path)
+			args = append(args, tmpfsArgs(b.Limits.TmpSize, op.Path)...)
 		case mountWritable:
 			src := op.Path
 			if stage != nil {
@@ -177,6 +213,12 @@ func bwrapArgs(spec launchSpec, ops []mountOp, stage *stagePlan) []string {
 				staged++
 			}
 			args = append(args, "--bind", src, op.Path)
+		case mountHostRO:
+			// Never staged: every folder above a skeleton entry lies on the way to a path the view
+			// reaches, so bwrap reaches it as the command uid. "try": it may vanish meanwhile.
+			args = append(args, "--ro-bind-try", op.Path, op.Path)
+		case mountSymlink:
+			args = append(args, "--symlink", op.Target, op.Path)
 		case mountHideDir:
 			args = append(args, "--tmpfs", op.Path)
 			hidden = append(hidden, op.Path)
@@ -186,7 +228,7 @@ func bwrapArgs(spec launchSpec, ops []mountOp, stage *stagePlan) []string {
 			args = append(args, "--dev-bind", "/dev/null", op.Path)
 		}
 	}
-	for _, dir := range hidden {
+	for _, dir := range append(hidden, "/dev", "/") {
 		args = append(args, "--remount-ro", dir)
 	}
 	args = append(args, "--chdir", spec.workdir, "--clearenv")
@@ -201,11 +243,20 @@ func bwrapArgs(spec launchSpec, ops []mountOp, stage *stagePlan) []string {
 	return append(args, shellArgv(spec.line)[1:]...)
 }
 
-// bwrapStatus follows bwrap's JSON status documents as bwrap writes them: {"child-pid": n,
-// "pid-namespace": inode, ...} once it has cloned the sandbox's pid 1, {"exit-code": n} once the
-// command has ended. bwrap writes no exit code when its setup fails.
+// tmpfsArgs are bwrap's options for a private, writable tmpfs at path (see privateTmpOptions).
+func tmpfsArgs(size uint64, path string) []string {
+	args := []string{"--perms", "1777"}
+	if size > 0 {
+		args = append(args, "--size", strconv.FormatUint(size, 10))
+	}
+	return append(args, "--tmpfs", path)
+}
+
+// bwrapStatus follows bwrap's JSON status documents as bwrap writes them: {"child-pid": n, ...}
+// once it has cloned the sandbox's pid 1 (a pid in the trampoline's pid namespace, of no use to
+// the host), {"exit-code": n} once the command has ended. bwrap writes no exit code when its setup
+// fails.
 type bwrapStatus struct {
-	l        *launch
 	r, w     *os.File
 	exitCode *int // set by follow; read by result once follow has returned
 }
@@ -217,66 +268,24 @@ func newBwrapStatus(l *launch) (*bwrapStatus, error) {
 		return nil, fmt.Errorf("creating a pipe: %w", err)
 	}
 	l.childEnds = append(l.childEnds, w)
-	return &bwrapStatus{l: l, r: r, w: w}, nil
+	return &bwrapStatus{r: r, w: w}, nil
 }
 
 // follow reads the documents until bwrap is gone (the launch's follow hook).
 func (s *bwrapStatus) follow() {
 	defer s.r.Close()
-	defer s.l.innerKnown(-1) // bwrap ended without reporting a pid 1: there is none
 	dec := json.NewDecoder(s.r)
 	for {
 		var doc struct {
-			ChildPID     int    `json:"child-pid"`
-			PIDNamespace uint64 `json:"pid-namespace"`
-			ExitCode     *int   `json:"exit-code"`
+			ExitCode *int `json:"exit-code"`
 		}
 		if dec.Decode(&doc) != nil {
 			return
-		}
-		if doc.ChildPID > 0 {
-			s.adopt(doc.ChildPID, doc.PIDNamespace)
 		}
 		if doc.ExitCode != nil {
 			s.exitCode = doc.ExitCode
 		}
 	}
-}
-
-// innerKnown records the sandbox's pid 1 (a pidfd; -1: there is none), and carries out a kill
-// that was waiting for it.
-func (l *launch) innerKnown(pidfd int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !l.awaitingInner {
-		if pidfd >= 0 {
-			unix.Close(pidfd)
-		}
-		return
-	}
-	l.awaitingInner, l.inner = false, pidfd
-	switch {
-	case l.finished:
-		l.killInner() // whatever bwrap left behind
-	case l.reason != notKilled:
-		l.signalTree() // the kill that was waiting for this
-	}
-}
-
-// adopt takes a pidfd on the sandbox's pid 1 so the launch can kill it with bwrap. The pid is
-// checked against the pid namespace bwrap reported where /proc lets the host read it.
-func (s *bwrapStatus) adopt(pid int, pidNamespace uint64) {
-	fd, err := unix.PidfdOpen(pid, 0)
-	if err != nil {
-		s.l.innerKnown(-1) // already gone
-		return
-	}
-	if link, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid)); err == nil && link != fmt.Sprintf("pid:[%d]", pidNamespace) {
-		unix.Close(fd)
-		s.l.innerKnown(-1)
-		return
-	}
-	s.l.innerKnown(fd)
 }
 
 // result reads the trampoline's exec error and bwrap's exit code: its absence means setup

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -113,6 +114,84 @@ const escapeOwnInit = `if [ "$(tr '\0' '\n' < /proc/1/cmdline | head -n1)" = ` +
 // kernel messages, and the host puts it back at once.
 const escapeSysctl = "/proc/sys/kernel/printk_ratelimit_burst"
 
+// escapeWorkRoot is the work root of the cross-agent attempts: {V}/root, outside /tmp.
+func escapeWorkRoot(r *escapeRun) string { return filepath.Join(r.visibleDir(), "root") }
+
+// escapeAgentIn makes the run's workdir the agent's at rel under escapeWorkRoot, and another
+// agent's secret at g/other/secret.txt (the command uid's, so that only the view keeps it out).
+func escapeAgentIn(rel string) func(r *escapeRun) {
+	return func(r *escapeRun) {
+		root := escapeWorkRoot(r)
+		r.file(filepath.Join(root, "g", "other", "secret.txt"), r.token, 0o600)
+		r.workdir = filepath.Join(root, rel)
+		if err := os.MkdirAll(r.workdir, 0o755); err != nil {
+			r.t.Fatal(err)
+		}
+		for p := r.workdir; p != r.visibleDir(); p = filepath.Dir(p) {
+			r.own(p)
+		}
+	}
+}
+
+// escapeCoveredMounts mounts, on a root host, a tmpfs whose source names the token under {V}/hidden
+// and under {H}: host mounts only covered paths hold.
+func escapeCoveredMounts(r *escapeRun) {
+	if os.Geteuid() != 0 {
+		return // the host's own /proc and /dev mounts are still there to look for
+	}
+	for _, dir := range []string{filepath.Join(r.visibleDir(), "hidden", "m"), filepath.Join(r.hostTmp, "m")} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			r.t.Fatal(err)
+		}
+		if err := unix.Mount("warren-"+r.token, dir, "tmpfs", 0, "size=64k"); err != nil {
+			r.t.Fatalf("mounting a host tmpfs: %v", err)
+		}
+		r.t.Cleanup(func() { _ = unix.Unmount(dir, unix.MNT_DETACH) })
+	}
+}
+
+// escapeTmpCap and escapeFileCap are the fill attempts' limits: /tmp and /dev/shm's size, and
+// RLIMIT_FSIZE.
+const (
+	escapeTmpCap  = 8 << 20
+	escapeFileCap = 4 << 20
+)
+
+// escapeFill is the attempt to write more into dir (one of the sandbox's private file systems)
+// than its cap, with RLIMIT_FSIZE far above it: the host looks at the file through the command's
+// root (/proc/<pid>/root) while the command holds on. In none mode dir is the host's own, and the
+// file is removed at the end.
+func escapeFill(name, dir string) escapeCase {
+	file := func(r *escapeRun) string { return filepath.Join(dir, "warren-fill-"+r.token) }
+	return escapeCase{name: name, claim: claimContained,
+		setup:    func(r *escapeRun) { r.t.Cleanup(func() { _ = os.Remove(file(r)) }) },
+		boundary: escapeLimit(func(l *Limits) { l.TmpSize, l.FileSize = escapeTmpCap, 1<<30 }),
+		line:     fmt.Sprintf("head -c %d /dev/zero > %s/warren-fill-{T}; exec sleep {B}", 4*escapeTmpCap, dir),
+		watch: func(r *escapeRun) string {
+			for _, pid := range escapePIDs(r.brief) {
+				path := fmt.Sprintf("/proc/%d/root%s", pid, file(r))
+				if dir == "/dev" {
+					if _, err := os.Lstat(path); err == nil {
+						return fmt.Sprintf("process %d created %s in the sandbox's uncapped /dev", pid, file(r))
+					}
+					continue
+				}
+				if ev := escapeBigFile(path, escapeTmpCap); ev != "" {
+					return ev
+				}
+			}
+			return ""
+		}}
+}
+
+// escapeBigFile reports a file grown past limit bytes.
+func escapeBigFile(path string, limit int64) string {
+	if info, err := os.Stat(path); err == nil && info.Size() > limit {
+		return fmt.Sprintf("%s holds %d bytes, over a limit of %d", path, info.Size(), limit)
+	}
+	return ""
+}
+
 // escapeAttempts is the suite: the issue's list made concrete, and more.
 func escapeAttempts() []escapeCase {
 	fileWrites := []escapeCase{
@@ -174,6 +253,29 @@ func escapeAttempts() []escapeCase {
 				return escapePrinted(o, os.Getenv(escapeSecretVar), "the host's "+escapeSecretVar)
 			}},
 	}
+	reads = append(reads,
+		// Another agent's workdir under a work root outside /tmp: a sibling's, and the parent's of
+		// a sub-agent (whose workdir lies inside it).
+		escapeCase{name: "read-sibling-workdir", claim: claimContained, setup: escapeAgentIn("g/self"),
+			workRoot: escapeWorkRoot, line: "cat ../other/secret.txt; cat {V}/root/g/other/secret.txt", check: escapePrintedToken},
+		escapeCase{name: "read-parent-workdir", claim: claimContained, setup: escapeAgentIn("g/other/agents/1"),
+			workRoot: escapeWorkRoot, line: "cat ../../secret.txt; cat {V}/root/g/other/secret.txt", check: escapePrintedToken},
+		// The mount table: host mounts the view covers (the host's /proc and /dev ones; on a root
+		// host also a tmpfs named after the token under a hidden folder and under the host's /tmp).
+		escapeCase{name: "mountinfo-covered-mounts", claim: claimContained, setup: escapeCoveredMounts, boundary: escapeHide("hidden"),
+			line: "cat /proc/self/mountinfo; echo ==; cat /proc/mounts",
+			check: func(r *escapeRun, o Outcome) string {
+				info, _, _ := strings.Cut(string(o.Output), "==\n")
+				return cmp.Or(escapePrintedToken(r, o), strings.Join(coveredMountProblems(info, r.workdir), "; "))
+			}},
+		// Where the binds come from: the sandbox's private directory (bwrap's staged sources on a
+		// root host), a bind's root that differs from where it is mounted.
+		escapeCase{name: "mountinfo-bind-sources", claim: claimContained, line: "cat /proc/self/mountinfo; echo ==; cat /proc/mounts",
+			check: func(_ *escapeRun, o Outcome) string {
+				info, _, _ := strings.Cut(string(o.Output), "==\n")
+				return cmp.Or(escapePrinted(o, "/warren-sandbox-", "the sandbox's private directory"), strings.Join(bindRootProblems(info), "; "))
+			}},
+	)
 	network := []escapeCase{
 		{name: "tcp-to-host-loopback", claim: claimContained, setup: func(r *escapeRun) { r.listen("tcp4", "127.0.0.1:0") },
 			line: "bash -c 'echo {T} > /dev/tcp/127.0.0.1/{PORT}'", check: func(r *escapeRun, _ Outcome) string { return r.accepted() }},
@@ -294,12 +396,29 @@ func escapeAttempts() []escapeCase {
 				return ""
 			}},
 	}
+	resources = append(resources,
+		escapeFill("fill-private-tmp", "/tmp"),
+		escapeFill("fill-dev-shm", "/dev/shm"),
+		// /dev is a tmpfs of the sandbox's own, not capped: it must not take files at all.
+		escapeFill("fill-dev", "/dev"),
+		escapeCase{name: "big-file-in-workdir", claim: claimContained,
+			boundary: escapeLimit(func(l *Limits) { l.FileSize = escapeFileCap }),
+			line:     fmt.Sprintf("head -c %d /dev/zero > big-{T}; exec sleep {B}", 4*escapeFileCap),
+			check: func(r *escapeRun, _ Outcome) string {
+				return escapeBigFile(filepath.Join(r.workdir, "big-"+r.token), escapeFileCap)
+			}},
+	)
 	timeouts := []escapeCase{
 		{name: "double-fork-past-timeout", claim: claimEveryMode, boundary: escapeLimit(escapeShortLimit), line: "(sleep {M} &); sleep 30", check: escapeLeftoverMarker},
-		{name: "setsid-past-timeout", claim: claimContained, boundary: escapeLimit(escapeShortLimit), line: "setsid sleep {M} & sleep 30", check: escapeLeftoverMarker},
+		{name: "setsid-past-timeout", claim: claimEveryMode, boundary: escapeLimit(escapeShortLimit), line: "setsid sleep {M} & sleep 30", check: escapeLeftoverMarker},
 		{name: "nohup-past-timeout", claim: claimEveryMode, boundary: escapeLimit(escapeShortLimit), line: "nohup sleep {M} >/dev/null 2>&1 & sleep 30", check: escapeLeftoverMarker},
 		{name: "disown-past-timeout", claim: claimEveryMode, boundary: escapeLimit(escapeShortLimit), line: "bash -c 'sleep {M} & disown; sleep 30'", check: escapeLeftoverMarker},
-		{name: "setsid-past-exit", claim: claimContained, line: "setsid -f sleep {M}; exit 0", check: escapeLeftoverMarker},
+		{name: "setsid-past-exit", claim: claimEveryMode, line: "setsid -f sleep {M}; exit 0", check: escapeLeftoverMarker},
+		// The host itself dies (an operator's kill, the OOM killer): nothing it started survives.
+		{name: "orphan-after-host-sigkill", claim: claimEveryMode, killHost: syscall.SIGKILL,
+			line: "setsid sleep {M} & (sleep {M} &); wait", check: escapeOutlivedHost},
+		{name: "orphan-after-host-sigterm", claim: claimEveryMode, killHost: syscall.SIGTERM,
+			line: "setsid sleep {M} & (sleep {M} &); wait", check: escapeOutlivedHost},
 	}
 	mounts := []escapeCase{
 		{name: "mount-tmpfs", claim: claimContained, line: "mkdir m; mount -t tmpfs none m; exec sleep {B}",
@@ -415,6 +534,12 @@ func escapeAttempts() []escapeCase {
 			line: "{P} handle {X}", check: escapePrintedToken},
 		{name: "seccomp-32-bit-abi", claim: claimContained, payload: true, line: "{P} int80-keyctl we-{T}",
 			watch: func(r *escapeRun) string { return escapeHasKey("we-" + r.token) }},
+		// io_uring performs operations without the system calls seccomp judges: refused always.
+		{name: "io-uring-setup", claim: claimContained, payload: true, line: "{P} io_uring {B}",
+			watch: func(r *escapeRun) string { return escapeHoldsFD(r.brief, "anon_inode:[io_uring]") }},
+		// vsock ignores network namespaces: with the network off, no vsock socket.
+		{name: "vsock-socket-network-off", claim: claimContained, payload: true, line: "{P} vsock {B}",
+			watch: func(r *escapeRun) string { return escapeHoldsSocket(r.brief, unix.AF_VSOCK) }},
 	}
 	channels := []escapeCase{
 		{name: "host-sysv-shared-memory", claim: claimContained, payload: true,
@@ -454,7 +579,7 @@ func escapeAttempts() []escapeCase {
 				}
 				return ""
 			}},
-		{name: "inherited-host-descriptor", claim: claimContained,
+		{name: "inherited-host-descriptor", claim: claimEveryMode,
 			setup: func(r *escapeRun) {
 				escapeVictimFile(r)
 				f, err := os.OpenFile(filepath.Join(r.visibleDir(), "victim"), os.O_WRONLY|os.O_APPEND, 0)

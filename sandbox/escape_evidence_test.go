@@ -191,6 +191,40 @@ func escapeHoldsFD(arg, kind string) string {
 	return ""
 }
 
+// escapeHoldsSocket reports a process carrying arg with a socket of address family domain: the
+// host takes a copy of each of its socket descriptors (pidfd_getfd) and asks the kernel the
+// family (SO_DOMAIN), since a descriptor's /proc link names no family.
+func escapeHoldsSocket(arg string, domain int) string {
+	for _, pid := range escapePIDs(arg) {
+		pidfd, err := unix.PidfdOpen(pid, 0)
+		if err != nil {
+			continue
+		}
+		entries, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+		for _, e := range entries {
+			fd, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			if target, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", pid, fd)); !strings.HasPrefix(target, "socket:") {
+				continue
+			}
+			copied, err := unix.PidfdGetfd(pidfd, fd, 0)
+			if err != nil {
+				continue
+			}
+			got, err := unix.GetsockoptInt(copied, unix.SOL_SOCKET, unix.SO_DOMAIN)
+			unix.Close(copied)
+			if err == nil && got == domain {
+				unix.Close(pidfd)
+				return fmt.Sprintf("process %d holds a socket of address family %d (descriptor %d)", pid, domain, fd)
+			}
+		}
+		unix.Close(pidfd)
+	}
+	return ""
+}
+
 // escapeHasKey reports a key or keyring named name in the host's /proc/keys.
 func escapeHasKey(name string) string {
 	if data, err := os.ReadFile("/proc/keys"); err == nil && bytes.Contains(data, []byte(name)) {

@@ -134,6 +134,8 @@ var escapePayloadActions = map[string]func(args []string) error{
 	"shm":          payloadShm,
 	"tiocsti":      payloadTIOCSTI,
 	"int80-keyctl": payloadInt80Keyctl,
+	"io_uring":     payloadIOUring,
+	"vsock":        payloadVsock,
 }
 
 // runEscapePayload is the payload's entry point: ./warren-escape-payload <action> <args...>.
@@ -426,4 +428,25 @@ func payloadInt80Keyctl(args []string) error {
 	}
 	time.Sleep(escapeHold)
 	return nil
+}
+
+// payloadIOUring: set up an io_uring instance and hold its descriptor.
+func payloadIOUring([]string) error {
+	var params [120]byte // struct io_uring_params, zeroed: the kernel's defaults
+	fd, _, errno := unix.Syscall(unix.SYS_IO_URING_SETUP, 4, uintptr(unsafe.Pointer(&params[0])), 0)
+	if errno != 0 {
+		return fmt.Errorf("io_uring_setup: %w", errno)
+	}
+	time.Sleep(escapeHold)
+	return unix.Close(int(fd))
+}
+
+// payloadVsock: open an AF_VSOCK stream socket and hold it.
+func payloadVsock([]string) error {
+	fd, err := unix.Socket(unix.AF_VSOCK, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("socket(AF_VSOCK): %w", err)
+	}
+	time.Sleep(escapeHold)
+	return unix.Close(fd)
 }

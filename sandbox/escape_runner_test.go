@@ -137,8 +137,12 @@ type escapeCase struct {
 	payload bool
 	// terminal runs the command from a host process whose controlling terminal the test holds.
 	terminal bool
+	// killHost runs the command from a host process the test kills with this signal.
+	killHost syscall.Signal
 	setup    func(r *escapeRun)
 	boundary func(r *escapeRun, b *Boundary)
+	// workRoot, when set, gives the work root the run's manager is told (Manager.SetWorkRoot).
+	workRoot func(r *escapeRun) string
 	// prelude is a command run to its end before line, by the same manager.
 	prelude string
 	// refused is the error (an errors.Is target) with which a contained mode refuses to start
@@ -354,7 +358,8 @@ func (s *escapeSuite) run(t *testing.T, a escapeCase, m Mode) escapeResult {
 		a.setup(r)
 	}
 	b := Ceiling(Spec{Mode: &m})
-	b.Limits = Limits{Timeout: escapeTimeout, CPUSeconds: 30, AddressSpace: 4 << 30, OpenFiles: 256, Processes: 512, OutputBytes: 64 << 10}
+	b.Limits = Limits{Timeout: escapeTimeout, CPUSeconds: 30, AddressSpace: 4 << 30, OpenFiles: 256, Processes: 512, OutputBytes: 64 << 10,
+		TmpSize: 64 << 20, FileSize: 256 << 20}
 	if a.boundary != nil {
 		a.boundary(r, &b)
 	}
@@ -362,6 +367,9 @@ func (s *escapeSuite) run(t *testing.T, a escapeCase, m Mode) escapeResult {
 		r.link(s.payload, escapePayloadName)
 	}
 	mgr := NewManager(r.workdir, s.caps, b)
+	if a.workRoot != nil {
+		mgr.SetWorkRoot(a.workRoot(r))
+	}
 	t.Cleanup(func() {
 		if err := mgr.Close(); err != nil {
 			t.Errorf("Close: %v", err)
@@ -388,6 +396,8 @@ func (s *escapeSuite) run(t *testing.T, a escapeCase, m Mode) escapeResult {
 	var evidence string
 	if a.terminal {
 		o = r.runFromTerminal(b, line)
+	} else if a.killHost != 0 {
+		o = r.runKillingHost(b, line, a.killHost)
 	} else {
 		var err error
 		if o, evidence, err = r.runWatched(mgr, line, a.watch); refused(err) {

@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"runtime"
 	"slices"
 	"strconv"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"github.com/moby/sys/reexec"
@@ -18,6 +18,7 @@ import (
 func init() {
 	reexec.Register(initEntry, namespaceInit)
 	reexec.Register(execEntry, execTrampoline)
+	reexec.Register(reaperEntry, noneReaper)
 }
 
 // newLaunch prepares the command of spec's mode.
@@ -31,64 +32,63 @@ func newLaunch(spec launchSpec) (*launch, error) {
 	return noneLaunch(spec)
 }
 
-// noneLaunch runs the command on the host in a session of its own, without a controlling
-// terminal (so it cannot type into the host's), whose process group is killed as a whole at the
-// timeout, on cancellation and when the command's shell exits (a session leader's group id is its
-// pid), with SIGKILL as its parent-death signal. Nothing else is contained: a child that calls
-// setsid leaves the group and survives.
-func noneLaunch(spec launchSpec) (*launch, error) {
-	l := &launch{group: true, grace: uncontainedGrace, inner: -1, result: noneResult}
-	w, err := l.newOutputPipe()
-	if err != nil {
-		return nil, err
-	}
-	l.cmd = &exec.Cmd{
-		Path: ShellPath, Args: shellArgv(spec.line), Env: spec.env, Dir: spec.workdir,
-		Stdout: w, Stderr: w,
-		SysProcAttr: &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
-	}
-	return l, nil
-}
-
-// signalTree sends SIGKILL to the process group (none mode) or to the top process (contained
-// modes: pid 1 of the namespace, or bwrap, whose death kills the namespace) and to the inner
-// process if any. Called with mu held while the child is not yet reaped, so its pid (and process
-// group id) cannot have been reused.
+// signalTree kills the command's tree. In none mode it closes the lifeline, on which the reaper
+// kills every descendant and exits, and kills the process group too after reaperGrace should the
+// reaper not be gone by then (a command that killed it: none mode contains nothing). In the
+// contained modes it sends SIGKILL to the top process, pid 1 of a pid namespace holding the whole
+// tree (the namespace init, or bwrap in a pid namespace of the trampoline's), whose death kills
+// everything in it. Called with mu held while the child is not yet reaped, so its pid (and
+// process group id) cannot have been reused.
 func (l *launch) signalTree() {
-	pid := l.cmd.Process.Pid
 	if l.group {
-		pid = -pid
+		l.closeLifeline()
+		if l.groupKill == nil {
+			l.groupKill = time.AfterFunc(reaperGrace, l.killGroup)
+		}
+		return
 	}
-	_ = syscall.Kill(pid, syscall.SIGKILL)
-	l.killInner()
+	_ = syscall.Kill(l.cmd.Process.Pid, syscall.SIGKILL)
 }
 
-// killInner kills the inner process, if any (called with mu held).
-func (l *launch) killInner() {
-	if l.inner >= 0 {
-		_ = unix.PidfdSendSignal(l.inner, unix.SIGKILL, nil, 0)
-	}
-}
-
-// releaseInner closes the inner process's pidfd once nothing can kill through it any more.
-func (l *launch) releaseInner() {
+// killGroup is none mode's fallback kill (signalTree): the process group, unless the reaper has
+// exited.
+func (l *launch) killGroup() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.inner >= 0 {
-		unix.Close(l.inner)
-		l.inner = -1
+	if !l.finished {
+		l.endGroup()
+	}
+}
+
+// endGroup sends SIGKILL to the none-mode command's process group, whose id is the reaper's pid
+// (a session leader); nothing in the contained modes. Called with mu held while the reaper is not
+// yet reaped, so its pid cannot have been reused.
+func (l *launch) endGroup() {
+	if l.group {
+		_ = syscall.Kill(-l.cmd.Process.Pid, syscall.SIGKILL)
+	}
+}
+
+// closeLifeline closes the host's end of the lifeline (called with mu held, or once the child is
+// reaped): the helper reading the other end ends the command's whole tree.
+func (l *launch) closeLifeline() {
+	if l.lifeline != nil {
+		l.lifeline.Close()
+		l.lifeline = nil
 	}
 }
 
 // reapTree waits for the child to exit, marks it finished while it is still a zombie (so a
-// group kill cannot hit a reused pid), reaps it, and kills the inner process if the child left
-// it behind.
+// group kill cannot hit a reused pid), reaps it, and closes the lifeline.
 func reapTree(l *launch) {
 	waitNoReap(l.cmd.Process.Pid)
 	l.markFinished()
 	_ = l.cmd.Wait() // an exit status other than 0 is not an error here; ProcessState has it
 	l.mu.Lock()
-	l.killInner()
+	l.closeLifeline()
+	if l.groupKill != nil {
+		l.groupKill.Stop()
+	}
 	l.mu.Unlock()
 }
 
@@ -116,6 +116,7 @@ func rlimitsFor(l Limits) []rlimitSetting {
 		{unix.RLIMIT_AS, l.AddressSpace},
 		{unix.RLIMIT_NOFILE, l.OpenFiles},
 		{unix.RLIMIT_NPROC, l.Processes},
+		{unix.RLIMIT_FSIZE, l.FileSize},
 	} {
 		if r.max != 0 {
 			set = append(set, rlimitSetting{Resource: r.resource, Max: r.max})
@@ -135,14 +136,34 @@ func execTrampoline() {
 	answer := os.NewFile(answerFD, "answer")
 	var plan execPlan
 	err := readPlan(planFD, &plan)
+	if err == nil && plan.MountProc {
+		err = mountOwnProc()
+	}
 	if err == nil && plan.Stage != nil {
 		err = stageSources(plan.Stage)
+	}
+	if err == nil && plan.Lifeline {
+		err = dieWithHost()
 	}
 	if err == nil {
 		err = applyAndExec(&plan)
 	}
 	fmt.Fprint(answer, err)
 	os.Exit(127)
+}
+
+// dieWithHost sets the calling thread's parent-death signal to SIGKILL, then checks that the
+// lifeline (lifelineFD) is not broken: a host that died before the signal was set would never
+// send it. (getppid cannot tell: the trampoline is pid 1 of its pid namespace, whose parent is 0.)
+func dieWithHost() error {
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0); err != nil {
+		return fmt.Errorf("setting the parent-death signal: %w", err)
+	}
+	fds := []unix.PollFd{{Fd: lifelineFD, Events: unix.POLLIN}}
+	if n, err := unix.Poll(fds, 0); err != nil || n > 0 && fds[0].Revents&(unix.POLLHUP|unix.POLLERR) != 0 {
+		return fmt.Errorf("the host is gone (its lifeline: %v, events %#x)", err, fds[0].Revents)
+	}
+	return nil
 }
 
 // applyAndExec applies plan's restrictions to the calling thread and execs its command; it
@@ -166,7 +187,7 @@ func applyAndExec(plan *execPlan) error {
 		}
 	}
 	if plan.Seccomp {
-		if err := loadSeccomp(); err != nil {
+		if err := loadSeccomp(plan.Network); err != nil {
 			return fmt.Errorf("loading the seccomp filter: %w", err)
 		}
 	}
@@ -343,5 +364,6 @@ func hardLimits() Limits {
 		AddressSpace: get(unix.RLIMIT_AS),
 		OpenFiles:    get(unix.RLIMIT_NOFILE),
 		Processes:    get(unix.RLIMIT_NPROC),
+		FileSize:     get(unix.RLIMIT_FSIZE),
 	}
 }

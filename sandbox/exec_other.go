@@ -18,7 +18,7 @@ func newLaunch(spec launchSpec) (*launch, error) {
 	if spec.boundary.Mode.contains() {
 		return nil, fmt.Errorf("%w: %w", ErrUnavailable, errLinuxOnly)
 	}
-	l := &launch{grace: uncontainedGrace, inner: -1, result: noneResult}
+	l := &launch{grace: uncontainedGrace, result: noneResult}
 	w, err := l.newOutputPipe()
 	if err != nil {
 		return nil, err
@@ -27,11 +27,14 @@ func newLaunch(spec launchSpec) (*launch, error) {
 	return l, nil
 }
 
+// noneResult is none mode's result outside Linux: the shell's own wait status.
+func noneResult(o *Outcome, state *os.ProcessState, _ [][]byte) { exitFields(o, state) }
+
 // signalTree kills the shell: outside Linux none mode has no process group to kill.
 func (l *launch) signalTree() { _ = l.cmd.Process.Kill() }
 
-// releaseInner has nothing to release: outside Linux there is no inner process.
-func (l *launch) releaseInner() {}
+// endGroup has nothing to end: outside Linux none mode has no process group to kill.
+func (l *launch) endGroup() {}
 
 // reapTree reaps the child and marks it finished.
 func reapTree(l *launch) {

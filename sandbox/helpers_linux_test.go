@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -115,15 +114,6 @@ func waitPresent(t testing.TB, arg string) []int {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-}
-
-// killOnCleanup kills pids at the end of the test (none mode's documented escapees).
-func killOnCleanup(t testing.TB, pids []int) {
-	t.Cleanup(func() {
-		for _, pid := range pids {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	})
 }
 
 // output is an outcome's output as a trimmed string.

@@ -16,6 +16,9 @@ const (
 	// Landlock and seccomp) on its own thread, then replaces itself with the command (/bin/bash,
 	// or bwrap in bwrap mode).
 	execEntry = "warren-sandbox-exec"
+	// reaperEntry is none mode's reaper: the child subreaper that starts the command's shell on
+	// the host and kills what the command left when it ends or the host goes.
+	reaperEntry = "warren-sandbox-reaper"
 )
 
 // Init runs the sandbox's re-exec entry point when this process was started as one, and exits;

@@ -55,6 +55,8 @@ type Outcome struct {
 type Manager struct {
 	workdir string
 	caps    *Capabilities
+	// workRoot is what SetWorkRoot set, "" when nothing.
+	workRoot string
 
 	mu       sync.Mutex
 	boundary Boundary
@@ -87,6 +89,23 @@ func newManager(workdir string, caps *Capabilities, b Boundary) *Manager {
 	return &Manager{workdir: workdir, caps: caps, boundary: b, running: map[*Process]struct{}{}}
 }
 
+// SetWorkRoot tells the manager the folder every agent's workdir lies under (a run's workdir
+// root; a sub-agent's workdir lies inside its parent's). All agents' commands run as one uid, so
+// file permissions do not keep one agent from another's files; the contained modes do: each
+// command sees root as an empty folder with only this manager's workdir (and the writable paths)
+// bound back, so an agent reads neither its siblings' workdirs nor its parent's, while a parent
+// still sees its children's, which lie inside its own. A root that is the workdir, or lies inside
+// it, covers nothing. Mode none contains nothing: there every agent can read every workdir. It
+// applies to the commands started from now on.
+func (m *Manager) SetWorkRoot(root string) {
+	if abs, err := filepath.Abs(root); err == nil {
+		root = abs
+	}
+	m.mu.Lock()
+	m.workRoot = root
+	m.mu.Unlock()
+}
+
 // Point makes b the boundary of the commands started from now on.
 func (m *Manager) Point(b Boundary) {
 	m.mu.Lock()
@@ -103,8 +122,8 @@ func (m *Manager) Boundary() Boundary {
 
 // Run runs line with /bin/bash -c (ShellPath) in the workdir under the current boundary and returns when the
 // command ends, its timeout passes or ctx is cancelled; in the last two cases the whole process
-// tree is killed first (the process group in none mode, the pid namespace in namespace and bwrap
-// modes). The environment is filtered to Boundary.AllowEnv, stdin is /dev/null, stdout and
+// tree is killed first (every descendant, by none mode's reaper; the pid namespace in namespace
+// and bwrap modes). The environment is filtered to Boundary.AllowEnv, stdin is /dev/null, stdout and
 // stderr are combined and capped. A command that cannot start (no /bin/bash, a mechanism missing
 // under FallbackError, a sandbox that fails to set up) returns an error; a command that ran and
 // failed does not (see Outcome.ExitCode).
@@ -127,7 +146,7 @@ func (m *Manager) Start(ctx context.Context, line string) (*Process, error) {
 		m.mu.Unlock()
 		return nil, ErrClosed
 	}
-	asked := m.boundary
+	asked, workRoot := m.boundary, m.workRoot
 	m.mu.Unlock()
 
 	b, warning, err := m.caps.Effective(asked)
@@ -144,7 +163,7 @@ func (m *Manager) Start(ctx context.Context, line string) (*Process, error) {
 	if err := m.pinWorkdir(workdir); err != nil {
 		return nil, err
 	}
-	spec := launchSpec{line: line, workdir: workdir, boundary: b, env: sandboxEnv(b.AllowEnv), caps: m.caps}
+	spec := launchSpec{line: line, workdir: workdir, workRoot: workRoot, boundary: b, env: sandboxEnv(b.AllowEnv), caps: m.caps}
 	if b.Mode.contains() {
 		if err := hiddenInWritable(m.workdir, workdir, b); err != nil {
 			return nil, err

@@ -4,23 +4,26 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
 )
 
-// buildRoot is the namespace init's file system work, in its private mount namespace: a
-// read-only, nosuid, nodev recursive copy of the host's / on the manager's private directory, the
-// plan's mounts on it (private /tmp, workdir and writable paths read-write, hidden paths covered),
-// a minimal /dev, a fresh read-only /proc for the new pid namespace; then the host name, the loopback
-// interface, pivot_root into the new root, and the workdir as cwd.
+// buildRoot is the namespace init's file system work, in its private mount namespace: a tmpfs on
+// the manager's private directory holding the skeleton of the host's / (read-only, nosuid, nodev
+// recursive copies of its entries, and its symlinks; see hostSkeleton), the plan's other mounts on
+// it (private /tmp, workdir and writable paths read-write, hidden paths and the work root
+// covered), a minimal /dev, a fresh read-only /proc for the new pid namespace, the skeleton made
+// read-only; then the host name, the loopback interface, pivot_root into the new root, and the
+// workdir as cwd.
 //
 // Every mount target is opened beneath the new root with symlinks refused and every source with
 // symlinks refused (the host resolved the paths), and mounts are attached by descriptor (the
 // new mount API, Linux 5.2+; mount_setattr 5.12+): a command running meanwhile cannot redirect a
 // mount by planting a symlink in a directory it may write.
 //
-// The bind sources (workdir, writable paths) are opened first, with the host's ids, which may
+// The bind sources (the skeleton's, workdir, writable paths) are opened first, with the host's ids, which may
 // reach folders the command's may not; then the calling thread (locked by the caller) takes the
 // command's file ids, so that the rest (the private root, every target, the files it creates on
 // the new file systems) is done as the command could, and nothing it creates belongs to an id the
@@ -32,10 +35,13 @@ func buildRoot(p *namespacePlan) error {
 	sources := make([]int, len(p.Mounts))
 	for i, op := range p.Mounts {
 		sources[i] = -1
-		if op.Kind != mountWritable {
+		if op.Kind != mountWritable && op.Kind != mountHostRO {
 			continue
 		}
 		fd, err := openSource(op.Path)
+		if op.Kind == mountHostRO && errors.Is(err, unix.ENOENT) {
+			continue // a skeleton entry gone since the host listed it: nothing to show
+		}
 		if err != nil {
 			closeSources(sources)
 			return fmt.Errorf("%s %s: %w", op.Kind, op.Path, err)
@@ -46,8 +52,8 @@ func buildRoot(p *namespacePlan) error {
 	if err := takeFileIDs(p.As); err != nil {
 		return err
 	}
-	if err := bindAt("/", p.Root, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
-		return fmt.Errorf("binding / read-only: %w", err)
+	if err := freshAt("tmpfs", p.Root, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, "mode", "0755"); err != nil {
+		return fmt.Errorf("mounting the new root: %w", err)
 	}
 	var hidden []string
 	for i, op := range p.Mounts {
@@ -55,9 +61,19 @@ func buildRoot(p *namespacePlan) error {
 		var err error
 		switch op.Kind {
 		case mountPrivateTmp:
-			err = freshAt("tmpfs", target, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, "mode", "1777")
+			err = freshAt("tmpfs", target, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, privateTmpOptions(p.TmpSize)...)
 		case mountWritable:
 			err = attachCopy(sources[i], target, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
+		case mountHostRO:
+			if sources[i] < 0 {
+				continue
+			}
+			err = attachCopy(sources[i], target, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
+			if errors.Is(err, unix.ENOENT) {
+				continue // removed meanwhile
+			}
+		case mountSymlink:
+			err = symlinkAt(op.Target, target)
 		case mountHideDir:
 			err = freshAt("tmpfs", target, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC, "mode", "0755")
 			hidden = append(hidden, target)
@@ -70,7 +86,7 @@ func buildRoot(p *namespacePlan) error {
 			return fmt.Errorf("%s %s: %w", op.Kind, op.Path, err)
 		}
 	}
-	if err := buildDev(filepath.Join(p.Root, "dev")); err != nil {
+	if err := buildDev(filepath.Join(p.Root, "dev"), p.TmpSize); err != nil {
 		return fmt.Errorf("building /dev: %w", err)
 	}
 	// /proc is read-only: where the command's uid may write a host sysctl or
@@ -81,9 +97,10 @@ func buildRoot(p *namespacePlan) error {
 	if err := freshAt("proc", filepath.Join(p.Root, "proc"), unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC); err != nil {
 		return fmt.Errorf("mounting /proc: %w", err)
 	}
-	// Hidden directories stay writable until whatever is mounted inside them has its mount
-	// point; now they become read-only (not recursively: a writable bind inside stays writable).
-	for _, dir := range hidden {
+	// Hidden directories and the new root stay writable until whatever is mounted inside them has
+	// its mount point; now they become read-only (not recursively: a writable bind inside stays
+	// writable).
+	for _, dir := range append(hidden, p.Root) {
 		if err := setattrAt(dir, 0, unix.MOUNT_ATTR_RDONLY); err != nil {
 			return fmt.Errorf("making hidden %s read-only: %w", dir, err)
 		}
@@ -105,9 +122,21 @@ func buildRoot(p *namespacePlan) error {
 	return nil
 }
 
+// privateTmpOptions are the options of a private, writable tmpfs (/tmp, /dev/shm): open to every
+// user with the sticky bit, as the host's are, and capped at size bytes (0: no cap of ours).
+func privateTmpOptions(size uint64) []string {
+	opts := []string{"mode", "1777"}
+	if size > 0 {
+		opts = append(opts, "size", strconv.FormatUint(size, 10))
+	}
+	return opts
+}
+
 // buildDev mounts a tmpfs on dev with the harmless devices bound from the host's /dev, the usual
-// symlinks, a private devpts (for ptys) and a private /dev/shm.
-func buildDev(dev string) error {
+// symlinks, a private devpts (for ptys) and a private /dev/shm capped at shmSize bytes; then
+// makes /dev itself read-only (not what is mounted in it), so that a command cannot fill the
+// uncapped /dev tmpfs instead of /dev/shm.
+func buildDev(dev string, shmSize uint64) error {
 	if err := freshAt("tmpfs", dev, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC, "mode", "0755"); err != nil {
 		return err
 	}
@@ -136,7 +165,10 @@ func buildDev(dev string) error {
 	if err := freshAt("devpts", filepath.Join(dev, "pts"), unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC, "ptmxmode", "0666", "mode", "620"); err != nil {
 		return fmt.Errorf("devpts: %w", err)
 	}
-	return freshAt("tmpfs", filepath.Join(dev, "shm"), unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, "mode", "1777")
+	if err := freshAt("tmpfs", filepath.Join(dev, "shm"), unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, privateTmpOptions(shmSize)...); err != nil {
+		return fmt.Errorf("shm: %w", err)
+	}
+	return setattrAt(dev, 0, unix.MOUNT_ATTR_RDONLY)
 }
 
 // takeFileIDs makes the calling thread check permissions and create files as as's ids, with no
@@ -231,6 +263,19 @@ func freshAt(fstype, target string, attr uint64, options ...string) error {
 	}
 	defer unix.Close(mnt)
 	return moveTo(mnt, target, true)
+}
+
+// symlinkAt makes a symlink to target at path (absolute), creating the folders on the way.
+func symlinkAt(target, path string) error {
+	dir, err := openBeneath(unix.AT_FDCWD, filepath.Dir(path), true)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dir)
+	if err := unix.Symlinkat(target, dir, filepath.Base(path)); err != nil {
+		return fmt.Errorf("symlink %s: %w", path, err)
+	}
+	return nil
 }
 
 // moveTo attaches the detached mount mnt on target, creating target (a directory, or an empty

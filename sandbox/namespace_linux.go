@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
-	"strings"
 	"syscall"
 
 	"github.com/moby/sys/reexec"
@@ -33,10 +31,12 @@ func namespaceLaunch(spec launchSpec) (*launch, error) {
 	}
 	plan := namespacePlan{
 		Root: spec.root, Workdir: spec.workdir, Mounts: ops, Hostname: sandboxHostname, Loopback: !b.Network,
-		As: identity{UID: caps.InsideUID, GID: caps.InsideGID, DropGroups: caps.dropsPrivileges()},
+		TmpSize: b.Limits.TmpSize,
+		As:      identity{UID: caps.InsideUID, GID: caps.InsideGID, DropGroups: caps.dropsPrivileges()},
 		Exec: execPlan{
 			Path: ShellPath, Args: shellArgv(spec.line), Env: spec.env, Dir: spec.workdir,
 			Rlimits: rlimitsFor(b.Limits), NoNewPrivs: true, Seccomp: caps.Seccomp.Available,
+			Network: b.Network,
 		},
 	}
 	if caps.Landlock.Available {
@@ -46,7 +46,7 @@ func namespaceLaunch(spec launchSpec) (*launch, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding the sandbox plan: %w", err)
 	}
-	l := &launch{plan: data, grace: containedOutputGrace, inner: -1, result: namespaceResult}
+	l := &launch{plan: data, grace: containedOutputGrace, result: statusResult("the namespace init")}
 	w, err := l.newOutputPipe()
 	if err == nil {
 		err = caps.chownOutput(w)
@@ -62,6 +62,10 @@ func namespaceLaunch(spec launchSpec) (*launch, error) {
 	}
 	l.planW = planW
 	statusW, err := l.pipeFromChild()
+	var lifeline *os.File
+	if err == nil {
+		lifeline, err = l.newLifeline()
+	}
 	if err != nil {
 		l.abort()
 		return nil, err
@@ -72,7 +76,7 @@ func namespaceLaunch(spec launchSpec) (*launch, error) {
 	}
 	l.cmd = &exec.Cmd{
 		Path: reexec.Self(), Args: []string{initEntry}, Env: []string{}, Dir: "/",
-		Stdout: w, Stderr: w, ExtraFiles: []*os.File{planR, statusW},
+		Stdout: w, Stderr: w, ExtraFiles: helperFiles(planR, statusW, lifeline),
 		SysProcAttr: &syscall.SysProcAttr{
 			Cloneflags:  flags,
 			UidMappings: []syscall.SysProcIDMap{{ContainerID: caps.InsideUID, HostID: caps.CommandUID, Size: 1}},
@@ -82,41 +86,21 @@ func namespaceLaunch(spec launchSpec) (*launch, error) {
 			GidMappingsEnableSetgroups: caps.dropsPrivileges(),
 			AmbientCaps:                []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETUID, unix.CAP_SETGID},
 			// No controlling terminal: nothing inside can type into the host's (TIOCSTI).
-			Setsid:    true,
+			Setsid: true,
+			// Until the init changes its file ids (which clears the parent-death signal); the
+			// lifeline covers the whole life.
 			Pdeathsig: syscall.SIGKILL,
 		},
 	}
 	return l, nil
 }
 
-// namespaceResult reads the init's status lines: the command's exit, or why it never ran.
-func namespaceResult(o *Outcome, state *os.ProcessState, answers [][]byte) {
-	for line := range bytes.Lines(answers[0]) {
-		var s initStatus
-		if json.Unmarshal(line, &s) != nil {
-			continue
-		}
-		switch {
-		case s.Error != "":
-			o.Err = fmt.Errorf("%w: %s", ErrSetup, s.Error)
-			return
-		case s.Exit != nil:
-			o.ExitCode = *s.Exit
-			return
-		case s.Signal != 0:
-			o.ExitCode, o.Signal = -1, syscall.Signal(s.Signal).String()
-			return
-		}
-	}
-	o.Err = fmt.Errorf("%w: the namespace init ended (%v) without reporting (does the binary's main call sandbox.Init() first?): %s",
-		ErrSetup, state, strings.TrimSpace(string(o.Output)))
-}
-
 // namespaceInit is the initEntry: pid 1 of the command's namespaces. It assembles the root,
 // starts the exec trampoline, reaps every process of the namespace until the trampoline's (the
 // command's) own process exits, reports how it ended and exits, which makes the kernel kill
 // whatever the command left behind. Being killed does the same: that is how the host kills the
-// whole tree, double-forked and setsid'd children included.
+// whole tree, double-forked and setsid'd children included. A broken lifeline (the host is gone)
+// ends it too: the parent-death signal alone would not, since changing its file ids clears it.
 func namespaceInit() {
 	// Never unlocked: this thread takes the command's file ids and drops its ambient
 	// capabilities before it starts the command, and the Go runtime must not run anything else
@@ -126,11 +110,8 @@ func namespaceInit() {
 	// through /proc (on an unprivileged host the command is the init's uid).
 	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	markInheritedCloseOnExec()
+	endOnLifeline(func() {})
 	answer := os.NewFile(answerFD, "status")
-	report := func(s initStatus) {
-		data, _ := json.Marshal(s)
-		_, _ = answer.Write(append(data, '\n'))
-	}
 	// pid 1 gets only the signals it handles; the Go runtime handles these, so ignore them:
 	// the command must not be able to end its own namespace early by accident.
 	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
@@ -143,16 +124,11 @@ func namespaceInit() {
 	if err == nil {
 		status, err = runCommand(&plan.Exec, plan.As)
 	}
-	switch {
-	case err != nil:
-		report(initStatus{Error: err.Error()})
+	if err != nil {
+		reportStatus(answer, initStatus{Error: err.Error()})
 		os.Exit(1)
-	case status.Signaled():
-		report(initStatus{Signal: int(status.Signal())})
-	default:
-		code := status.ExitStatus()
-		report(initStatus{Exit: &code})
 	}
+	reportExit(answer, status)
 	os.Exit(0)
 }
 
@@ -208,17 +184,9 @@ func runCommand(plan *execPlan, as identity) (syscall.WaitStatus, error) {
 	planW.Close()
 	failure, _ := io.ReadAll(errR)
 	errR.Close()
-	for {
-		var status syscall.WaitStatus
-		pid, err := syscall.Wait4(-1, &status, 0, nil)
-		switch {
-		case errors.Is(err, syscall.EINTR):
-		case err != nil:
-			return 0, fmt.Errorf("waiting for the command: %w", err)
-		case pid == proc.Pid && len(failure) > 0:
-			return 0, errors.New(string(failure))
-		case pid == proc.Pid:
-			return status, nil
-		}
+	status, err := waitFor(proc.Pid)
+	if err == nil && len(failure) > 0 {
+		err = errors.New(string(failure))
 	}
+	return status, err
 }

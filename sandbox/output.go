@@ -51,8 +51,9 @@ func drain(r *os.File, out *cappedOutput) {
 
 // Grace periods for the output pipe once the command's process tree is gone or killed. In
 // namespace and bwrap modes every writer is in the dead pid namespace, so EOF is immediate and
-// the long grace is only a guard; in none mode a setsid'd escapee may hold the pipe open
-// forever, so its output is cut after a short grace.
+// the long grace is only a guard; in none mode a process that left the reaper's tree (by killing
+// the reaper, or through another program that started it) may hold the pipe open forever, so its
+// output is cut after a short grace.
 const (
 	containedOutputGrace = 5 * time.Second
 	uncontainedGrace     = 200 * time.Millisecond

@@ -19,6 +19,9 @@ const (
 	// bwrap's descriptors, inherited through the exec trampoline.
 	bwrapSeccompFD = 5
 	bwrapStatusFD  = 6
+	// lifelineFD is where none mode's reaper, the namespace init and bwrap mode's trampoline read
+	// the lifeline (see launch.lifeline).
+	lifelineFD = 7
 )
 
 // mountKind is what the sandbox puts at one path of its file system view.
@@ -29,14 +32,19 @@ const (
 	mountWritable   mountKind = "bind"      // the host path, bound read-write
 	mountHideDir    mountKind = "hide-dir"  // an empty read-only tmpfs over a host directory
 	mountHideFile   mountKind = "hide-file" // /dev/null over a host file
+	// The skeleton of the host's / (hostSkeleton): what the view shows of the host.
+	mountHostRO  mountKind = "ro-bind" // the host path (and what is mounted under it), read-only
+	mountSymlink mountKind = "symlink" // the host's symlink, made again with the same target
 )
 
 // mountOp is one entry of the file system view; IsDir says whether the host path is a directory
-// (a bind target that has to be created inside a tmpfs is made a directory or an empty file).
+// (a bind target that has to be created inside a tmpfs is made a directory or an empty file);
+// Target is a symlink's.
 type mountOp struct {
-	Path  string    `json:"path"`
-	Kind  mountKind `json:"kind"`
-	IsDir bool      `json:"dir"`
+	Path   string    `json:"path"`
+	Kind   mountKind `json:"kind"`
+	IsDir  bool      `json:"dir"`
+	Target string    `json:"target,omitempty"`
 }
 
 // rlimitSetting lowers one resource limit (soft and hard) to Max, or to the current hard limit if
@@ -87,10 +95,20 @@ type execPlan struct {
 	NoNewPrivs bool            `json:"no_new_privs,omitempty"`
 	Landlock   *landlockPlan   `json:"landlock,omitempty"`
 	Seccomp    bool            `json:"seccomp,omitempty"`
+	// Network picks the seccomp filter of a boundary with the network (seccompFilter): without
+	// it, AF_VSOCK sockets are refused too.
+	Network bool `json:"network,omitempty"`
 	// KeepFDs are the descriptors above stderr that Path inherits (bwrap's seccomp and status
 	// descriptors); every other one closes at the exec, whoever opened it.
 	KeepFDs []int      `json:"keep_fds,omitempty"`
 	Stage   *stagePlan `json:"stage,omitempty"`
+	// MountProc: the trampoline is pid 1 of its own pid namespace and mounts that namespace's
+	// /proc before anything else (bwrap mode, see bwrapLaunch).
+	MountProc bool `json:"mount_proc,omitempty"`
+	// Lifeline: the trampoline sets its parent-death signal again (the staging's change of ids
+	// cleared it) and refuses to go on if the lifeline is already broken, which means the host
+	// died before the signal was set (bwrap mode).
+	Lifeline bool `json:"lifeline,omitempty"`
 }
 
 // namespacePlan is what the namespace init (pid 1 of the command's pid namespace) builds before
@@ -103,6 +121,9 @@ type namespacePlan struct {
 	Hostname string    `json:"hostname"`
 	// Loopback brings up lo in the command's own network namespace.
 	Loopback bool `json:"loopback"`
+	// TmpSize caps the private /tmp and /dev/shm, in bytes (0: the kernel's default, half the
+	// memory).
+	TmpSize uint64 `json:"tmp_size,omitempty"`
 	// As is who the command runs as: the init itself stays the host's uid (unmapped in the
 	// namespace on a root host), so that it can open the bind sources, and takes As's ids only
 	// for the file system work on its own thread.
@@ -154,17 +175,25 @@ func sandboxEnv(allow []string) []string {
 }
 
 // mountOps resolves the file system view of a contained command: a private /tmp, the workdir
-// and each existing Writable path read-write, each existing Hidden path hidden. Paths are
+// and each existing Writable path read-write, each existing Hidden path hidden, and the work root
+// (workRoot, "" for none: the folder every agent's workdir lies under) covered like a hidden
+// folder, so that the workdir, bound on top, is all the command sees of it; a work root that is
+// the workdir or lies inside it covers nothing. Paths are
 // resolved through symlinks on the host (a mount target must not be reached through a symlink
 // that points outside the new root) and sorted so that a parent is set up before what lies under
 // it: the most specific entry wins, and at the same path hiding wins over binding. Missing
 // Writable and Hidden paths are skipped: there is nothing to write or to hide. A Writable path
 // inside the workdir or inside another Writable path is skipped too: it is writable already, and
 // resolving it would follow symlinks a command may have planted there.
-func mountOps(workdir string, b Boundary) []mountOp {
+func mountOps(workdir, workRoot string, b Boundary) []mountOp {
 	ops := []mountOp{
 		{Path: resolved("/tmp"), Kind: mountPrivateTmp, IsDir: true},
 		{Path: workdir, Kind: mountWritable, IsDir: true},
+	}
+	if workRoot != "" {
+		if root := resolved(workRoot); !within(root, workdir) {
+			ops = append(ops, mountOp{Path: root, Kind: mountHideDir, IsDir: true})
+		}
 	}
 	add := func(path string, kind mountKind) {
 		path, err := filepath.EvalSymlinks(path)
@@ -262,7 +291,7 @@ func kindOrder(k mountKind) int {
 	switch k {
 	case mountPrivateTmp:
 		return 0
-	case mountWritable:
+	case mountWritable, mountHostRO, mountSymlink:
 		return 1
 	}
 	return 2

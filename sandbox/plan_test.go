@@ -58,24 +58,33 @@ func TestMountOps(t *testing.T) {
 	tmp := resolved("/tmp")
 	for _, tc := range []struct {
 		name             string
+		root             string
 		writable, hidden []string
 		want             []mountOp
 	}{
-		{"just /tmp and the workdir", nil, nil, []mountOp{
-			{tmp, mountPrivateTmp, true}, {work, mountWritable, true}}},
-		{"writable, hidden dir and file, missing paths skipped",
+		{"just /tmp and the workdir", "", nil, nil, []mountOp{
+			{tmp, mountPrivateTmp, true, ""}, {work, mountWritable, true, ""}}},
+		{"writable, hidden dir and file, missing paths skipped", "",
 			[]string{shared, "/nonexistent-warren"}, []string{secrets, token, "/nonexistent-warren-2"}, []mountOp{
-				{secrets, mountHideDir, true}, {token, mountHideFile, false},
-				{shared, mountWritable, true}, {tmp, mountPrivateTmp, true}, {work, mountWritable, true}}},
-		{"writable inside the workdir or another writable is skipped",
+				{secrets, mountHideDir, true, ""}, {token, mountHideFile, false, ""},
+				{shared, mountWritable, true, ""}, {tmp, mountPrivateTmp, true, ""}, {work, mountWritable, true, ""}}},
+		{"writable inside the workdir or another writable is skipped", "",
 			[]string{inWork, cache, shared}, nil, []mountOp{
-				{shared, mountWritable, true}, {tmp, mountPrivateTmp, true}, {work, mountWritable, true}}},
-		{"symlinks resolved; hiding wins at the same path",
+				{shared, mountWritable, true, ""}, {tmp, mountPrivateTmp, true, ""}, {work, mountWritable, true, ""}}},
+		{"symlinks resolved; hiding wins at the same path", "",
 			[]string{link}, []string{shared}, []mountOp{
-				{shared, mountWritable, true}, {shared, mountHideDir, true},
-				{tmp, mountPrivateTmp, true}, {work, mountWritable, true}}},
+				{shared, mountWritable, true, ""}, {shared, mountHideDir, true, ""},
+				{tmp, mountPrivateTmp, true, ""}, {work, mountWritable, true, ""}}},
+		{"the work root covered, the workdir and a writable path in it bound back", base,
+			[]string{shared}, nil, []mountOp{
+				{base, mountHideDir, true, ""}, {shared, mountWritable, true, ""},
+				{tmp, mountPrivateTmp, true, ""}, {work, mountWritable, true, ""}}},
+		{"a work root that is the workdir covers nothing", work, nil, nil, []mountOp{
+			{tmp, mountPrivateTmp, true, ""}, {work, mountWritable, true, ""}}},
+		{"a work root inside the workdir covers nothing", inWork, nil, nil, []mountOp{
+			{tmp, mountPrivateTmp, true, ""}, {work, mountWritable, true, ""}}},
 	} {
-		got := mountOps(work, Boundary{Writable: tc.writable, Hidden: tc.hidden})
+		got := mountOps(work, tc.root, Boundary{Writable: tc.writable, Hidden: tc.hidden})
 		want := slices.Clone(tc.want)
 		slices.SortStableFunc(want, func(a, b mountOp) int {
 			if c := strings.Compare(a.Path, b.Path); c != 0 {
@@ -87,7 +96,7 @@ func TestMountOps(t *testing.T) {
 			t.Errorf("%s:\n got %v\nwant %v", tc.name, got, want)
 		}
 	}
-	lp := landlockFor(mountOps(work, Boundary{Writable: []string{shared}, Hidden: []string{token}}))
+	lp := landlockFor(mountOps(work, "", Boundary{Writable: []string{shared}, Hidden: []string{token}}))
 	if !slices.Equal(lp.WritableDirs, []string{"/dev/shm", tmp, shared, work}) || lp.WritableFiles != nil {
 		t.Errorf("landlock plan %+v", lp)
 	}

@@ -52,8 +52,8 @@ type Capabilities struct {
 	Landlock Support
 	// Seccomp is whether the kernel loads seccomp filters.
 	Seccomp Support
-	// HardLimits are this process's hard rlimits (0 = unlimited; Timeout and OutputBytes are
-	// unused): a command's limits are capped at these, since only a privileged process may raise
+	// HardLimits are this process's hard rlimits (0 = unlimited; Timeout, OutputBytes and TmpSize
+	// are unused): a command's limits are capped at these, since only a privileged process may raise
 	// a hard limit.
 	HardLimits Limits
 	// UID and GID are the host's effective ids; InsideUID and InsideGID the ids a contained
@@ -105,11 +105,11 @@ func (c *Capabilities) Report() []string {
 		lines = append(lines, "landlock: "+c.Landlock.yes())
 	}
 	lines = append(lines, "seccomp: "+c.Seccomp.yes(),
-		fmt.Sprintf("rlimits: hard cpu=%s as=%s nofile=%s nproc=%s (a command's limits are capped at these)",
+		fmt.Sprintf("rlimits: hard cpu=%s as=%s nofile=%s nproc=%s fsize=%s (a command's limits are capped at these)",
 			limitText(c.HardLimits.CPUSeconds), limitText(c.HardLimits.AddressSpace),
-			limitText(c.HardLimits.OpenFiles), limitText(c.HardLimits.Processes)),
+			limitText(c.HardLimits.OpenFiles), limitText(c.HardLimits.Processes), limitText(c.HardLimits.FileSize)),
 		c.idsLine(),
-		"mode none: contains nothing (the command runs on the host in its workdir; timeout, output cap and a process-group kill only; a setsid'd child escapes the kill)")
+		"mode none: contains nothing (the command runs on the host in its workdir; timeout, output cap, and a reaper that ends the whole process tree, setsid'd children included, when the command ends, times out or the host dies)")
 	for _, m := range []Mode{ModeNamespace, ModeBwrap} {
 		lines = append(lines, c.modeLine(m))
 	}

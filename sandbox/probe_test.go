@@ -58,9 +58,9 @@ func TestReport(t *testing.T) {
 		"bwrap: /usr/bin/bwrap (bubblewrap 0.8.0)",
 		"landlock: ABI 7",
 		"seccomp: yes",
-		"rlimits: hard cpu=unlimited as=unlimited nofile=4096 nproc=unlimited (a command's limits are capped at these)",
+		"rlimits: hard cpu=unlimited as=unlimited nofile=4096 nproc=unlimited fsize=unlimited (a command's limits are capped at these)",
 		"ids: host uid=1001 gid=1001; contained commands run as host uid=1001 gid=1001 (uid=1001 gid=1001 in their namespace)",
-		"mode none: contains nothing (the command runs on the host in its workdir; timeout, output cap and a process-group kill only; a setsid'd child escapes the kill)",
+		"mode none: contains nothing (the command runs on the host in its workdir; timeout, output cap, and a reaper that ends the whole process tree, setsid'd children included, when the command ends, times out or the host dies)",
 		"mode namespace: contains user namespace (not root), read-only host filesystem, private /tmp, hidden paths, pid namespace (whole tree killed), network namespace (unless network = true), uts, ipc, rlimits, landlock, seccomp; missing: nothing",
 		"mode bwrap: contains user namespace (not root), read-only host filesystem, private /tmp, hidden paths, pid namespace (whole tree killed), network namespace (unless network = true), uts, ipc, rlimits, seccomp; missing: landlock (bwrap mode does not apply it)",
 	}

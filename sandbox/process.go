@@ -34,8 +34,11 @@ func (p *Process) kill() { p.stopOnce.Do(func() { close(p.stop) }) }
 
 // launchSpec is everything one command needs, resolved by the manager.
 type launchSpec struct {
-	line     string
-	workdir  string // absolute, symlinks resolved
+	line    string
+	workdir string // absolute, symlinks resolved
+	// workRoot is the folder every agent's workdir lies under (Manager.SetWorkRoot), "" when
+	// none: the contained modes cover it, so that the command sees only its own workdir of it.
+	workRoot string
 	boundary Boundary
 	env      []string
 	// root is the manager's private, empty directory: where namespace mode assembles the new
@@ -66,34 +69,31 @@ type launch struct {
 	planW *os.File
 	// answers are the pipes the helpers report on, read once the child is gone.
 	answers []*os.File
-	// group: none mode kills the process group, the contained modes their top process (whose
-	// death takes the pid namespace with it).
+	// group: none mode, whose reaper kills the tree when the lifeline closes (the process group
+	// after reaperGrace); the contained modes kill their top process, whose death takes the pid
+	// namespace with it.
 	group bool
+	// lifeline is the host's end of a pipe whose other end the helper (none mode's reaper, the
+	// namespace init) watches: at its EOF, because the host closed it to kill the command or
+	// because the host itself is gone, however it died, the helper ends the command's whole tree.
+	// nil in bwrap mode (bwrap's --die-with-parent does it) and once closed.
+	lifeline *os.File
+	// groupKill is none mode's fallback group kill, armed by the first kill.
+	groupKill *time.Timer
 	// grace bounds the wait for the output pipe's EOF once the tree is dead or killed.
 	grace time.Duration
 	// result turns the child's state and the answers into the outcome's exit fields.
 	result func(o *Outcome, state *os.ProcessState, answers [][]byte)
 	// follow, when set, runs in its own goroutine from the child's start until followed, the
-	// pipe it reads, reaches EOF or its deadline (bwrap: reads bwrap's status as it comes, to
-	// learn the pid of the sandbox's own pid 1). The supervisor waits for it before result.
+	// pipe it reads, reaches EOF or its deadline (bwrap: reads bwrap's status as it comes, for
+	// the command's exit code). The supervisor waits for it before result.
 	follow   func()
 	followed *os.File
 
 	mu       sync.Mutex
 	finished bool // the child has exited (not yet reaped): no more signals to its pid
 	reason   killReason
-	// inner is a pidfd of a process that must die with the tree but is not the child (bwrap:
-	// the sandbox's pid 1, which bwrap's --die-with-parent misses while bwrap is still setting
-	// up), -1 when none.
-	inner int
-	// awaitingInner is true while the inner process may exist but its pid is not known yet: a
-	// kill then waits for it (at most innerWait), since killing bwrap between its clone and its
-	// status report would strand the sandbox's pid 1, blocked forever on bwrap's eventfd.
-	awaitingInner bool
 }
-
-// innerWait bounds how long a kill waits for bwrap to report the sandbox's pid 1.
-const innerWait = 2 * time.Second
 
 // newOutputPipe makes the pipe a command's stdout and stderr share; the caller owns both ends.
 func (l *launch) newOutputPipe() (*os.File, error) {
@@ -116,6 +116,17 @@ func (l *launch) pipeToChild() (r, w *os.File, err error) {
 	return r, w, nil
 }
 
+// newLifeline makes the lifeline (see launch.lifeline) and returns the end the child inherits.
+func (l *launch) newLifeline() (*os.File, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("creating a pipe: %w", err)
+	}
+	l.childEnds = append(l.childEnds, r)
+	l.lifeline = w
+	return r, nil
+}
+
 // pipeFromChild makes a pipe whose write end the child inherits; the host reads it at the end.
 func (l *launch) pipeFromChild() (w *os.File, err error) {
 	r, w, err := os.Pipe()
@@ -130,7 +141,7 @@ func (l *launch) pipeFromChild() (w *os.File, err error) {
 // abort releases every descriptor of a launch that will not start.
 func (l *launch) abort() {
 	l.closeChildEnds()
-	for _, f := range append([]*os.File{l.output, l.planW, l.followed}, l.answers...) {
+	for _, f := range append([]*os.File{l.output, l.planW, l.followed, l.lifeline}, l.answers...) {
 		if f != nil {
 			f.Close()
 		}
@@ -154,20 +165,7 @@ func (l *launch) kill(reason killReason) {
 		return
 	}
 	l.reason = reason
-	if l.awaitingInner {
-		time.AfterFunc(innerWait, l.killNow)
-		return
-	}
 	l.signalTree()
-}
-
-// killNow kills the tree whether or not the inner process is known (the deferred kill's bound).
-func (l *launch) killNow() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !l.finished {
-		l.signalTree()
-	}
 }
 
 // start runs the supervisor and returns once the child has started (or failed to).
@@ -228,7 +226,6 @@ func (p *Process) supervise(ctx context.Context, l *launch, started chan<- error
 		_ = l.followed.SetReadDeadline(time.Now().Add(containedOutputGrace))
 	}
 	<-followed
-	l.releaseInner()
 	answers := make([][]byte, len(l.answers))
 	for i, f := range l.answers {
 		answers[i] = readAnswer(f)
@@ -246,14 +243,12 @@ func (p *Process) supervise(ctx context.Context, l *launch, started chan<- error
 }
 
 // markFinished records that the child has exited: no more signals to its pid. In none mode it
-// first kills what is left of the process group: a command's background children do not outlive
-// it.
+// first kills what is left of the process group (endGroup): the reaper has killed the rest of
+// the tree unless something killed the reaper.
 func (l *launch) markFinished() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.group {
-		l.signalTree()
-	}
+	l.endGroup()
 	l.finished = true
 }
 
@@ -284,9 +279,6 @@ func readAnswer(f *os.File) []byte {
 	data, _ := io.ReadAll(f)
 	return data
 }
-
-// noneResult is none mode's result: the shell's own wait status.
-func noneResult(o *Outcome, state *os.ProcessState, _ [][]byte) { exitFields(o, state) }
 
 // exitFields fills the outcome's exit code and signal from a wait status.
 func exitFields(o *Outcome, state *os.ProcessState) {

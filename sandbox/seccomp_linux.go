@@ -16,10 +16,14 @@ import (
 // deniedSyscalls fail with EPERM inside namespace and bwrap sandboxes: the kernel interfaces a
 // command has no business with, which widen the kernel's attack surface or would let it rebuild
 // its view of the system (mounts, namespaces, tracing, keyrings, modules, BPF, perf, handles by
-// inode). Names this architecture lacks are left out.
+// inode). io_uring is among them whatever the network: its rings carry operations (open, connect,
+// socket, ...) that the kernel performs without a system call this filter could see, so a filter
+// that allowed it would judge only part of what a command does. Names this architecture lacks are
+// left out.
 var deniedSyscalls = []string{
 	"acct", "add_key", "bpf", "chroot", "delete_module", "finit_module", "fsconfig", "fsmount",
-	"fsopen", "fspick", "init_module", "ioperm", "iopl", "kexec_file_load", "kexec_load",
+	"fsopen", "fspick", "init_module", "io_uring_enter", "io_uring_register", "io_uring_setup",
+	"ioperm", "iopl", "kexec_file_load", "kexec_load",
 	"keyctl", "mount", "mount_setattr", "move_mount", "name_to_handle_at", "open_by_handle_at",
 	"open_tree", "perf_event_open", "pivot_root", "process_vm_readv", "process_vm_writev",
 	"ptrace", "quotactl", "reboot", "request_key", "setns", "swapoff", "swapon", "syslog",
@@ -56,10 +60,11 @@ func seccompPolicy() (*seccomp.Policy, error) {
 	}, nil
 }
 
-// loadSeccomp loads the filter program on the calling thread (no_new_privs, which it requires,
-// is already set): the same program bwrap mode hands bwrap.
-func loadSeccomp() error {
-	raw, err := seccompFilter()
+// loadSeccomp loads the filter program of a boundary with or without the network on the calling
+// thread (no_new_privs, which it requires, is already set): the same program bwrap mode hands
+// bwrap.
+func loadSeccomp(network bool) error {
+	raw, err := seccompFilter(network)
 	if err != nil {
 		return err
 	}
@@ -73,12 +78,27 @@ func loadSeccomp() error {
 	return err
 }
 
-// seccompFilter is the filter program of both contained modes, built once: first an architecture
-// check, then seccompPolicy as go-seccomp-bpf assembles it. The library's own program lets a
-// system call of any other architecture through (on x86_64, the 32-bit int 0x80 ABI, whose
-// numbers differ: its unshare or mount would pass the deny list), so a call whose seccomp_data
-// arch is not this machine's native one kills the process before the policy is consulted.
-var seccompFilter = sync.OnceValues(func() ([]bpf.RawInstruction, error) {
+// seccompFilter is the filter program of both contained modes for a boundary with the network
+// on or off, built once each: first an architecture check, then (network off) the AF_VSOCK check,
+// then seccompPolicy as go-seccomp-bpf assembles it. The library's own program lets a system
+// call of any other architecture through (on x86_64, the 32-bit int 0x80 ABI, whose numbers
+// differ: its unshare or mount would pass the deny list), so a call whose seccomp_data arch is
+// not this machine's native one kills the process before the policy is consulted.
+func seccompFilter(network bool) ([]bpf.RawInstruction, error) {
+	if network {
+		return seccompFilters[1]()
+	}
+	return seccompFilters[0]()
+}
+
+// seccompFilters are the two programs of seccompFilter, without and with the network.
+var seccompFilters = [2]func() ([]bpf.RawInstruction, error){
+	sync.OnceValues(func() ([]bpf.RawInstruction, error) { return buildSeccompFilter(false) }),
+	sync.OnceValues(func() ([]bpf.RawInstruction, error) { return buildSeccompFilter(true) }),
+}
+
+// buildSeccompFilter assembles one program of seccompFilter.
+func buildSeccompFilter(network bool) ([]bpf.RawInstruction, error) {
 	info, err := arch.GetInfo("")
 	if err != nil {
 		return nil, fmt.Errorf("seccomp: %w", err)
@@ -91,26 +111,59 @@ var seccompFilter = sync.OnceValues(func() ([]bpf.RawInstruction, error) {
 	if err != nil {
 		return nil, fmt.Errorf("assembling the seccomp policy: %w", err)
 	}
-	insts = append([]bpf.Instruction{
+	head := []bpf.Instruction{
 		bpf.LoadAbsolute{Off: seccompDataArch, Size: 4},
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(info.ID), SkipTrue: 1},
 		bpf.RetConstant{Val: unix.SECCOMP_RET_KILL_PROCESS},
-	}, insts...)
-	raw, err := bpf.Assemble(insts)
+	}
+	if !network {
+		head = append(head, noVsock(info)...)
+	}
+	raw, err := bpf.Assemble(append(head, insts...))
 	if err != nil {
 		return nil, fmt.Errorf("assembling the seccomp program: %w", err)
 	}
 	return raw, nil
-})
+}
 
-// seccompDataArch is the offset of the arch field in struct seccomp_data (after the 32-bit
-// system call number).
-const seccompDataArch = 4
+// noVsock refuses socket(AF_VSOCK, ...) with EPERM. A network namespace does not contain vsock:
+// its sockets reach the hypervisor and the other virtual machines of the host whatever namespace
+// the command is in, so a boundary without the network must not open one. socket's domain is an
+// int, which the kernel takes from the low 32 bits of the register: the check reads only those
+// (go-seccomp-bpf's conditions compare all 64, and a caller setting the high bits would pass
+// them). It runs after the architecture check, so the number is native; the policy that follows
+// loads what it needs itself.
+func noVsock(info *arch.Info) []bpf.Instruction {
+	return []bpf.Instruction{
+		bpf.LoadAbsolute{Off: seccompDataNr, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(info.SyscallNames["socket"]), SkipFalse: 3},
+		bpf.LoadAbsolute{Off: seccompDataArgLow(0), Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_VSOCK, SkipFalse: 1},
+		bpf.RetConstant{Val: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)},
+	}
+}
 
-// seccompProgram is the filter program as the struct sock_filter array bwrap's --seccomp reads,
-// encoded once (callers only write it out).
-var seccompProgram = sync.OnceValues(func() ([]byte, error) {
-	raw, err := seccompFilter()
+// The offsets in struct seccomp_data of the 32-bit system call number, the 32-bit arch, and the
+// arguments (each 64 bits, after the number, the arch and the 64-bit instruction pointer).
+const (
+	seccompDataNr   = 0
+	seccompDataArch = 4
+	seccompDataArgs = 16
+)
+
+// seccompDataArgLow is the offset of the low 32 bits of argument i in struct seccomp_data, which
+// keeps each argument in the machine's byte order.
+func seccompDataArgLow(i uint32) uint32 {
+	if binary.NativeEndian.Uint16([]byte{1, 0}) == 1 {
+		return seccompDataArgs + 8*i
+	}
+	return seccompDataArgs + 8*i + 4
+}
+
+// seccompProgram is the filter program of a boundary with or without the network as the struct
+// sock_filter array bwrap's --seccomp reads (callers only write it out).
+func seccompProgram(network bool) ([]byte, error) {
+	raw, err := seccompFilter(network)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +174,7 @@ var seccompProgram = sync.OnceValues(func() ([]byte, error) {
 		out = binary.NativeEndian.AppendUint32(out, ins.K)
 	}
 	return out, nil
-})
+}
 
 // probeSeccomp says whether the kernel loads seccomp filters.
 func probeSeccomp() Support {

@@ -1,8 +1,13 @@
 package sandbox
 
 import (
+	"bytes"
+	"context"
 	"encoding/binary"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/elastic/go-seccomp-bpf/arch"
@@ -11,19 +16,23 @@ import (
 )
 
 func TestSeccompProgram(t *testing.T) {
-	prog, err := seccompProgram()
-	if err != nil {
-		t.Fatalf("seccompProgram: %v", err)
-	}
-	if len(prog) == 0 || len(prog)%8 != 0 || len(prog) > 4096 {
-		t.Errorf("program of %d bytes, want whole sock_filter entries under a page", len(prog))
+	for _, network := range []bool{false, true} {
+		prog, err := seccompProgram(network)
+		if err != nil {
+			t.Fatalf("seccompProgram(%v): %v", network, err)
+		}
+		if len(prog) == 0 || len(prog)%8 != 0 || len(prog) > 4096 {
+			t.Errorf("network %v: program of %d bytes, want whole sock_filter entries under a page", network, len(prog))
+		}
 	}
 	policy, err := seccompPolicy()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if names := policy.Syscalls[0].Names; !slices.Contains(names, "unshare") || !slices.Contains(names, "mount") || !slices.Contains(names, "ptrace") {
-		t.Errorf("denied calls %v", names)
+	for _, name := range []string{"unshare", "mount", "ptrace", "io_uring_setup", "io_uring_enter", "io_uring_register"} {
+		if names := policy.Syscalls[0].Names; !slices.Contains(names, name) {
+			t.Errorf("denied calls %v lack %s", names, name)
+		}
 	}
 }
 
@@ -51,15 +60,22 @@ func seccompData(nr uint32, auditArch arch.AuditArch, args ...uint64) []byte {
 	return buf
 }
 
-// TestSeccompFilterVerdicts runs the program both contained modes load (decoded from the bytes
-// bwrap reads) in x/net/bpf's VM: the policy's verdicts on this machine's system calls, and the
-// architecture check's on every other ABI, which go-seccomp-bpf alone lets through.
+// TestSeccompFilterVerdicts runs the programs both contained modes load, with the network off and
+// on (decoded from the bytes bwrap reads), in x/net/bpf's VM: the policy's verdicts on this
+// machine's system calls, the AF_VSOCK check's, and the architecture check's on every other ABI,
+// which go-seccomp-bpf alone lets through.
 func TestSeccompFilterVerdicts(t *testing.T) {
-	raw, err := seccompFilter()
+	for _, network := range []bool{false, true} {
+		t.Run("network="+onOff(network), func(t *testing.T) { testSeccompVerdicts(t, network) })
+	}
+}
+
+func testSeccompVerdicts(t *testing.T, network bool) {
+	raw, err := seccompFilter(network)
 	if err != nil {
 		t.Fatal(err)
 	}
-	encoded, err := seccompProgram()
+	encoded, err := seccompProgram(network)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,6 +99,10 @@ func TestSeccompFilterVerdicts(t *testing.T) {
 	compat := compatArch[native.ID]
 	if compat == nil {
 		t.Fatalf("no compat ABI known for %s: add it to compatArch", native.Name)
+	}
+	vsock := uint32(unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM))
+	if network {
+		vsock = unix.SECCOMP_RET_ALLOW
 	}
 	const (
 		allow = unix.SECCOMP_RET_ALLOW
@@ -109,6 +129,15 @@ func TestSeccompFilterVerdicts(t *testing.T) {
 		{"native clone of a thread is allowed", seccompData(call(native, "clone"), native.ID, unix.CLONE_VM|unix.CLONE_THREAD), allow},
 		{"native clone into a user namespace is denied", seccompData(call(native, "clone"), native.ID, unix.CLONE_NEWUSER), eperm},
 		{"native clone3 is not there", seccompData(call(native, "clone3"), native.ID), enosy},
+		{"io_uring_setup is denied", seccompData(call(native, "io_uring_setup"), native.ID, 8, 0), eperm},
+		{"io_uring_enter is denied", seccompData(call(native, "io_uring_enter"), native.ID, 3, 1, 0, 0), eperm},
+		{"io_uring_register is denied", seccompData(call(native, "io_uring_register"), native.ID, 3, 0, 0, 0), eperm},
+		{"an IPv4 socket is allowed", seccompData(call(native, "socket"), native.ID, unix.AF_INET, unix.SOCK_STREAM), allow},
+		{"a unix socket is allowed", seccompData(call(native, "socket"), native.ID, unix.AF_UNIX, unix.SOCK_STREAM), allow},
+		{"a vsock socket", seccompData(call(native, "socket"), native.ID, unix.AF_VSOCK, unix.SOCK_STREAM), vsock},
+		// The kernel reads the domain, an int, from the low 32 bits: high bits change nothing.
+		{"a vsock socket with high bits set", seccompData(call(native, "socket"), native.ID, 0xdead_beef<<32|unix.AF_VSOCK, unix.SOCK_STREAM), vsock},
+		{"getpid with AF_VSOCK as its first argument is allowed", seccompData(call(native, "getpid"), native.ID, unix.AF_VSOCK), allow},
 		{compat.Name + " unshare kills", seccompData(call(compat, "unshare"), compat.ID), kill},
 		{compat.Name + " mount kills", seccompData(call(compat, "mount"), compat.ID), kill},
 		{compat.Name + " keyctl kills", seccompData(call(compat, "keyctl"), compat.ID), kill},
@@ -130,6 +159,51 @@ func TestSeccompFilterVerdicts(t *testing.T) {
 		}
 		if uint32(got) != tc.want {
 			t.Errorf("%s: verdict %#x, want %#x", tc.name, uint32(got), tc.want)
+		}
+	}
+}
+
+// TestSeccompRealAttempts runs the escape suite's payload under both contained modes, with the
+// network off and on: io_uring is refused whatever the network, an AF_VSOCK socket only with the
+// network off (a network namespace does not contain vsock; with the network on the command may
+// reach the network anyway).
+func TestSeccompRealAttempts(t *testing.T) {
+	binary, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One copy, written before any command starts (a file open for writing while another
+	// goroutine forks can be "text file busy" when run), linked into each workdir.
+	payload := filepath.Join(t.TempDir(), escapePayloadName)
+	if err := os.WriteFile(payload, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range containedModes {
+		for _, network := range []bool{false, true} {
+			t.Run(m.String()+"/network="+onOff(network), func(t *testing.T) {
+				t.Parallel()
+				mgr := newTestManager(t, m, func(b *Boundary) { b.Network = network })
+				if err := os.Link(payload, filepath.Join(mgr.workdir, escapePayloadName)); err != nil {
+					t.Fatal(err)
+				}
+				for _, tc := range []struct {
+					action  string
+					refused bool
+				}{{"io_uring", true}, {"vsock", !network}} {
+					o, err := mgr.Run(context.Background(), `env PATH="$PWD:$PATH" `+escapePayloadName+" "+tc.action+" "+marker())
+					if err != nil {
+						t.Fatalf("%s: %v", tc.action, err)
+					}
+					got := strings.Contains(string(o.Output), "operation not permitted")
+					if !bytes.Contains(o.Output, []byte(escapePayloadBanner)) || got != tc.refused || (o.ExitCode == 0) == tc.refused {
+						t.Errorf("%s: exit %d, output %q; want refused=%v", tc.action, o.ExitCode, o.Output, tc.refused)
+					}
+				}
+			})
 		}
 	}
 }

@@ -107,3 +107,54 @@ func TestViewFor(t *testing.T) {
 		t.Errorf("the owner's view: %v, %v", ops, err)
 	}
 }
+
+// TestHostSkeleton: the skeleton binds each entry of / whole, leaves out what the view mounts
+// itself, and splits entry by entry only the folders on the way to a covered path that holds a
+// host mount.
+func TestHostSkeleton(t *testing.T) {
+	dir := workRootOutsideTmp(t)
+	for _, sub := range []string{"hidden", "other"} {
+		if err := os.Mkdir(filepath.Join(dir, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("other", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	view := []mountOp{{Path: resolved("/tmp"), Kind: mountPrivateTmp, IsDir: true}, {Path: filepath.Join(dir, "hidden"), Kind: mountHideDir, IsDir: true}}
+	kinds := func(mounts []string) map[string]mountOp {
+		got := map[string]mountOp{}
+		for _, op := range hostSkeleton(view, mounts) {
+			got[op.Path] = op
+		}
+		return got
+	}
+	split := kinds([]string{"/", "/proc", "/dev", filepath.Join(dir, "hidden", "m")})
+	for path, want := range map[string]mountKind{
+		"/etc": mountHostRO, filepath.Join(dir, "other"): mountHostRO, filepath.Join(dir, "link"): mountSymlink,
+	} {
+		if split[path].Kind != want {
+			t.Errorf("%s: %+v, want %s", path, split[path], want)
+		}
+	}
+	if split[filepath.Join(dir, "link")].Target != "other" {
+		t.Errorf("the symlink's target: %+v", split[filepath.Join(dir, "link")])
+	}
+	for _, path := range []string{"/", "/var", "/var/tmp", dir, filepath.Join(dir, "hidden"), resolved("/tmp"), "/dev", "/proc"} {
+		if op, ok := split[path]; ok {
+			t.Errorf("%s is in the skeleton (%+v): it is split or the view's own", path, op)
+		}
+	}
+	// Without a host mount under the hidden folder, /var is bound whole.
+	if whole := kinds([]string{"/", "/proc", "/dev"}); whole["/var"].Kind != mountHostRO || len(whole) > len(split) {
+		t.Errorf("/var: %+v, want it bound whole (%d entries, split: %d)", whole["/var"], len(whole), len(split))
+	}
+}
+
+func TestUnescapeMountField(t *testing.T) {
+	for in, want := range map[string]string{`/plain`: "/plain", `/a\040b`: "/a b", `/t\011\012\134x`: "/t\t\n\\x", `/odd\04`: `/odd\04`} {
+		if got := unescapeMountField(in); got != want {
+			t.Errorf("unescapeMountField(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -468,7 +468,7 @@ func profile(g *Group, scoped *tools.ScopedToolRegistry, root string, pol *gate.
 	p := &components.Profile{
 		Group: g.Name, Blueprint: bp, Model: g.Model, ModelID: g.Model.ID(),
 		Tools: scoped, StageTools: stageTools, StageRegistries: registries, Policy: pol,
-		Sandbox: boundaries, MCPServers: servers,
+		Sandbox: boundaries, MCPServers: servers, WorkRoot: root,
 	}
 	groupDir := filepath.Join(root, g.Name)
 	if g.workdir == nil {

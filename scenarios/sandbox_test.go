@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -191,4 +192,127 @@ count = 1
 		t.Fatalf("the child's record %+v, want killed by g-0's kill_agent at tick 1", child)
 	}
 	waitGone(t, marker, "after kill_agent")
+}
+
+// TestSandboxAgentsKeepToTheirWorkdirs runs a scenario whose work root is outside /tmp (as
+// --workdir makes it): agent a writes a secret and spawns a child; agent b, a sibling, tries to
+// read the secret by a relative and an absolute path; the child tries to read its parent's secret
+// and writes a note, which the parent then reads. In the contained modes only the parent's read
+// works; mode none contains nothing, and every read works there.
+func TestSandboxAgentsKeepToTheirWorkdirs(t *testing.T) {
+	for _, mode := range []string{"namespace", "bwrap", "none"} {
+		t.Run(mode, func(t *testing.T) {
+			root, err := os.MkdirTemp("/var/tmp", "warren-scenario-root-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = os.RemoveAll(root) })
+			if err := os.Chmod(root, 0o755); err != nil { // searchable by the uid commands run as
+				t.Fatal(err)
+			}
+			secret := filepath.Join(root, "a", "a-0", "secret.txt")
+			file := writePolicyFiles(t, map[string]string{
+				"s.toml": `name = "apart"
+seed = 5
+[blueprints]
+boxed = "boxed.toml"
+[spawn.boxed]
+model = "child"
+[host.tool_permissions]
+shell = "allow"
+write_file = "allow"
+spawn_agent = "allow"
+kill_agent = "allow"
+[host.sandbox]
+mode = "` + mode + `"
+[models.ma]
+kind = "scripted"
+when_exhausted = "finish"
+  [[models.ma.turns]]
+    [[models.ma.turns.calls]]
+    tool = "shell"
+    args = { command = "echo a-secret > secret.txt" }
+  [[models.ma.turns]]
+    [[models.ma.turns.calls]]
+    tool = "spawn_agent"
+    args = { blueprint = "boxed", task = "note" }
+  [[models.ma.turns]]
+    [[models.ma.turns.calls]]
+    tool = "shell"
+    args = { command = "true" }
+  [[models.ma.turns]]
+    [[models.ma.turns.calls]]
+    tool = "shell"
+    args = { command = "cat agents/1/note.txt" }
+[models.mb]
+kind = "scripted"
+when_exhausted = "finish"
+  [[models.mb.turns]]
+    [[models.mb.turns.calls]]
+    tool = "shell"
+    args = { command = "true" }
+  [[models.mb.turns]]
+    [[models.mb.turns.calls]]
+    tool = "shell"
+    args = { command = "cat ../../a/a-0/secret.txt; cat ` + secret + `" }
+[models.child]
+kind = "scripted"
+when_exhausted = "finish"
+  [[models.child.turns]]
+    [[models.child.turns.calls]]
+    tool = "shell"
+    args = { command = "echo child-note > note.txt; cat ../../secret.txt; cat ` + secret + `" }
+[[groups]]
+name = "a"
+blueprint = "boxed"
+model = "ma"
+count = 1
+[[groups]]
+name = "b"
+blueprint = "boxed"
+model = "mb"
+count = 1
+`,
+				"boxed.toml": fmt.Sprintf(sandboxBlueprint, "[subagents]\nspawnable = [\"boxed\"]", ""),
+			})
+			_, trace := runTraced(t, file, Options{WorkRoot: root})
+			results := shellResults(t, trace)
+			readsSecret := func(call string) bool { return strings.Contains(results[call], "a-secret") }
+			contained := mode != "none"
+			for _, call := range []string{"b-0-t1-c0", "a-0/1-t0-c0"} {
+				if _, ok := results[call]; !ok {
+					t.Fatalf("no result for %s: %q", call, results)
+				}
+				if readsSecret(call) == contained {
+					t.Errorf("mode %s: %s read a's secret: %v; result %q", mode, call, readsSecret(call), results[call])
+				}
+			}
+			if data, err := os.ReadFile(secret); err != nil || string(data) != "a-secret\n" {
+				t.Fatalf("a's secret on the host: %q, %v", data, err)
+			}
+			if !strings.Contains(results["a-0-t3-c0"], "child-note") {
+				t.Errorf("the parent cannot read its child's note: %q", results["a-0-t3-c0"])
+			}
+		})
+	}
+}
+
+// shellResults maps the call id of every tool_result in a trace to its content.
+func shellResults(t *testing.T, trace []byte) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for line := range bytes.Lines(trace) {
+		var ev struct {
+			Kind    string `json:"kind"`
+			CallID  string `json:"call_id"`
+			Content string `json:"content"`
+		}
+		if err := json.Unmarshal(line, &ev); err != nil {
+			t.Fatalf("trace line %q: %v", line, err)
+		}
+		if ev.Kind == "tool_result" {
+			out[ev.CallID] = ev.Content
+		}
+	}
+	return out
 }

@@ -19,13 +19,17 @@ func stageBoundary(p *components.Profile, stage int32) sandbox.Boundary {
 }
 
 // commands returns the agent's sandbox manager, making it on the agent's first command with the
-// boundary of its current stage (sync_stage points it at every later stage).
+// boundary of its current stage (sync_stage points it at every later stage) and the profile's
+// work root, which its contained commands see nothing of but the agent's own workdir.
 func (h *Host) commands(d *components.AgentData, p *components.Profile) *sandbox.Manager {
 	if d.Sandbox == nil {
 		if h.Sandbox == nil {
 			h.Sandbox = sandbox.Probe()
 		}
 		d.Sandbox = sandbox.NewManager(d.Workdir, h.Sandbox, stageBoundary(p, d.Tools.Stage))
+		if p.WorkRoot != "" {
+			d.Sandbox.SetWorkRoot(p.WorkRoot)
+		}
 	}
 	return d.Sandbox
 }

@@ -2,7 +2,11 @@ package systems
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -105,5 +109,35 @@ available_tools = ["write_file"]`, true},
 				t.Errorf("runsCommands = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestCommandsTellTheWorkRoot: the manager commands makes for an agent is told its profile's work
+// root, so its contained commands see only the agent's own workdir of it.
+func TestCommandsTellTheWorkRoot(t *testing.T) {
+	root, err := os.MkdirTemp("/var/tmp", "warren-systems-root-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(root) })
+	if err := os.Chmod(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, other := range []string{"g/b", "h"} {
+		if err := os.MkdirAll(filepath.Join(root, other), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := &Host{}
+	p := &components.Profile{WorkRoot: root, Sandbox: []sandbox.Boundary{sandbox.Ceiling(sandbox.Spec{})}}
+	d := &components.AgentData{Workdir: filepath.Join(root, "g", "a")}
+	mgr := h.commands(d, p)
+	t.Cleanup(func() { _ = mgr.Close() })
+	o, err := mgr.Run(context.Background(), "ls -A "+root+"; ls -A "+filepath.Join(root, "g"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Fields(string(o.Output)); !slices.Equal(got, []string{"g", "a"}) {
+		t.Errorf("the work root as the agent sees it: %q, want only g/a", o.Output)
 	}
 }
