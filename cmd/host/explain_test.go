@@ -324,3 +324,89 @@ func TestExplainScriptTools(t *testing.T) {
 		t.Errorf("without the host's tools_dir:\n%s", r.stderr)
 	}
 }
+
+// TestExplainLineage explains calls of an agent under its ancestors (--under) and in the modes a
+// run gives it, with blueprint files and with a scenario's groups and [spawn] keys.
+func TestExplainLineage(t *testing.T) {
+	agree := filepath.Join("testdata", "agree")
+	boss, helper := filepath.Join(agree, "boss.toml"), filepath.Join(agree, "helper.toml")
+	scenario := filepath.Join(agree, "agree.toml")
+	allowAll := explainData("opt_in.toml")
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"a child under its parent's planning stage", []string{"--config", allowAll, "--under", boss + ":plan", "--blueprint", helper, "shell", "touch x"}, []string{
+			"agent    blueprint boss (stage plan) > blueprint helper, stage work\n",
+			"deny (parent, key shell:touch): agent of group boss (stage \"plan\" when it spawned this agent's line) holds deny for shell:touch (layer blueprint:stage)",
+			"parent           shell:touch  deny",
+		}},
+		{"the same child spawned once the parent acts", []string{"--config", allowAll, "--under", boss + ":act", "--blueprint", helper, "shell", "touch x"}, []string{
+			"ask (parent, key shell:touch): agent of group boss (stage \"act\" when it spawned this agent's line) holds ask",
+		}},
+		{"a child of a read-only top-level agent", []string{"--safety-mode", "read-only", "--under", boss, "--blueprint", helper, "write_file", `{"path":"a","content":"b"}`}, []string{
+			"deny (safety:read-only): read-only mode: write_file writes a\n",
+		}},
+		{"plan mode", []string{"--plan-file", "PLAN.md", "--blueprint", helper, "write_file", `{"path":"PLAN.md","content":"b"}`}, []string{
+			"safety:read-only  write_file  pass  it writes the plan file\n",
+		}},
+		{"a scenario's classifier", []string{"--scenario", scenario, "--blueprint", "autos", "write_file", `{"path":"a","content":"b"}`}, []string{
+			"allow (classifier): auto mode: the classifier allows it: notes are fine\n",
+		}},
+		{"a scenario's spawn key under a group", []string{"--scenario", scenario, "--under", "bosses:plan", "--blueprint", "helper", "shell", "touch x"}, []string{
+			"agent    blueprint boss (stage plan) > blueprint helper, stage work\n",
+			"deny (parent, key shell:touch): agent of group bosses",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := host(t, append([]string{"explain"}, tt.args...)...)
+			wantCode(t, r, exitOK)
+			for _, want := range tt.want {
+				if !strings.Contains(r.stdout, want) {
+					t.Errorf("stdout does not contain %q:\n%s", want, r.stdout)
+				}
+			}
+		})
+	}
+}
+
+// TestExplainRefusesBadCalls: an unknown tool and bad arguments exit 2 after the gate's refusal,
+// as a run refuses them; a bad line of ancestors exits 2 before any explanation.
+func TestExplainRefusesBadCalls(t *testing.T) {
+	bp := explainData("researcher.toml")
+	scenario := filepath.Join("testdata", "agree", "agree.toml")
+	tests := []struct {
+		name           string
+		args           []string
+		stdout, stderr string // substrings; stdout "" means nothing is explained
+	}{
+		{"unknown tool", []string{"--blueprint", bp, "no_such_tool", "{}"},
+			"deny (visibility): tool \"no_such_tool\" is not available in stage \"gather\"", "no tool \"no_such_tool\" is registered with this host (known: "},
+		{"arguments that are not JSON", []string{"--blueprint", bp, "write_file", "{path"},
+			"deny (schema): ", "the arguments of write_file are invalid"},
+		{"arguments that fail the schema", []string{"--blueprint", bp, "write_file", `{"path":5}`},
+			"deny (schema): invalid arguments for tool \"write_file\"", "the arguments of write_file are invalid"},
+		{"an ancestor's unknown stage", []string{"--under", bp + ":nope", "--blueprint", bp, "read_file", `{"path":"a"}`},
+			"", `--under "` + bp + `:nope": blueprint researcher has stages gather, report`},
+		{"an ancestor file that is missing", []string{"--under", explainData("absent.toml"), "--blueprint", bp, "read_file", `{"path":"a"}`},
+			"", "--under " + explainData("absent.toml")},
+		{"a scenario group that does not exist", []string{"--scenario", scenario, "--blueprint", "nobody", "read_file", `{"path":"a"}`},
+			"", `unknown blueprint "nobody": the top-level agent is one of the scenario's groups: workers, planners, autos, bosses`},
+		{"a spawn key that does not exist", []string{"--scenario", scenario, "--under", "bosses", "--blueprint", "nobody", "read_file", `{"path":"a"}`},
+			"", `unknown blueprint "nobody": a sub-agent is one of the scenario's [spawn] keys: helper`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := host(t, append([]string{"explain"}, tt.args...)...)
+			wantCode(t, r, exitBadInput)
+			if !strings.Contains(r.stderr, tt.stderr) {
+				t.Errorf("stderr does not contain %q:\n%s", tt.stderr, r.stderr)
+			}
+			if tt.stdout == "" && r.stdout != "" || !strings.Contains(r.stdout, tt.stdout) {
+				t.Errorf("stdout %q, want it to contain %q", r.stdout, tt.stdout)
+			}
+		})
+	}
+}
