@@ -54,7 +54,9 @@ func readOnlyFloor(pol *Policy, req *Request, call policy.Call, keys []string, x
 	case !effects.ReadOnly():
 		return deny(req.Tool + " declares that it " + effects.String())
 	}
-	x.step(LayerReadOnly, req.Tool, "pass", "read-only ("+effects.String()+")")
+	if x != nil {
+		x.step(LayerReadOnly, req.Tool, "pass", "read-only ("+effects.String()+")")
+	}
 	return Decision{}, false
 }
 

@@ -108,19 +108,20 @@ func decide(pol *Policy, req *Request, x *Explanation) Decision {
 	if pol == nil || pol.Resolver == nil {
 		pol = defaultPolicy
 	}
-	keys := []string{req.Tool}
 	if !req.Visible {
 		x.step(LayerVisibility, req.Tool, "deny", "the stage does not offer it")
-		return Decision{Verdict: policy.Deny, Layer: LayerVisibility, Keys: keys,
+		return Decision{Verdict: policy.Deny, Layer: LayerVisibility, Keys: []string{req.Tool},
 			Reason: fmt.Sprintf("tool %q is not available in stage %q (available: %s)", req.Tool, req.StageName, strings.Join(req.Available, ", "))}
 	}
 	if req.Handle == nil {
 		x.step(LayerVisibility, req.Tool, "deny", "no tool of that name is registered")
-		return Decision{Verdict: policy.Deny, Layer: LayerVisibility, Keys: keys,
+		return Decision{Verdict: policy.Deny, Layer: LayerVisibility, Keys: []string{req.Tool},
 			Reason: fmt.Sprintf("tool %q is not registered with this host", req.Tool)}
 	}
-	keys = toolKeys(req.Tool) // a registered name: the cache is bounded by the registry
-	x.step(LayerVisibility, req.Tool, "pass", fmt.Sprintf("stage %q offers it", req.StageName))
+	keys := toolKeys(req.Tool) // a registered name: the cache is bounded by the registry
+	if x != nil {
+		x.step(LayerVisibility, req.Tool, "pass", fmt.Sprintf("stage %q offers it", req.StageName))
+	}
 	if err := req.Handle.Validate(req.Args); err != nil {
 		x.step(LayerSchema, req.Tool, "deny", err.Error())
 		return Decision{Verdict: policy.Deny, Layer: LayerSchema, Reason: err.Error(), Keys: keys}
@@ -216,7 +217,7 @@ func describeKeys(line policy.ShellLine) string {
 		parts[i] = k
 		for _, o := range line.Opaque {
 			if o.Key == k {
-				parts[i] += " (opaque: " + o.Why + ")"
+				parts[i] += " (opaque: " + o.Reason() + ")"
 			}
 		}
 	}

@@ -243,11 +243,11 @@ func (r *Resolver) shellSteps(c Call, st int) []Step {
 func opaqueEffect(e keyEval, d Decision, why string) string {
 	switch {
 	case d.Layer == LayerOpaque:
-		return "denies: " + why + ", and a layer denies a shell key; name " + namesOf(e.key) + " in the host config to decide it"
+		return "denies: " + OpacityReason(e.key, why) + ", and a layer denies a shell key; name " + namesOf(e.key) + " in the host config to decide it"
 	case e.verdict == Deny:
-		return "no effect: already deny (" + why + ")"
+		return "no effect: already deny (" + OpacityReason(e.key, why) + ")"
 	default:
-		return "no effect: " + why + ", but no layer denies a shell key, or a permission names the key"
+		return "no effect: " + OpacityReason(e.key, why) + ", but no layer denies a shell key, or a permission names the key"
 	}
 }
 

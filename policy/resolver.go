@@ -693,7 +693,7 @@ func (r *Resolver) opaqueFloor(e keyEval, why string, st int) Decision {
 		denied = "launch flag --deny " + rule.denyFlag.name
 	}
 	return Decision{Verdict: Deny, Layer: LayerOpaque, Key: e.key,
-		Reason: why + ", so it cannot be shown to avoid denied programs (" + denied + "); a permission naming " +
+		Reason: OpacityReason(e.key, why) + ", so it cannot be shown to avoid denied programs (" + denied + "); a permission naming " +
 			namesOf(e.key) + " in the host config decides it instead"}
 }
 

@@ -69,7 +69,7 @@ scan:
 		}
 	}
 	if login {
-		s.addOpaque(ProgramKey(prog, ""), prog+" "+whyLogin)
+		s.addOpaque(ProgramKey(prog, ""), whyLogin)
 	}
 	operands := args[min(i, len(args)):]
 	switch {
@@ -167,7 +167,7 @@ func (s *shellScan) stdinCodeAs(d dialect, prog string, ctx shellCtx, interactiv
 		}
 		s.codeAs(d, ctx.stdin.text, inner(ctx), "the here-document "+prog+" reads")
 	case stdinFile:
-		s.addOpaque(ProgramKey(prog, ""), prog+" "+whyShellFile)
+		s.addOpaque(ProgramKey(prog, ""), whyShellFile)
 	case stdinUnknown:
 		s.fail("%s reads commands from standard input, which the line does not show", prog)
 	}
@@ -189,7 +189,7 @@ func (s *shellScan) scriptAs(d dialect, prog string, a shellArg, ctx shellCtx) {
 	case strings.HasPrefix(v, "/dev/fd/") || strings.HasPrefix(v, "/proc/") || isNetworkPath(v):
 		s.fail("%s runs %s, whose content the line does not show", prog, v)
 	default:
-		s.addOpaque(ProgramKey(prog, ""), prog+" "+whyShellFile)
+		s.addOpaque(ProgramKey(prog, ""), whyShellFile)
 	}
 }
 

@@ -230,7 +230,7 @@ func (s *shellScan) execOptions(prog string, args []shellArg, long []execOption,
 			}
 		default:
 			if prog == "rsync" && remotePath(v) {
-				s.addOpaque(ProgramKey("ssh", ""), "rsync reaches "+v+" through a remote shell (ssh), which "+whyRemote)
+				s.addOpaque(ProgramKey("ssh", ""), whyRemote) // rsync reaches v through ssh
 			}
 		}
 	}

@@ -59,7 +59,7 @@ import (
 //     drops) or a carriage return (which bash, unlike the parser, keeps inside a word) makes
 //     the line ok=false.
 func ShellKeys(line string) (keys []string, ok bool) {
-	a := AnalyzeShell(line)
+	a := analyze(line, false)
 	return a.Keys, a.Why == ""
 }
 
@@ -67,7 +67,7 @@ func ShellKeys(line string) (keys []string, ok bool) {
 // not parse: <parser message>", "the program name is computed ($cmd)", ... why is "" when the
 // line's keys are known.
 func ShellKeysExplained(line string) (keys []string, why string) {
-	a := AnalyzeShell(line)
+	a := analyze(line, false)
 	return a.Keys, a.Why
 }
 
@@ -93,13 +93,31 @@ type ShellLine struct {
 type Opacity struct {
 	// Key is the opaque key ("shell:python3").
 	Key string
-	// Why says what runs unseen ("python3 runs code from its arguments or a file").
+	// Why says what runs unseen, after the key's subject ("runs code in its own language, …"):
+	// a fixed phrase, so that marking a key costs nothing; Reason is the sentence.
 	Why string
+}
+
+// Reason is the sentence for messages: the key's subject and Why ("python3 runs code in its
+// own language, …", "PATH names code or a path to code …").
+func (o Opacity) Reason() string { return OpacityReason(o.Key, o.Why) }
+
+// OpacityReason is Opacity{key, why}.Reason(): the program, subcommand, path or variable the key
+// names, then why.
+func OpacityReason(key, why string) string {
+	subject := strings.TrimPrefix(key, shellPrefix)
+	if IsEnvKey(key) {
+		subject = strings.TrimSuffix(subject, "=")
+	}
+	return subject + " " + why
 }
 
 // AnalyzeShell parses one command line (bash syntax) as [ShellKeys] does and also reports which
 // keys run code the line does not show. It is safe for concurrent use.
-func AnalyzeShell(line string) ShellLine {
+func AnalyzeShell(line string) ShellLine { return analyze(line, true) }
+
+// analyze scans line; the opaque keys are reported only when opaque is set.
+func analyze(line string, opaque bool) ShellLine {
 	s := scanPool.Get().(*shellScan)
 	defer s.release()
 	s.code(line, shellCtx{}, "")
@@ -115,7 +133,7 @@ func AnalyzeShell(line string) ShellLine {
 	}
 	slices.Sort(s.keys)
 	out := ShellLine{Keys: slices.Clone(slices.Compact(s.keys))}
-	if len(s.opaque) > 0 {
+	if opaque && len(s.opaque) > 0 {
 		slices.SortStableFunc(s.opaque, func(a, b Opacity) int { return strings.Compare(a.Key, b.Key) })
 		out.Opaque = slices.Clone(slices.CompactFunc(s.opaque, func(a, b Opacity) bool { return a.Key == b.Key }))
 	}

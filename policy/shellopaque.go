@@ -43,7 +43,7 @@ var codeVars = []string{"BASH_ENV", "ENV", "PATH", "LD_PRELOAD", "LD_LIBRARY_PAT
 // envKey gives the assignment key of name: opaque for a code variable.
 func (s *shellScan) envKey(name string) {
 	if slices.Contains(codeVars, name) {
-		s.addOpaque(EnvKey(name), name+" "+whyCodeVar)
+		s.addOpaque(EnvKey(name), whyCodeVar)
 		return
 	}
 	s.add(EnvKey(name))
@@ -167,7 +167,7 @@ func (s *shellScan) programKey(prog string, args []shellArg) {
 		s.add(ProgramKey(prog, ""))
 		return
 	}
-	s.addOpaque(ProgramKey(prog, ""), prog+" "+why)
+	s.addOpaque(ProgramKey(prog, ""), why)
 }
 
 // sandboxed reports whether a static --sandbox option comes before any "--" (GNU sed and gawk

@@ -140,7 +140,7 @@ func (s *shellScan) multiKey(prog, sub string) {
 		s.add(key)
 		return
 	}
-	s.addOpaque(key, strings.TrimSuffix(prog+" "+sub, " ")+" "+why)
+	s.addOpaque(key, why)
 }
 
 var makeSpec = optSpec{short: "BC:dE:ef:hiI:j::kl::Lno:O::pqrRsStvwW:", long: []string{
@@ -182,7 +182,7 @@ func (s *shellScan) make(args []shellArg) {
 			case assigns:
 				s.envName(strings.TrimRight(name, ":+?!"))
 			case validName(a.val):
-				s.addOpaque(ProgramKey("make", a.val), "make "+a.val+" "+whyBuild)
+				s.addOpaque(ProgramKey("make", a.val), whyBuild)
 				targets = true
 			default:
 				s.fail("%q cannot be a make target key", a.val)
@@ -193,7 +193,7 @@ func (s *shellScan) make(args []shellArg) {
 		}
 	}
 	if !targets {
-		s.addOpaque(ProgramKey("make", ""), "make "+whyBuild)
+		s.addOpaque(ProgramKey("make", ""), whyBuild)
 	}
 }
 

@@ -227,7 +227,7 @@ func (s *shellScan) program(word string) string {
 		if !path.IsAbs(clean) && !strings.HasPrefix(clean, "../") && !strings.HasPrefix(clean, "~") {
 			clean = "./" + clean
 		}
-		s.addOpaque(shellPrefix+clean, clean+" "+whyPath)
+		s.addOpaque(shellPrefix+clean, whyPath)
 	}
 	return name
 }
