@@ -80,6 +80,14 @@ func (s *shellScan) builtin(prog string, args []shellArg, ctx shellCtx) {
 		s.shellOptions(prog, args)
 	case "compgen", "complete":
 		s.completion(prog, args, ctx)
+	case "enable":
+		for _, a := range args {
+			if !a.static || strings.HasPrefix(a.val, "-") && strings.ContainsRune(a.val, 'f') {
+				// enable -f LIBRARY NAME loads NAME, a builtin of any name, from a shared library.
+				s.addOpaque(ProgramKey(prog, ""), whyLoadsCode)
+				return
+			}
+		}
 	}
 }
 

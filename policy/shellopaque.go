@@ -24,6 +24,7 @@ const (
 	whySed         = "runs shell commands with its e command and s///e, and writes files with w (GNU sed --sandbox refuses both)"
 	whyLogin       = "starts a login shell, which runs the profile scripts (/etc/profile, ~/.profile) the line does not show"
 	whyCodeVar     = "names code or a path to code that programs run later, which the line does not show"
+	whyLoadsCode   = "loads code from a shared library, which the line does not show"
 )
 
 // codeVars are variables whose value some program runs or loads later, or which choose what a
@@ -57,15 +58,25 @@ func init() {
 		whyInterpreter: {"awk", "gawk", "mawk", "nawk", "node", "nodejs", "deno", "bun", "irb", "expect",
 			"Rscript", "R", "julia", "pwsh", "jshell", "groovy", "scala", "racket", "sbcl", "clisp",
 			"ocaml", "erl", "escript", "elixir", "iex", "dc", "m4", "sqlite3", "psql", "mysql",
-			"gnuplot", "octave", "java", "jrunscript"},
-		whyOtherShell: {"zsh", "ksh", "ksh93", "mksh", "fish", "csh", "tcsh", "yash"},
+			"gnuplot", "octave", "java", "jrunscript", "swift", "kotlin", "kotlinc", "clojure", "clj",
+			"bb", "raku", "perl6", "ipython", "mongo", "mongosh", "ecl", "gforth", "csi"},
+		whyOtherShell: {"zsh", "ksh", "ksh93", "mksh", "fish", "csh", "tcsh", "yash", "osh", "ysh",
+			"oil", "xonsh", "elvish", "nu", "ion"},
 		whyBuild: {"make", "gmake", "cmake", "ninja", "meson", "scons", "bazel", "bazelisk", "gradle",
 			"gradlew", "mvn", "mvnw", "ant", "sbt", "rake", "bundle", "pytest", "py.test", "tox", "nox",
-			"npx", "pnpx", "bunx", "uvx", "pipx", "just", "task"},
-		whyGit:    {"git"},
-		whyRemote: {"ssh", "scp", "sftp", "rsh", "rlogin", "mosh", "autossh", "sshpass", "socat", "nc", "ncat", "netcat"},
+			"npx", "pnpx", "bunx", "uvx", "pipx", "just", "task", "dotnet", "poetry", "pipenv", "uv",
+			"pdm", "hatch", "conda", "mamba", "micromamba", "corepack", "volta", "asdf", "mise",
+			"direnv", "nix", "nix-shell", "guix", "ansible", "ansible-playbook", "puppet", "salt-call",
+			"chef-client", "tcc"},
+		whyGit: {"git"},
+		whyRemote: {"ssh", "scp", "sftp", "rsh", "rlogin", "mosh", "autossh", "sshpass", "socat", "nc",
+			"ncat", "netcat", "ftp", "lftp", "ncftp", "telnet", "nerdctl", "ctr", "crictl", "lxc",
+			"incus", "vagrant", "oc", "minikube", "snap", "flatpak"},
 		whyInteractive: {"gdb", "lldb", "vim", "vi", "nvim", "ex", "view", "vimdiff", "rvim", "emacs",
-			"emacsclient", "tmux", "screen", "at", "batch", "crontab", "xdg-open", "mail", "mailx"},
+			"emacsclient", "tmux", "screen", "byobu", "at", "batch", "crontab", "xdg-open", "mail",
+			"mailx", "mutt", "neomutt", "less", "more", "most", "ed", "red", "nano", "pico", "joe",
+			"mg", "micro", "vipe", "editor", "pager", "sensible-editor", "sensible-pager",
+			"sensible-browser", "x-www-browser", "www-browser"},
 		whyPackage: {"dpkg", "rpm"},
 		whySed:     {"sed"},
 	} {

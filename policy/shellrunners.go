@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -113,7 +114,20 @@ func (s *shellScan) runner(prog string, args []shellArg, ctx shellCtx) (handled 
 		}
 	case "rsync":
 		s.execOptions(prog, args, rsyncExec, map[byte]string{'e': "--rsh"}, ctx)
+	case "sdiff", "diff3":
+		s.execOptions(prog, args, diffExec, nil, ctx)
+	case "cpio":
+		s.cpio(args, ctx)
+	case "capsh":
+		s.capsh(args, ctx)
+	case "newgrp":
+		s.shellVar = true // newgrp starts the user's login shell, reading standard input
+		s.stdinCodeAs(shDialect, prog, ctx, false)
 	default:
+		if isDynamicLoader(prog) {
+			s.loader(prog, args, ctx)
+			return true
+		}
 		if !slices.Contains(unmodelledRunners, prog) {
 			return false
 		}
@@ -350,6 +364,83 @@ func (s *shellScan) ip(args []shellArg, ctx shellCtx) {
 				return
 			}
 			s.fail("ip %s may run a command (ip netns exec NAME command); write the object and verb in full", a.val)
+			return
+		}
+	}
+}
+
+// diffExec: sdiff and diff3 run the program --diff-program names instead of diff.
+var diffExec = []execOption{{name: "--diff-program"}}
+
+// cpio runs --rsh-command (and rsh for a remote archive, host:file, unless --force-local).
+func (s *shellScan) cpio(args []shellArg, ctx shellCtx) {
+	s.execOptions("cpio", args, []execOption{{name: "--rsh-command", shell: true}}, nil, ctx)
+	forceLocal := slices.ContainsFunc(args, func(a shellArg) bool { return a.static && a.val == "--force-local" })
+	for i, a := range args {
+		v := a.val
+		if name, val, eq := strings.Cut(v, "="); eq && (name == "--file" || name == "-F") {
+			v = val
+		} else if (v == "-F" || v == "-I" || v == "-O" || v == "--file") && i+1 < len(args) {
+			v = args[i+1].val
+		} else {
+			continue
+		}
+		if host, _, remote := strings.Cut(v, ":"); remote && !strings.Contains(host, "/") && !forceLocal {
+			s.fail("cpio reaches the remote archive %s by running rsh there", v)
+			return
+		}
+	}
+}
+
+// isDynamicLoader reports whether prog is the dynamic loader (ld.so, ld-linux-x86-64.so.2,
+// ld-musl-x86_64.so.1), which runs the program named after its options.
+func isDynamicLoader(prog string) bool {
+	return prog == "ld.so" || (strings.HasPrefix(prog, "ld-") || strings.HasPrefix(prog, "ld64.")) && strings.Contains(prog, ".so")
+}
+
+var loaderSpec = optSpec{long: []string{"list", "verify", "inhibit-cache", "library-path=",
+	"glibc-hwcaps-prepend=", "glibc-hwcaps-mask=", "inhibit-rpath=", "audit=", "preload=", "argv0=",
+	"list-tunables", "list-diagnostics", "help", "version"}}
+
+// loader scans the dynamic loader run as a program: it runs the executable after its options,
+// and --preload and --audit load code of their own (the key is then opaque).
+func (s *shellScan) loader(prog string, args []shellArg, ctx shellCtx) {
+	runs := true
+	rest, _ := s.options(prog, args, &loaderSpec, func(opt string, _ shellArg) {
+		switch opt {
+		case "--preload", "--audit", "--library-path":
+			s.addOpaque(ProgramKey(prog, ""), whyLoadsCode)
+		case "--list", "--verify", "--list-tunables", "--list-diagnostics", "--help", "--version":
+			runs = false
+		}
+	})
+	if !s.failed() && runs {
+		s.nest(rest, ctx)
+	}
+}
+
+// capsh runs /bin/bash (or its --shell=) with the arguments after "--", and itself again with
+// those after "==".
+func (s *shellScan) capsh(args []shellArg, ctx shellCtx) {
+	shell := "bash"
+	for i, a := range args {
+		switch v := a.val; {
+		case !a.static:
+			s.fail("an argument of capsh is computed (%s)", a.text())
+			return
+		case v == "--":
+			s.add(ProgramKey(shell, "")) // posixShell reads the arguments in the shell's dialect
+			s.posixShell(shell, args[i+1:], ctx)
+			return
+		case v == "==":
+			s.nest(append([]shellArg{staticArg("capsh")}, args[i+1:]...), ctx)
+			return
+		case strings.HasPrefix(v, "--shell="):
+			s.chosenShell("capsh", staticArg(strings.TrimPrefix(v, "--shell=")))
+			shell = filepath.Base(strings.TrimPrefix(v, "--shell="))
+		case strings.HasPrefix(v, "--") || v == "-h":
+		default:
+			s.fail("capsh has an argument this check does not know (%s)", v)
 			return
 		}
 	}
