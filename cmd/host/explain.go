@@ -53,7 +53,7 @@ type explainCmd struct {
 	Blueprint  string   `required:"" help:"The agent: a blueprint file (with --scenario: a group, or a [spawn] key when --under is given)." placeholder:"FILE|KEY"`
 	Under      []string `sep:"none" help:"An ancestor of the agent and the stage it was in when it spawned the next one: BLUEPRINT[:STAGE] (repeatable, the top-level agent first; default stage: the entry)." placeholder:"BLUEPRINT[:STAGE]"`
 	Stage      string   `help:"Stage the agent is in (default: the blueprint's entry stage)." placeholder:"NAME"`
-	SafetyMode string   `help:"Safety mode of the top-level agent: default, read-only or auto (with --scenario: the group's)." enum:",default,read-only,auto" default:""`
+	SafetyMode string   `help:"Safety mode of the top-level agent: default, read-only or auto (with --scenario: the group's)." enum:",default,read-only,auto" default:"" placeholder:"MODE"`
 	PlanFile   string   `help:"The top-level agent is drafting a plan into this workdir file (everything else is read-only)." placeholder:"PATH"`
 	Agent      string   `help:"The agent's name, which classifier rules match (default: the top group's first agent, or \"agent\")." placeholder:"NAME"`
 	Grant      []string `help:"A grant the agent holds, KEY=stage or KEY=run (repeatable)." placeholder:"KEY=SCOPE"`

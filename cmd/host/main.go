@@ -4,7 +4,8 @@
 //	host run FILE [--trace OUT] [--agents N] [--seed N] [--workdir DIR] [--log-level LEVEL]
 //	host validate FILE...
 //	host trace diff WANT GOT
-//	host explain --blueprint FILE [--config FILE] [--stage NAME] [launch flags] TOOL [ARGS]
+//	host explain --blueprint FILE [--config FILE] [--stage NAME] [--under FILE[:STAGE]]... [launch flags] TOOL [ARGS]
+//	host explain --scenario FILE --blueprint GROUP|KEY [--under GROUP:STAGE]... TOOL [ARGS]
 //	host doctor [--config FILE]
 //
 // Exit codes: 0 the run finished and every expectation held (or the files are valid, or the
