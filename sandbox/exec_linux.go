@@ -287,12 +287,12 @@ func closeOnExecByWalk(keep []int) error {
 func markInheritedCloseOnExec() { _ = closeOnExecExcept(nil) }
 
 // ChownForCommands hands path to the host ids contained commands run as (CommandUID and
-// CommandGID), and does nothing when those are the host's own. The manager hands each workdir
-// over before a contained command runs in it; what the host writes into a workdir afterwards
-// (the file tools, running as root) stays root's, readable but not writable by the commands,
-// unless the writer hands it over too. path must be absolute with its symlinks resolved: a
-// symlink anywhere on it is refused, so that one a command planted in its workdir cannot turn
-// the chown onto a host file.
+// CommandGID), and does nothing when those are the host's own. The manager hands its private
+// directory over with it, and each workdir (through the descriptor its walk reached) before a
+// contained command runs there; what the host writes into a workdir afterwards (the file tools,
+// running as root) stays root's, readable but not writable by the commands, unless the writer
+// hands it over too. path must be absolute with its symlinks resolved: a symlink anywhere on it
+// is refused, so that one a command planted cannot turn the chown onto a host file.
 func (c *Capabilities) ChownForCommands(path string) error {
 	if !c.dropsPrivileges() {
 		return nil
