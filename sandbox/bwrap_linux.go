@@ -51,7 +51,7 @@ func bwrapLaunch(spec launchSpec) (*launch, error) {
 		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN},
 	}
 	if caps.dropsPrivileges() {
-		plan.Stage = &stagePlan{Dir: spec.root, Workdir: spec.workdir, WorkdirID: *idOf(spec.workdirID),
+		plan.Stage = &stagePlan{Dir: spec.root, Workdir: spec.workdir, WorkdirID: idOf(spec.workdirID),
 			As: identity{UID: caps.CommandUID, GID: caps.CommandGID, DropGroups: true}}
 		for _, op := range ops {
 			if op.Kind == mountWritable {
@@ -121,9 +121,10 @@ func mountOwnProc() error {
 }
 
 // stageSources is the trampoline's staging (stagePlan): it opens the sources with the host's ids
-// (the workdir checked to be the folder the manager reached), becomes st.As (the command uid, no groups: all threads, for good), mounts a fresh file system on
-// st.Dir, and attaches a copy of source i on st.Dir/i. All of it happens in the trampoline's own
-// mount namespace, which dies with bwrap: nothing is mounted on the host.
+// (the workdir checked to be the folder the manager reached), becomes st.As (the command uid, no
+// groups: all threads, for good), mounts a fresh file system on st.Dir, and attaches a copy of
+// source i on st.Dir/i. All of it happens in the trampoline's own mount namespace, which dies
+// with bwrap: nothing is mounted on the host.
 func stageSources(st *stagePlan) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("making the mounts private: %w", err)

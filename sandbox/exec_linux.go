@@ -309,7 +309,7 @@ func (c *Capabilities) ChownForCommands(path string) error {
 }
 
 // idOf is a folder's identity as the helpers' plans carry it.
-func idOf(id safepath.Identity) *fileID { return &fileID{Dev: id.Dev, Ino: id.Ino} }
+func idOf(id safepath.Identity) fileID { return fileID{Dev: id.Dev, Ino: id.Ino} }
 
 // removePrivate removes the manager's private directory and its empty "root" by descriptor: the
 // directory is opened with symbolic links refused on its whole path (openat2's

@@ -67,8 +67,8 @@ func markInheritedCloseOnExec() {}
 // the Linux version).
 func (c *Capabilities) ChownForCommands(string) error { return nil }
 
-// removePrivate removes the manager's private directory, which the contained modes make and
-// which outside Linux none is (see the Linux version).
+// removePrivate removes the manager's private directory by path: only the contained modes make
+// one, and outside Linux they never run (the Linux version removes it by descriptor).
 func removePrivate(private string) error {
 	if err := os.Remove(filepath.Join(private, "root")); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err

@@ -33,7 +33,8 @@ const reaperGiveUp = 10 * time.Second
 // exits, when the host closes the lifeline (timeout, cancellation, Close), and when the lifeline
 // breaks because the host is gone, however it died. Nothing else is contained.
 func noneLaunch(spec launchSpec) (*launch, error) {
-	plan := execPlan{Path: ShellPath, Args: shellArgv(spec.line), Env: spec.env, Dir: spec.workdir, DirID: idOf(spec.workdirID)}
+	id := idOf(spec.workdirID)
+	plan := execPlan{Path: ShellPath, Args: shellArgv(spec.line), Env: spec.env, Dir: spec.workdir, DirID: &id}
 	data, err := json.Marshal(plan)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the command's plan: %w", err)
