@@ -16,6 +16,7 @@ import (
 	"github.com/warrenhq/warren/blueprint"
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/sandbox"
+	"github.com/warrenhq/warren/scripting"
 	"github.com/warrenhq/warren/tools"
 )
 
@@ -160,5 +161,15 @@ func TestCommandsNeedAWorkdir(t *testing.T) {
 	ec.Commands = h.commands(d, p)
 	if _, err := (tools.Shell{}).Execute(ec, []byte(`{"command":"echo ran > escaped"}`)); !errors.Is(err, tools.ErrNoSandbox) {
 		t.Errorf("the shell tool: %v, want tools.ErrNoSandbox", err)
+	}
+	script, err := scripting.Compile("run.js", []byte(`defineTool({name: "run", description: "runs", parameters: {type: "object"},
+  run: function (args, host) { try { return host.shell("echo ran > escaped"); } catch (e) { return "refused: " + e.message; } }});`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ec.ScriptPermit = func(string) error { return nil }
+	res, err := (&scripting.Tool{Script: script, Engine: scripting.NewEngine(scripting.Limits{})}).Execute(ec, []byte(`{}`))
+	if err != nil || res.Content != "refused: "+scripting.ErrNoSandbox.Error() {
+		t.Errorf("host.shell: %q, %v; want it refused for want of a sandbox", res.Content, err)
 	}
 }
