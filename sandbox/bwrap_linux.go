@@ -51,7 +51,8 @@ func bwrapLaunch(spec launchSpec) (*launch, error) {
 		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN},
 	}
 	if caps.dropsPrivileges() {
-		plan.Stage = &stagePlan{Dir: spec.root, As: identity{UID: caps.CommandUID, GID: caps.CommandGID, DropGroups: true}}
+		plan.Stage = &stagePlan{Dir: spec.root, Workdir: spec.workdir, WorkdirID: idOf(spec.workdirID),
+			As: identity{UID: caps.CommandUID, GID: caps.CommandGID, DropGroups: true}}
 		for _, op := range ops {
 			if op.Kind == mountWritable {
 				plan.Stage.Sources = append(plan.Stage.Sources, op.Path)
@@ -119,10 +120,11 @@ func mountOwnProc() error {
 	return nil
 }
 
-// stageSources is the trampoline's staging (stagePlan): it opens the sources with the host's ids,
-// becomes st.As (the command uid, no groups: all threads, for good), mounts a fresh file system on
-// st.Dir, and attaches a copy of source i on st.Dir/i. All of it happens in the trampoline's own
-// mount namespace, which dies with bwrap: nothing is mounted on the host.
+// stageSources is the trampoline's staging (stagePlan): it opens the sources with the host's ids
+// (the workdir checked to be the folder the manager reached), becomes st.As (the command uid, no
+// groups: all threads, for good), mounts a fresh file system on st.Dir, and attaches a copy of
+// source i on st.Dir/i. All of it happens in the trampoline's own mount namespace, which dies
+// with bwrap: nothing is mounted on the host.
 func stageSources(st *stagePlan) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("making the mounts private: %w", err)
@@ -133,7 +135,11 @@ func stageSources(st *stagePlan) error {
 	}
 	defer closeSources(sources)
 	for i, src := range st.Sources {
-		fd, err := openSource(src)
+		var want *fileID
+		if src == st.Workdir {
+			want = &st.WorkdirID
+		}
+		fd, err := openSource(src, want)
 		if err != nil {
 			return fmt.Errorf("staging %s: %w", src, err)
 		}

@@ -614,5 +614,5 @@ func escapeAttempts() []escapeCase {
 				return ""
 			}},
 	}
-	return slices.Concat(fileWrites, reads, network, processes, resources, timeouts, mounts, privileges, kernel, channels)
+	return slices.Concat(fileWrites, reads, network, processes, resources, timeouts, mounts, privileges, kernel, channels, workdirAttempts())
 }

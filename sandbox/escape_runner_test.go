@@ -143,10 +143,15 @@ type escapeCase struct {
 	boundary func(r *escapeRun, b *Boundary)
 	// workRoot, when set, gives the work root the run's manager is told (Manager.SetWorkRoot).
 	workRoot func(r *escapeRun) string
+	// workdir, when set, gives the workdir the run's manager is made with (r.workdir otherwise).
+	workdir func(r *escapeRun) string
+	// parent and between are commands of a parent agent (escapeRun.asParent), run to their end
+	// before the prelude and between the prelude and line.
+	parent, between string
 	// prelude is a command run to its end before line, by the same manager.
 	prelude string
-	// refused is the error (an errors.Is target) with which a contained mode refuses to start
-	// the attempt's commands at all: the attempt is then contained in that mode.
+	// refused is the error (an errors.Is target) with which the manager refuses to start the
+	// attempt's commands at all: the attempt is then contained in that mode.
 	refused error
 	line    string
 	watch   func(r *escapeRun) string
@@ -303,6 +308,7 @@ type escapeRun struct {
 	t       *testing.T
 	suite   *escapeSuite
 	workdir string
+	parent  string // a parent agent's workdir, for the attempts that need one (asParent)
 	hostTmp string // the test's temporary folder under the host's /tmp (private inside)
 	token   string // unique: file contents, names, secrets
 	marker  string // a unique `sleep` argument of about two hours: a process to find or miss
@@ -366,7 +372,11 @@ func (s *escapeSuite) run(t *testing.T, a escapeCase, m Mode) escapeResult {
 	if a.payload {
 		r.link(s.payload, escapePayloadName)
 	}
-	mgr := NewManager(r.workdir, s.caps, b)
+	workdir := r.workdir
+	if a.workdir != nil {
+		workdir = a.workdir(r)
+	}
+	mgr := NewManager(workdir, s.caps, b)
 	if a.workRoot != nil {
 		mgr.SetWorkRoot(a.workRoot(r))
 	}
@@ -375,41 +385,43 @@ func (s *escapeSuite) run(t *testing.T, a escapeCase, m Mode) escapeResult {
 			t.Errorf("Close: %v", err)
 		}
 	})
-	// A start the mode refuses, as the attempt expects, contains it.
-	refused := func(err error) bool {
-		if a.refused == nil || !m.contains() || !errors.Is(err, a.refused) {
-			return false
+	// A start the manager refuses, as the attempt expects, contains it, unless the host's check
+	// still finds what the attempt aimed at (a refusal that came too late).
+	var refusal error
+	refuses := func(err error) bool {
+		if a.refused != nil && errors.Is(err, a.refused) {
+			refusal = err
 		}
-		res.ran = true
-		t.Logf("contained: the sandbox refused to start the command: %v", err)
-		return true
+		return refusal != nil
 	}
+	r.asParent(b, a.parent)
 	if a.prelude != "" {
-		if _, err := mgr.Run(context.Background(), r.expand(a.prelude)); refused(err) {
-			return res
-		} else if err != nil {
+		if _, err := mgr.Run(context.Background(), r.expand(a.prelude)); err != nil && !refuses(err) {
 			t.Fatalf("prelude %q: %v", a.prelude, err)
 		}
 	}
 	line := r.expand(a.line)
 	var o Outcome
 	var evidence string
-	if a.terminal {
+	switch {
+	case refusal != nil:
+	case a.terminal:
 		o = r.runFromTerminal(b, line)
-	} else if a.killHost != 0 {
+	case a.killHost != 0:
 		o = r.runKillingHost(b, line, a.killHost)
-	} else {
+	default:
+		r.asParent(b, a.between)
 		var err error
-		if o, evidence, err = r.runWatched(mgr, line, a.watch); refused(err) {
-			return res
-		} else if err != nil {
+		if o, evidence, err = r.runWatched(mgr, line, a.watch); err != nil && !refuses(err) {
 			t.Fatalf("Start(%q): %v", line, err)
 		}
 	}
-	if o.Err != nil {
+	switch {
+	case refusal != nil:
+		t.Logf("the sandbox refused to start the command: %v", refusal)
+	case o.Err != nil:
 		t.Fatalf("the sandbox failed to run %q: %v", line, o.Err)
-	}
-	if a.payload && evidence == "" && !bytes.Contains(o.Output, []byte(escapePayloadBanner)) {
+	case a.payload && evidence == "" && !bytes.Contains(o.Output, []byte(escapePayloadBanner)):
 		t.Fatalf("the payload never ran (exit %d): %q", o.ExitCode, o.Output)
 	}
 	if evidence == "" && a.check != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/moby/sys/reexec"
 	"golang.org/x/sys/unix"
+
+	"github.com/warrenhq/warren/internal/safepath"
 )
 
 func init() {
@@ -284,12 +287,12 @@ func closeOnExecByWalk(keep []int) error {
 func markInheritedCloseOnExec() { _ = closeOnExecExcept(nil) }
 
 // ChownForCommands hands path to the host ids contained commands run as (CommandUID and
-// CommandGID), and does nothing when those are the host's own. The manager hands each workdir
-// over before a contained command runs in it; what the host writes into a workdir afterwards
-// (the file tools, running as root) stays root's, readable but not writable by the commands,
-// unless the writer hands it over too. path must be absolute with its symlinks resolved: a
-// symlink anywhere on it is refused, so that one a command planted in its workdir cannot turn
-// the chown onto a host file.
+// CommandGID), and does nothing when those are the host's own. The manager hands its private
+// directory over with it, and each workdir (through the descriptor its walk reached) before a
+// contained command runs there; what the host writes into a workdir afterwards (the file tools,
+// running as root) stays root's, readable but not writable by the commands, unless the writer
+// hands it over too. path must be absolute with its symlinks resolved: a symlink anywhere on it
+// is refused, so that one a command planted cannot turn the chown onto a host file.
 func (c *Capabilities) ChownForCommands(path string) error {
 	if !c.dropsPrivileges() {
 		return nil
@@ -305,26 +308,36 @@ func (c *Capabilities) ChownForCommands(path string) error {
 	return nil
 }
 
-// handOverWorkdir gives the workdir (resolved) to CommandUID, which contained commands run as on
-// a root host, so that they may write it. It hands over only a workdir reached without a symlink:
-// one on the way may have been planted by a command that can write a folder above the workdir (a
-// parent agent's, for a child's workdir under its own), and would turn the chown onto a host
-// folder. A workdir reached through a symlink must already belong to CommandUID; otherwise the
-// error, wrapping ErrSetup, says so.
-func (m *Manager) handOverWorkdir(workdir string) error {
-	if !m.caps.dropsPrivileges() {
+// idOf is a folder's identity as the helpers' plans carry it.
+func idOf(id safepath.Identity) fileID { return fileID{Dev: id.Dev, Ino: id.Ino} }
+
+// removePrivate removes the manager's private directory and its empty "root" by descriptor: the
+// directory is opened with symbolic links refused on its whole path (openat2's
+// RESOLVE_NO_SYMLINKS) and "root" removed relative to it, so a link put in either's place leads
+// the removal nowhere. Both belong to CommandUID in the host's sticky /tmp, which no command
+// sees; this is defence in depth. rmdir removes only empty folders, and a missing one is no error.
+func removePrivate(private string) error {
+	how := &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS}
+	parent, err := unix.Openat2(unix.AT_FDCWD, filepath.Dir(private), how)
+	if err != nil {
+		return fmt.Errorf("opening %s: %w", filepath.Dir(private), err)
+	}
+	defer unix.Close(parent)
+	how.Resolve |= unix.RESOLVE_BENEATH
+	fd, err := unix.Openat2(parent, filepath.Base(private), how)
+	if errors.Is(err, unix.ENOENT) {
 		return nil
 	}
-	if workdir == m.workdir {
-		if err := m.caps.ChownForCommands(workdir); err != nil {
-			return fmt.Errorf("%w: handing the workdir to uid %d: %w", ErrSetup, m.caps.CommandUID, err)
-		}
-		return nil
+	if err != nil {
+		return fmt.Errorf("opening %s: %w", private, err)
 	}
-	var st unix.Stat_t
-	if err := unix.Stat(workdir, &st); err != nil || int(st.Uid) != m.caps.CommandUID {
-		return fmt.Errorf("%w: the workdir %s is reached through a symlink (it is %s) and does not belong to uid %d, which contained commands run as: the sandbox will not follow a link to hand it over; chown it to %d yourself or configure its real path",
-			ErrSetup, m.workdir, workdir, m.caps.CommandUID, m.caps.CommandUID)
+	err = unix.Unlinkat(fd, "root", unix.AT_REMOVEDIR)
+	unix.Close(fd)
+	if err != nil && !errors.Is(err, unix.ENOENT) {
+		return fmt.Errorf("removing %s/root: %w", private, err)
+	}
+	if err := unix.Unlinkat(parent, filepath.Base(private), unix.AT_REMOVEDIR); err != nil && !errors.Is(err, unix.ENOENT) {
+		return fmt.Errorf("removing %s: %w", private, err)
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -134,37 +133,45 @@ func TestChownForCommands(t *testing.T) {
 	}
 }
 
-// TestHandOverWorkdir: a workdir reached without a symlink is handed to the command uid; one
-// reached through a symlink is never chowned (the link may point anywhere on the host), and is
-// refused unless it already belongs to the command uid.
+// TestHandOverWorkdir: the workdir is handed to the command uid through the walk's descriptor:
+// a link put in its place meanwhile leads the chown nowhere. Commands running as the host's uid
+// need nothing handed over.
 func TestHandOverWorkdir(t *testing.T) {
 	base := resolved(t.TempDir())
-	dir, link := filepath.Join(base, "dir"), filepath.Join(base, "link")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(dir, link); err != nil {
-		t.Fatal(err)
-	}
-	me := os.Getuid()
-	// Commands run as this test's own uid (a uid it may chown to), or as another one.
-	mine := syntheticCaps(func(c *Capabilities) { c.UID, c.CommandUID, c.CommandGID = me+1, me, os.Getgid() })
-	other := syntheticCaps(func(c *Capabilities) { c.UID, c.CommandUID, c.CommandGID = me+1, me+2, os.Getgid() })
-	for _, tc := range []struct {
-		name       string
-		configured string
-		caps       *Capabilities
-		wantErr    bool
-	}{
-		{"the real path is handed over", dir, mine, false},
-		{"a link to a folder the command uid owns", link, mine, false},
-		{"a link to a folder of another uid", link, other, true},
-		{"commands running as the host's uid", link, syntheticCaps(nil), false},
-	} {
-		m := newManager(tc.configured, tc.caps, Boundary{})
-		err := m.handOverWorkdir(dir)
-		if tc.wantErr != (err != nil) || err != nil && (!errors.Is(err, ErrSetup) || !strings.Contains(err.Error(), "through a symlink")) {
-			t.Errorf("%s: %v, want an error %v", tc.name, err, tc.wantErr)
+	dir, moved, other := filepath.Join(base, "dir"), filepath.Join(base, "moved"), filepath.Join(base, "other")
+	for _, d := range []string{dir, other} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
 		}
+	}
+	// Commands run as another gid (only root may give a folder away: elsewhere, the test's own).
+	gid := os.Getgid()
+	if os.Geteuid() == 0 {
+		gid = 65533
+	}
+	caps := syntheticCaps(func(c *Capabilities) { c.UID, c.CommandUID, c.CommandGID = os.Getuid()+1, os.Getuid(), gid })
+	m := newManager(dir, caps, Boundary{})
+	walked, _, err := m.openWorkdir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer walked.Close()
+	if err := os.Rename(dir, moved); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(other, dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.handOverWorkdir(walked); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]int{moved: gid, other: os.Getgid()} {
+		var st syscall.Stat_t
+		if err := syscall.Stat(path, &st); err != nil || int(st.Gid) != want {
+			t.Errorf("%s has gid %d (%v), want %d", path, st.Gid, err, want)
+		}
+	}
+	if err := newManager(dir, syntheticCaps(nil), Boundary{}).handOverWorkdir(walked); err != nil {
+		t.Errorf("commands running as the host's uid: %v, want nothing done", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 )
 
@@ -66,5 +67,14 @@ func markInheritedCloseOnExec() {}
 // the Linux version).
 func (c *Capabilities) ChownForCommands(string) error { return nil }
 
-// handOverWorkdir has nothing to do outside Linux: commands run as the host's uid.
-func (m *Manager) handOverWorkdir(string) error { return nil }
+// removePrivate removes the manager's private directory by path: only the contained modes make
+// one, and outside Linux they never run (the Linux version removes it by descriptor).
+func removePrivate(private string) error {
+	if err := os.Remove(filepath.Join(private, "root")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if err := os.Remove(private); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/warrenhq/warren/internal/safepath"
 )
 
 // ErrClosed: Run or Start on a Manager that Close has torn down (the agent was reaped).
@@ -53,6 +55,8 @@ type Outcome struct {
 // agent enters (Point); each command runs under the boundary current when it starts, so pointing
 // the manager elsewhere changes nothing about commands already running. Safe for concurrent use.
 type Manager struct {
+	// workdir is the path as given (clean when absolute); Start refuses to run anything when it
+	// is not absolute.
 	workdir string
 	caps    *Capabilities
 	// workRoot is what SetWorkRoot set, "" when nothing.
@@ -68,12 +72,16 @@ type Manager struct {
 	// on a root host. Both mount in a mount namespace of their own: nothing is ever mounted on it
 	// in the host's. On a root host both belong to CommandUID, who does that work.
 	private string
-	// pinned is where the workdir led (symlinks resolved) at the first command (pinWorkdir).
-	pinned string
+	// pinned is the folder the workdir was at the first command (pinWorkdir), nil before it.
+	pinned *safepath.Identity
 }
 
-// NewManager returns a manager running commands in workdir (made absolute; created at each
-// command if missing) under b, on a machine offering caps (nil means Probe()).
+// NewManager returns a manager running commands in workdir under b, on a machine offering caps
+// (nil means Probe()). workdir must be absolute with no symbolic link on its path: the caller
+// resolves the links it trusts once (a run resolves its root when it starts), so a link found on
+// the path later was planted, and Start refuses it. An empty or relative workdir makes every
+// command fail with ErrSetup, never one in the host's current directory. The workdir is created
+// at the first command if missing.
 func NewManager(workdir string, caps *Capabilities, b Boundary) *Manager {
 	if caps == nil {
 		caps = Probe()
@@ -83,8 +91,8 @@ func NewManager(workdir string, caps *Capabilities, b Boundary) *Manager {
 
 // newManager is NewManager with caps given (the probe's trial managers use it).
 func newManager(workdir string, caps *Capabilities, b Boundary) *Manager {
-	if abs, err := filepath.Abs(workdir); err == nil {
-		workdir = abs
+	if filepath.IsAbs(workdir) {
+		workdir = filepath.Clean(workdir)
 	}
 	return &Manager{workdir: workdir, caps: caps, boundary: b, running: map[*Process]struct{}{}}
 }
@@ -149,26 +157,24 @@ func (m *Manager) Start(ctx context.Context, line string) (*Process, error) {
 	asked, workRoot := m.boundary, m.workRoot
 	m.mu.Unlock()
 
+	if !filepath.IsAbs(m.workdir) {
+		return nil, fmt.Errorf("%w: the workdir %q is not an absolute path: the manager runs nothing rather than take the host's current directory", ErrSetup, m.workdir)
+	}
 	b, warning, err := m.caps.Effective(asked)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(m.workdir, 0o755); err != nil {
-		return nil, fmt.Errorf("creating the workdir: %w", err)
-	}
-	workdir, err := filepath.EvalSymlinks(m.workdir)
+	dir, id, err := m.openWorkdir()
 	if err != nil {
-		return nil, fmt.Errorf("resolving the workdir: %w", err)
-	}
-	if err := m.pinWorkdir(workdir); err != nil {
 		return nil, err
 	}
-	spec := launchSpec{line: line, workdir: workdir, workRoot: workRoot, boundary: b, env: sandboxEnv(b.AllowEnv), caps: m.caps}
+	defer func() { _ = dir.Close() }()
+	spec := launchSpec{line: line, workdir: m.workdir, workdirID: id, workRoot: workRoot, boundary: b, env: sandboxEnv(b.AllowEnv), caps: m.caps}
 	if b.Mode.contains() {
-		if err := hiddenInWritable(m.workdir, workdir, b); err != nil {
+		if err := hiddenInWritable(m.workdir, b); err != nil {
 			return nil, err
 		}
-		if err := m.handOverWorkdir(workdir); err != nil {
+		if err := m.handOverWorkdir(dir); err != nil {
 			return nil, err
 		}
 	}
@@ -202,18 +208,60 @@ func (m *Manager) Start(ctx context.Context, line string) (*Process, error) {
 	return p, nil
 }
 
-// pinWorkdir records where the workdir led at the manager's first command and refuses a later
-// command if it leads elsewhere: a folder on its way was replaced by a symlink (by a command that
-// may write a folder above the workdir, such as a parent agent's for a child's workdir under its
-// own), which would send the command's writable bind, and its file writes, to another folder.
-func (m *Manager) pinWorkdir(workdir string) error {
+// openWorkdir opens the workdir along real folders only (safepath.Open: from / one component
+// at a time, a symbolic link at any of them refused), creating what is missing at the manager's
+// first command, and checks that it is the folder it was then (pinWorkdir). The host, root on a
+// root host, then acts on that folder only through the descriptor, and the helpers check that
+// the folder they bind or enter is the same one (its identity travels in their plans). A link on
+// the path was planted, typically by a parent agent's command in the folder holding its child's
+// workdir, and following it would make, hand over and bind a host folder or another agent's
+// workdir; the error, wrapping ErrSetup, names the link.
+func (m *Manager) openWorkdir() (*safepath.Dir, safepath.Identity, error) {
+	m.mu.Lock()
+	first := m.pinned == nil
+	m.mu.Unlock()
+	// Made only for the first command: later, a missing workdir was moved or removed, and a
+	// fresh folder would be another one anyway.
+	dir, _, err := safepath.Open(m.workdir, first)
+	if err != nil {
+		return nil, safepath.Identity{}, fmt.Errorf("%w: opening the workdir %s along real folders: %w", ErrSetup, m.workdir, err)
+	}
+	id, err := dir.Identity()
+	if err == nil {
+		err = m.pinWorkdir(id)
+	}
+	if err != nil {
+		_ = dir.Close()
+		return nil, safepath.Identity{}, err
+	}
+	return dir, id, nil
+}
+
+// pinWorkdir records which folder the workdir was at the manager's first command and refuses a
+// later command if it is another one: the workdir, or a folder on its path, was renamed or removed
+// and made again (by a command that may write a folder above the workdir, such as a parent
+// agent's for a child's workdir under its own). The path alone would not tell.
+func (m *Manager) pinWorkdir(id safepath.Identity) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.pinned == "" {
-		m.pinned = workdir
+	if m.pinned == nil {
+		m.pinned = &id
 	}
-	if workdir != m.pinned {
-		return fmt.Errorf("%w: the workdir %s now leads to %s, not %s as at the first command: a folder on its way was replaced", ErrSetup, m.workdir, workdir, m.pinned)
+	if !m.pinned.Same(id) {
+		return fmt.Errorf("%w: the workdir %s is not the folder it was at the first command (device:inode %v, now %v): it, or a folder on its path, was replaced", ErrSetup, m.workdir, *m.pinned, id)
+	}
+	return nil
+}
+
+// handOverWorkdir gives the workdir to CommandUID, which contained commands run as on a root
+// host, so that they may write it: by descriptor, the folder the walk reached and nothing a
+// command swapped in meanwhile.
+func (m *Manager) handOverWorkdir(dir *safepath.Dir) error {
+	if !m.caps.dropsPrivileges() {
+		return nil
+	}
+	if err := dir.Chown(m.caps.CommandUID, m.caps.CommandGID); err != nil {
+		return fmt.Errorf("%w: handing the workdir %s to uid %d: %w", ErrSetup, m.workdir, m.caps.CommandUID, err)
 	}
 	return nil
 }
@@ -270,12 +318,7 @@ func (m *Manager) Close() error {
 	if private == "" {
 		return nil
 	}
-	// Remove, not RemoveAll: the directories are empty in the host's mount namespace, and a
-	// recursive removal is never worth the risk of walking into a mount.
-	if err := os.Remove(filepath.Join(private, "root")); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("removing the sandbox's private directory: %w", err)
-	}
-	if err := os.Remove(private); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := removePrivate(private); err != nil {
 		return fmt.Errorf("removing the sandbox's private directory: %w", err)
 	}
 	return nil

@@ -38,7 +38,11 @@ func buildRoot(p *namespacePlan) error {
 		if op.Kind != mountWritable && op.Kind != mountHostRO {
 			continue
 		}
-		fd, err := openSource(op.Path)
+		var want *fileID
+		if op.Kind == mountWritable && op.Path == p.Workdir {
+			want = &p.WorkdirID
+		}
+		fd, err := openSource(op.Path, want)
 		if op.Kind == mountHostRO && errors.Is(err, unix.ENOENT) {
 			continue // a skeleton entry gone since the host listed it: nothing to show
 		}
@@ -192,11 +196,26 @@ func takeFileIDs(as identity) error {
 	return nil
 }
 
-// openSource opens a bind source as an O_PATH descriptor, symlinks refused.
-func openSource(src string) (int, error) {
+// openSource opens a bind source as an O_PATH descriptor, symlinks refused; when want is set, the
+// source must be that folder (its device and inode): the manager checked the workdir it walked
+// to, and a folder swapped in at its path since (a parent's command renaming the one holding it
+// and making a fresh one) is refused rather than bound.
+func openSource(src string, want *fileID) (int, error) {
 	fd, err := unix.Openat2(unix.AT_FDCWD, src, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
 	if err != nil {
 		return -1, fmt.Errorf("opening %s: %w", src, err)
+	}
+	if want == nil {
+		return fd, nil
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("stat of %s: %w", src, err)
+	}
+	if got := (fileID{Dev: uint64(st.Dev), Ino: uint64(st.Ino)}); got != *want {
+		unix.Close(fd)
+		return -1, fmt.Errorf("%s is not the folder the host checked (device:inode %d:%d, now %d:%d): it was replaced meanwhile", src, want.Dev, want.Ino, got.Dev, got.Ino)
 	}
 	return fd, nil
 }
@@ -213,7 +232,7 @@ func closeSources(fds []int) {
 // bindAt attaches a recursive copy of the mount tree at src (opened with symlinks refused) on
 // target (a directory, or a file for a file source), with attr set on every mount of the copy.
 func bindAt(src, target string, attr uint64) error {
-	srcFD, err := openSource(src)
+	srcFD, err := openSource(src, nil)
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,7 @@ func namespaceLaunch(spec launchSpec) (*launch, error) {
 		return nil, err
 	}
 	plan := namespacePlan{
-		Root: spec.root, Workdir: spec.workdir, Mounts: ops, Hostname: sandboxHostname, Loopback: !b.Network,
+		Root: spec.root, Workdir: spec.workdir, WorkdirID: idOf(spec.workdirID), Mounts: ops, Hostname: sandboxHostname, Loopback: !b.Network,
 		TmpSize: b.Limits.TmpSize,
 		As:      identity{UID: caps.InsideUID, GID: caps.InsideGID, DropGroups: caps.dropsPrivileges()},
 		Exec: execPlan{

@@ -47,6 +47,14 @@ type mountOp struct {
 	Target string    `json:"target,omitempty"`
 }
 
+// fileID is a folder's device and inode numbers (safepath.Identity on Linux), as a helper
+// checks the folder it opened by path against the one the manager reached: the path may have
+// been made to lead to another folder in between.
+type fileID struct {
+	Dev uint64 `json:"dev"`
+	Ino uint64 `json:"ino"`
+}
+
 // rlimitSetting lowers one resource limit (soft and hard) to Max, or to the current hard limit if
 // that is lower.
 type rlimitSetting struct {
@@ -78,7 +86,10 @@ type identity struct {
 type stagePlan struct {
 	Dir     string   `json:"dir"`
 	Sources []string `json:"sources"`
-	As      identity `json:"as"`
+	// Workdir, one of the sources, must be the folder WorkdirID names (see openSource).
+	Workdir   string   `json:"workdir"`
+	WorkdirID fileID   `json:"workdir_id"`
+	As        identity `json:"as"`
 }
 
 // execPlan is what the exec trampoline does before it replaces itself with Path: (bwrap mode on
@@ -87,10 +98,13 @@ type stagePlan struct {
 // KeepFDs close-on-exec and lower the rlimits. bwrap mode sets none of the three filters: bwrap
 // may be setuid, and it loads the seccomp filter itself.
 type execPlan struct {
-	Path       string          `json:"path"`
-	Args       []string        `json:"args"`
-	Env        []string        `json:"env"`
-	Dir        string          `json:"dir"`
+	Path string   `json:"path"`
+	Args []string `json:"args"`
+	Env  []string `json:"env"`
+	Dir  string   `json:"dir"`
+	// DirID, when set, is the folder Dir must be (none mode's reaper enters the workdir on the
+	// host, and checks it first).
+	DirID      *fileID         `json:"dir_id,omitempty"`
 	Rlimits    []rlimitSetting `json:"rlimits,omitempty"`
 	NoNewPrivs bool            `json:"no_new_privs,omitempty"`
 	Landlock   *landlockPlan   `json:"landlock,omitempty"`
@@ -115,10 +129,12 @@ type execPlan struct {
 // it starts the exec trampoline.
 type namespacePlan struct {
 	// Root is the manager's private, empty directory the new root is assembled on.
-	Root     string    `json:"root"`
-	Workdir  string    `json:"workdir"`
-	Mounts   []mountOp `json:"mounts"`
-	Hostname string    `json:"hostname"`
+	Root    string `json:"root"`
+	Workdir string `json:"workdir"`
+	// WorkdirID is the folder the manager reached at Workdir: the init binds no other.
+	WorkdirID fileID    `json:"workdir_id"`
+	Mounts    []mountOp `json:"mounts"`
+	Hostname  string    `json:"hostname"`
 	// Loopback brings up lo in the command's own network namespace.
 	Loopback bool `json:"loopback"`
 	// TmpSize caps the private /tmp and /dev/shm, in bytes (0: the kernel's default, half the
@@ -232,12 +248,11 @@ func mountOps(workdir, workRoot string, b Boundary) []mountOp {
 // folder, and the next command, whose view no longer finds anything to hide at that path, would
 // show the secret where the first one moved it. Paths are compared as written and with their
 // symlinks resolved as far as they exist, so that a symlink on the way does not mask the overlap.
-// configured is the workdir as the manager was given it, workdir the same resolved.
-func hiddenInWritable(configured, workdir string, b Boundary) error {
+func hiddenInWritable(workdir string, b Boundary) error {
 	if len(b.Hidden) == 0 {
 		return nil
 	}
-	writable := append([]string{configured, workdir}, b.Writable...)
+	writable := append([]string{workdir}, b.Writable...)
 	resolvedWritable := make([]string, len(writable))
 	for i, w := range writable {
 		resolvedWritable[i] = resolvedPrefix(w)
@@ -249,7 +264,7 @@ func hiddenInWritable(configured, workdir string, b Boundary) error {
 				continue
 			}
 			where := "writable path " + w
-			if i < 2 {
+			if i == 0 {
 				where = "the workdir " + workdir
 			}
 			return fmt.Errorf("%w: hidden path %s lies inside %s, where a command could rename its parent folder away before the next command", ErrHiddenInWritable, h, where)

@@ -31,6 +31,8 @@ func probeMachine() *Capabilities {
 		return c
 	}
 	defer os.RemoveAll(dir) // only the probes' workdirs: nothing is mounted in this namespace
+	// A manager refuses a workdir reached through a link: TMPDIR may be the operator's own.
+	dir = resolved(dir)
 	c.Namespaces = probeMode(c, ModeNamespace, dir)
 	if c.Namespaces.Reason != "" {
 		c.Namespaces.Reason += namespaceHints()

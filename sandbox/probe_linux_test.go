@@ -64,3 +64,20 @@ func TestIDMapped(t *testing.T) {
 		t.Error("a missing map file maps an id")
 	}
 }
+
+// TestProbeUnderALinkedTMPDIR: the probe's trial workdirs lie under TMPDIR, which may be the
+// operator's own link; managers refuse a workdir reached through a link, so the probe resolves
+// its folder first and the contained modes still probe available.
+func TestProbeUnderALinkedTMPDIR(t *testing.T) {
+	link := filepath.Join(t.TempDir(), "tmp-link")
+	if err := os.Symlink(t.TempDir(), link); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", link)
+	c := probeMachine()
+	for name, s := range map[string]Support{"namespaces": c.Namespaces, "bwrap": c.Bwrap} {
+		if !s.Available {
+			t.Errorf("%s unavailable under a TMPDIR reached through a link: %s", name, s.Reason)
+		}
+	}
+}

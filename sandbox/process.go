@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/warrenhq/warren/internal/safepath"
 )
 
 // Process is a command started by Manager.Start.
@@ -34,8 +36,12 @@ func (p *Process) kill() { p.stopOnce.Do(func() { close(p.stop) }) }
 
 // launchSpec is everything one command needs, resolved by the manager.
 type launchSpec struct {
-	line    string
-	workdir string // absolute, symlinks resolved
+	line string
+	// workdir is absolute, and the manager reached it along real folders (no symbolic link on
+	// its path); workdirID is the folder it reached, which each helper checks the folder it binds
+	// or enters against, so that one swapped in after the manager's walk is refused.
+	workdir   string
+	workdirID safepath.Identity
 	// workRoot is the folder every agent's workdir lies under (Manager.SetWorkRoot), "" when
 	// none: the contained modes cover it, so that the command sees only its own workdir of it.
 	workRoot string

@@ -33,7 +33,8 @@ const reaperGiveUp = 10 * time.Second
 // exits, when the host closes the lifeline (timeout, cancellation, Close), and when the lifeline
 // breaks because the host is gone, however it died. Nothing else is contained.
 func noneLaunch(spec launchSpec) (*launch, error) {
-	plan := execPlan{Path: ShellPath, Args: shellArgv(spec.line), Env: spec.env, Dir: spec.workdir}
+	id := idOf(spec.workdirID)
+	plan := execPlan{Path: ShellPath, Args: shellArgv(spec.line), Env: spec.env, Dir: spec.workdir, DirID: &id}
 	data, err := json.Marshal(plan)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the command's plan: %w", err)
@@ -98,8 +99,12 @@ func noneReaper() {
 	if err := readPlan(planFD, &plan); err != nil {
 		fail(err)
 	}
+	if err := enterChecked(plan.Dir, plan.DirID); err != nil {
+		fail(err)
+	}
+	// The shell starts where the reaper is.
 	proc, err := os.StartProcess(plan.Path, plan.Args, &os.ProcAttr{
-		Dir: plan.Dir, Env: plan.Env, Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
+		Env: plan.Env, Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
 	})
 	if err != nil {
 		fail(fmt.Errorf("starting %s: %w", plan.Path, err))
@@ -111,6 +116,21 @@ func noneReaper() {
 	killDescendants() // the command's background children do not outlive it
 	reportExit(answer, status)
 	os.Exit(0)
+}
+
+// enterChecked makes dir, opened with symbolic links refused and checked to be the folder want
+// names (openSource), the reaper's working directory: a path swapped to lead elsewhere since the
+// manager's walk is refused rather than entered.
+func enterChecked(dir string, want *fileID) error {
+	fd, err := openSource(dir, want)
+	if err != nil {
+		return fmt.Errorf("entering the workdir: %w", err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Fchdir(fd); err != nil {
+		return fmt.Errorf("entering the workdir %s: %w", dir, err)
+	}
+	return nil
 }
 
 // endOnLifeline watches the lifeline (lifelineFD) in a goroutine: at its EOF (the host closed

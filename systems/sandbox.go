@@ -20,8 +20,15 @@ func stageBoundary(p *components.Profile, stage int32) sandbox.Boundary {
 
 // commands returns the agent's sandbox manager, making it on the agent's first command with the
 // boundary of its current stage (sync_stage points it at every later stage) and the profile's
-// work root, which its contained commands see nothing of but the agent's own workdir.
-func (h *Host) commands(d *components.AgentData, p *components.Profile) *sandbox.Manager {
+// work root, which its contained commands see nothing of but the agent's own workdir. An agent
+// without a workdir (its workdir template left the run's root) gets none, so nothing runs for
+// it: the shell tool and a script's host.shell refuse the call as they do without a sandbox,
+// rather than a manager running commands in the host's current directory. It returns the
+// interface, so that "none" is a nil CommandRunner and not a nil *Manager inside one.
+func (h *Host) commands(d *components.AgentData, p *components.Profile) tools.CommandRunner {
+	if d.Workdir == "" {
+		return nil
+	}
 	if d.Sandbox == nil {
 		if h.Sandbox == nil {
 			h.Sandbox = sandbox.Probe()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"github.com/warrenhq/warren/blueprint"
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/sandbox"
+	"github.com/warrenhq/warren/scripting"
 	"github.com/warrenhq/warren/tools"
 )
 
@@ -131,7 +133,10 @@ func TestCommandsTellTheWorkRoot(t *testing.T) {
 	h := &Host{}
 	p := &components.Profile{WorkRoot: root, Sandbox: []sandbox.Boundary{sandbox.Ceiling(sandbox.Spec{})}}
 	d := &components.AgentData{Workdir: filepath.Join(root, "g", "a")}
-	mgr := h.commands(d, p)
+	if h.commands(d, p) == nil || d.Sandbox == nil {
+		t.Fatal("no manager for an agent with a workdir")
+	}
+	mgr := d.Sandbox
 	t.Cleanup(func() { _ = mgr.Close() })
 	o, err := mgr.Run(context.Background(), "ls -A "+root+"; ls -A "+filepath.Join(root, "g"))
 	if err != nil {
@@ -139,5 +144,32 @@ func TestCommandsTellTheWorkRoot(t *testing.T) {
 	}
 	if got := strings.Fields(string(o.Output)); !slices.Equal(got, []string{"g", "a"}) {
 		t.Errorf("the work root as the agent sees it: %q, want only g/a", o.Output)
+	}
+}
+
+// TestCommandsNeedAWorkdir: an agent without a workdir (a workdir template that left the run's
+// root gives none) gets no command runner, so the shell tool and host.shell refuse its calls; a
+// manager made for it would have run them in the host's current directory.
+func TestCommandsNeedAWorkdir(t *testing.T) {
+	h := &Host{}
+	p := &components.Profile{Sandbox: []sandbox.Boundary{sandbox.Ceiling(sandbox.Spec{})}}
+	d := &components.AgentData{}
+	if runner := h.commands(d, p); runner != nil || d.Sandbox != nil {
+		t.Fatalf("commands for an agent without a workdir: %v (manager %v), want none", runner, d.Sandbox)
+	}
+	ec := tools.NewExecContext(context.Background(), "c1", 1, tools.AgentRef{ID: 1, Name: "a"}, d.Workdir)
+	ec.Commands = h.commands(d, p)
+	if _, err := (tools.Shell{}).Execute(ec, []byte(`{"command":"echo ran > escaped"}`)); !errors.Is(err, tools.ErrNoSandbox) {
+		t.Errorf("the shell tool: %v, want tools.ErrNoSandbox", err)
+	}
+	script, err := scripting.Compile("run.js", []byte(`defineTool({name: "run", description: "runs", parameters: {type: "object"},
+  run: function (args, host) { try { return host.shell("echo ran > escaped"); } catch (e) { return "refused: " + e.message; } }});`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ec.ScriptPermit = func(string) error { return nil }
+	res, err := (&scripting.Tool{Script: script, Engine: scripting.NewEngine(scripting.Limits{})}).Execute(ec, []byte(`{}`))
+	if err != nil || res.Content != "refused: "+scripting.ErrNoSandbox.Error() {
+		t.Errorf("host.shell: %q, %v; want it refused for want of a sandbox", res.Content, err)
 	}
 }

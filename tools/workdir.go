@@ -6,8 +6,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
+
+	"github.com/warrenhq/warren/internal/safepath"
 )
 
 // ErrWorkdirLink: the path of an agent's workdir goes through a symbolic link (the workdir
@@ -34,15 +35,49 @@ func openWorkdirPath(dir string, create bool, owner *FileOwner) (*os.Root, error
 	if !filepath.IsAbs(dir) {
 		return nil, fmt.Errorf("%w: the workdir must be an absolute path", ErrNoWorkdir)
 	}
-	var parts []string
-	if clean := filepath.Clean(dir); clean != string(filepath.Separator) {
-		parts = strings.Split(clean[1:], string(filepath.Separator))
-	}
-	root, err := walkWorkdir(parts, create, owner)
+	root, err := walkWorkdir(dir, create, owner)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNoWorkdir, err)
 	}
 	return root, nil
+}
+
+// walkWorkdir opens the folder at dir along real folders only (safepath.Open: one component at
+// a time, a link or anything but a folder refused without blocking), hands it to owner when the
+// walk made it, and opens it as an os.Root through the walk's own handle, which names exactly
+// that folder whatever happens to the path meanwhile. Its errors never name the host path.
+func walkWorkdir(dir string, create bool, owner *FileOwner) (*os.Root, error) {
+	d, made, err := safepath.Open(dir, create)
+	if err != nil {
+		return nil, walkError(err, create)
+	}
+	defer func() { _ = d.Close() }()
+	if made && owner != nil {
+		if err := d.Chown(owner.UID, owner.GID); err != nil {
+			return nil, fmt.Errorf("cannot hand the workdir to the agent's commands: %w", bareError(err))
+		}
+	}
+	root, err := d.Root()
+	if err != nil {
+		return nil, fmt.Errorf("cannot open the workdir: %w", bareError(err))
+	}
+	return root, nil
+}
+
+// walkError says why the walk stopped, without the host path safepath's error names: a symbolic
+// link (ErrWorkdirLink), something that is not a folder, or the OS's reason.
+func walkError(err error, create bool) error {
+	var at *safepath.Error
+	if errors.As(err, &at) {
+		err = at.Err
+	}
+	switch {
+	case errors.Is(err, safepath.ErrSymlink):
+		return ErrWorkdirLink
+	case create && errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("cannot create the workdir: %w", err)
+	}
+	return fmt.Errorf("cannot open the workdir: %w", err)
 }
 
 // OpenRegular opens the file name inside root for reading, refusing (with ErrNotRegularFile)
