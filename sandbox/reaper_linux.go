@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -87,12 +88,12 @@ func noneReaper() {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		fail(fmt.Errorf("becoming the child subreaper: %w", err))
 	}
-	endOnLifeline(killDescendants)
+	endOnLifeline(reaperEnding)
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	go func() {
 		<-signals
-		killDescendants()
+		reaperEnding()
 		os.Exit(1)
 	}()
 	var plan execPlan
@@ -102,10 +103,14 @@ func noneReaper() {
 	if err := enterChecked(plan.Dir, plan.DirID); err != nil {
 		fail(err)
 	}
-	// The shell starts where the reaper is.
+	// The shell starts where the reaper is, unless the reaper is already ending (which holds the
+	// lock until the process exits): a start racing an end would leave a shell the end's scan
+	// never saw, reparented to init once the reaper exits.
+	reaperLife.Lock()
 	proc, err := os.StartProcess(plan.Path, plan.Args, &os.ProcAttr{
 		Env: plan.Env, Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
 	})
+	reaperLife.Unlock()
 	if err != nil {
 		fail(fmt.Errorf("starting %s: %w", plan.Path, err))
 	}
@@ -116,6 +121,18 @@ func noneReaper() {
 	killDescendants() // the command's background children do not outlive it
 	reportExit(answer, status)
 	os.Exit(0)
+}
+
+// reaperLife orders the reaper's end with the shell's start: an end that begins first stops the
+// start, one that begins after it finds the shell among the descendants it kills.
+var reaperLife sync.Mutex
+
+// reaperEnding is how the reaper ends early (a broken lifeline, a signal): every descendant is
+// killed, and the lock is never released, so no command starts before the caller exits the
+// process.
+func reaperEnding() {
+	reaperLife.Lock()
+	killDescendants()
 }
 
 // enterChecked makes dir, opened with symbolic links refused and checked to be the folder want
