@@ -13,10 +13,13 @@ import (
 // script's own instructions allocate. Go has no per-goroutine allocation count, so one sampler
 // per process reads the heap (runtime/metrics, about 0.5 µs) every heapWatchPeriod while a call
 // runs, and shares each period's growth equally among the calls that executed JavaScript through
-// it (a call waiting in a blocking host function takes no share). A call whose share passes
+// it (a call waiting in a blocking host function takes no share); whenever the collector has
+// completed a cycle, each share is set to its part of what the collector found live beyond what
+// was live when the call began, so garbage stops counting at every cycle. A call whose share passes
 // twice its MaxMemory is interrupted with errHeapWatch, an ErrMemory, once garbage (the host's
 // or the call's) cannot explain it: when the next collection still finds that much more live
-// than when the call began, or at once when its share passes four times MaxMemory (see judge).
+// than when the call began, or at once when its share passes four times MaxMemory and garbage
+// cannot make up the part past the line (see judge).
 //
 // Which calls it stops depends on when its samples land, so it may decide a trace; what
 // confines that is written in docs/scripting.md ("Memory") and docs/decisions.md. A call costs
@@ -32,9 +35,8 @@ const (
 	// heapWatchFactor is the heap watch's threshold as a multiple of MaxMemory.
 	heapWatchFactor = 2
 	// heapWatchHard is the share, as a multiple of the line, at which the watch stops a call
-	// without waiting for a collection: more garbage than that (twice the line, four times
-	// MaxMemory) within one call's JavaScript takes a host that churns hundreds of megabytes
-	// between two collections.
+	// without waiting for a collection, provided the share is over the line by more than the
+	// garbage the collector lets pile up (see judge).
 	heapWatchHard = 2
 	// heapWatchForce is how many ticks the watch waits for the collector to run on its own
 	// before it forces a collection to judge a call over its line.
@@ -208,13 +210,15 @@ func (h *heapWatch) tick() (busy bool) {
 // over, the watch forces one, on a goroutine of its own so that it goes on sampling meanwhile.
 func (h *heapWatch) judge(s sample) {
 	k := int64(len(h.calls))
+	garbage := sync.OnceValue(garbageBound)
 	for _, c := range h.calls {
 		switch {
 		case c.share <= c.limit:
 			c.overAt = 0
-		case c.share > heapWatchHard*c.limit:
-			// Growing this far before a collection could judge it: a string doubled, whose every
-			// step copies all the steps before it, is the path that gets here.
+		case c.share > heapWatchHard*c.limit && c.share > c.limit+garbage():
+			// Growing this far before a collection could judge it, by more than the garbage the
+			// collector lets pile up: a string doubled, whose every step copies all the steps
+			// before it, is the path that gets here.
 			if w := c.owner.Value(); w != nil {
 				w.interruptCall(c.seq, errHeapWatch)
 			}
@@ -236,6 +240,15 @@ func (h *heapWatch) judge(s sample) {
 			}()
 		}
 	}
+}
+
+// garbageBound is how much garbage the heap holds at most, give or take the collector's overshoot
+// while it marks: its goal less the live heap it last marked (what it lets pile up before it
+// collects).
+func garbageBound() int64 {
+	s := [2]metrics.Sample{{Name: "/gc/heap/goal:bytes"}, {Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s[:])
+	return max(0, int64(s[0].Value.Uint64())-int64(s[1].Value.Uint64()))
 }
 
 // spread adds an equal part of growth to the share of every call of the tick (a share never
