@@ -42,16 +42,12 @@ const (
 	costEntry = 112
 )
 
-// ErrMemory is the Kind of a call stopped for memory: its built-ins built more than
-// Limits.MaxMemory, or the heap watch saw its plain JavaScript grow the heap past twice that.
-var ErrMemory = fmt.Errorf("script memory budget exhausted")
-
-// memoryError is the interrupt of a call over its memory budget, with the whole message (the
-// budget's names the built-in and the place in the script, both deterministic).
+// memoryError is the interrupt of a call over its memory budget: the whole message (the
+// budget's names the built-in) and the place in the script where the budget ran out (0 for the
+// heap watch, whose place depends on timing).
 type memoryError struct {
-	message string
-	line    int
-	column  int
+	message      string
+	line, column int
 }
 
 // Error implements error.

@@ -3,6 +3,7 @@ package scripting
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/tools"
 )
 
@@ -230,5 +232,33 @@ func BenchmarkMemoryEscapeCorpus(b *testing.B) {
 			}
 			b.ReportMetric(float64(worst)/(1<<20), "peak-MiB")
 		})
+	}
+}
+
+// TestMemoryBudgetErrors: the budget's error is an ErrMemory positioned where the budget ran out,
+// the same in a tool and in a policy (whose turn then fails), and it cannot be caught.
+func TestMemoryBudgetErrors(t *testing.T) {
+	limits := Limits{MaxMemory: 1 << 20}
+	src := tool(`() => {
+  const kept = [];
+  try {
+    for (;;) kept.push("x".repeat(1 << 16));
+  } catch (e) {
+    return "caught " + e;
+  }
+}`)
+	_, err := NewEngine(limits).Run(context.Background(), mustCompile(t, "keep.js", src), nil, nil, fixedEnv())
+	want := "keep.js:4:34: String.prototype.repeat: the call's built-ins built more than its 1 MiB memory budget (max_memory in [scripting]); build less, or keep less of it"
+	var serr *Error
+	if !errors.Is(err, ErrMemory) || !errors.As(err, &serr) || err.Error() != want {
+		t.Errorf("tool: %v\nwant %s", err, want)
+	}
+	p, err := CompilePolicy("js:p", "p.js", []byte(decideBody(`const kept = []; for (;;) kept.push("x".repeat(1 << 16));`)), limits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if _, err := p.Turn(&models.State{}, testView(1)); !errors.Is(err, ErrMemory) || !strings.Contains(err.Error(), "1 MiB memory budget") {
+		t.Errorf("policy: %v", err)
 	}
 }
