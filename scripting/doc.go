@@ -62,7 +62,7 @@
 // with ErrMemory when the count passes the budget, the same way on every machine; and a heap
 // watch, sampling the process's heap while calls run, stops a call whose own JavaScript (object
 // literals, closures, string concatenation, which no built-in sees) grows the heap past twice
-// the budget. The watch's verdict depends on timing; docs/scripting.md says when it can decide
+// the budget (at least 64 MiB). The watch's verdict depends on timing; docs/scripting.md says when it can decide
 // a trace.
 //
 // Errors are *Error values positioned in the file (file:line:col: message) whose Kind is one of

@@ -11,15 +11,15 @@ import (
 
 // The heap watch bounds what no built-in sees: the objects, arrays, closures and strings a
 // script's own instructions allocate. Go has no per-goroutine allocation count, so one sampler
-// per process reads the heap (runtime/metrics, about 0.5 µs) every heapWatchPeriod while a call
+// per process reads the heap (runtime/metrics, about 0.6 µs) every heapWatchPeriod while a call
 // runs, and shares each period's growth equally among the calls that executed JavaScript through
 // it (a call waiting in a blocking host function takes no share); whenever the collector has
 // completed a cycle, each share is set to its part of what the collector found live beyond what
-// was live when the call began, so garbage stops counting at every cycle. A call whose share passes
-// twice its MaxMemory is interrupted with errHeapWatch, an ErrMemory, once garbage (the host's
-// or the call's) cannot explain it: when the next collection still finds that much more live
-// than when the call began, or at once when its share passes four times MaxMemory and garbage
-// cannot make up the part past the line (see judge).
+// was live when the call began, so garbage stops counting at every cycle. A call whose share
+// passes its line (heapWatchLine: twice its MaxMemory, at least 64 MiB) is interrupted with
+// errHeapWatch, an ErrMemory, once garbage (the host's or the call's) cannot explain it: when
+// the next collection still finds that much more live than when the call began, or at once when
+// its share passes twice the line and garbage cannot make up the part past the line (see judge).
 //
 // Which calls it stops depends on when its samples land, so it may decide a trace; what
 // confines that is written in docs/scripting.md ("Memory") and docs/decisions.md. A call costs
@@ -32,8 +32,12 @@ const (
 	// heapWatchIdle is how many periods with no running call the sampler waits before its
 	// goroutine ends; a burst of short calls keeps it going rather than starting it for each.
 	heapWatchIdle = 50
-	// heapWatchFactor is the heap watch's threshold as a multiple of MaxMemory.
+	// heapWatchFactor is the heap watch's line as a multiple of MaxMemory, and heapWatchFloor the
+	// lowest line: below it the collector's own slack (what it marks live while a call allocates,
+	// what it has not swept yet) is a fair part of what is measured, and a small budget is the
+	// deterministic count's to enforce.
 	heapWatchFactor = 2
+	heapWatchFloor  = 64 << 20
 	// heapWatchHard is the share, as a multiple of the line, at which the watch stops a call
 	// without waiting for a collection, provided the share is over the line by more than the
 	// garbage the collector lets pile up (see judge).
@@ -90,7 +94,7 @@ type callWatch struct {
 	inHost atomic.Int32
 	// gone is set once the garbage collector took the worker.
 	gone atomic.Bool
-	// limit is the share past which the call is stopped (heapWatchFactor × MaxMemory).
+	// limit is the share past which the call is stopped (heapWatchLine).
 	limit int64
 	owner weak.Pointer[worker]
 
@@ -103,9 +107,12 @@ type callWatch struct {
 	overTick uint64 // the tick at which it went over
 }
 
+// heapWatchLine is the share past which the heap watch stops a call of budget maxMemory.
+func heapWatchLine(maxMemory int64) int64 { return max(heapWatchFactor*maxMemory, heapWatchFloor) }
+
 // watch makes w visible to the sampler; the returned callWatch is w's to update.
 func (h *heapWatch) watch(w *worker) *callWatch {
-	c := &callWatch{limit: heapWatchFactor * w.limits.MaxMemory, owner: weak.Make(w)}
+	c := &callWatch{limit: heapWatchLine(w.limits.MaxMemory), owner: weak.Make(w)}
 	runtime.AddCleanup(w, func(c *callWatch) { c.gone.Store(true) }, c)
 	h.mu.Lock()
 	defer h.mu.Unlock()

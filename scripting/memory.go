@@ -17,8 +17,8 @@ import (
 //   - the heap watch (heapwatch.go): what plain JavaScript allocates (object and array literals,
 //     closures, an element assigned past an array's end, string concatenation) passes through no
 //     built-in, so a sampler stops a call whose share of the process's heap growth passes
-//     twice MaxMemory. That threshold is above anything the budget lets built-ins build, so the
-//     budget decides first wherever both could.
+//     twice MaxMemory (at least 64 MiB). That threshold is above anything the budget lets
+//     built-ins build, so the budget decides first wherever both could.
 //
 // The costs approximate what goja allocates on amd64, measured with the escape corpus
 // (testdata/memory): they are part of the budget's meaning, so changing one changes which calls

@@ -18,8 +18,8 @@ import (
 )
 
 // The stated bounds on what one entry of the escape corpus may grow the heap by. Every entry but
-// a doubled string stays within corpusPeakFactor times the call's MaxMemory (the heap watch
-// judges plain JavaScript at twice MaxMemory, and stops it unjudged at four times). A string
+// a doubled string stays within corpusPeakFactor times the heap watch's line (twice MaxMemory,
+// at least 64 MiB: it judges plain JavaScript there, and stops it unjudged at twice the line). A string
 // doubled by concatenation grows by powers of two whatever the budget, and each step copies all
 // the steps before it in one instruction no interrupt splits: it is stopped after the step during
 // which the heap watch's sampler runs, and a sampler kept off the CPU (by the collector, or by
@@ -28,7 +28,7 @@ import (
 // machine, up to 3.5 GiB with five processes competing for two cores). Before the budget and the
 // heap watch, the same scripts reached 0.2 to 1.8 GiB within the default 2 s call budget.
 const (
-	corpusPeakFactor    = 8
+	corpusPeakFactor    = 4
 	corpusDoublingBound = 4 << 30
 )
 
@@ -160,7 +160,8 @@ func runCorpusEntry(t testing.TB, engine *Engine, ec *tools.ExecContext, entry c
 // TestMemoryEscapeCorpus runs every hostile script of testdata/memory through the script tool
 // path the host uses (Tool.Execute with an agent's context, real goja) under corpusLimits: each
 // must fail with the memory error its first line names (or finish, for "ok"), the heap must
-// grow by at most corpusPeakFactor times the budget, and the engine must serve the next call.
+// grow by at most corpusPeakFactor times the heap watch's line, and the engine must serve the
+// next call.
 // A "budget" entry fails with exactly the same message, position included, when run again: the
 // budget is deterministic. go test -v prints each entry's peak.
 func TestMemoryEscapeCorpus(t *testing.T) {
@@ -189,7 +190,7 @@ func TestMemoryEscapeCorpus(t *testing.T) {
 					t.Errorf("%s, want it to finish", res.Content)
 				}
 			}
-			bound := corpusPeakFactor * limits.MaxMemory
+			bound := corpusPeakFactor * heapWatchLine(limits.MaxMemory)
 			if entry.doubling {
 				bound = corpusDoublingBound
 			}
@@ -260,5 +261,50 @@ func TestMemoryBudgetErrors(t *testing.T) {
 	defer p.Close()
 	if _, err := p.Turn(&models.State{}, testView(1)); !errors.Is(err, ErrMemory) || !strings.Contains(err.Error(), "1 MiB memory budget") {
 		t.Errorf("policy: %v", err)
+	}
+}
+
+// TestBudgetChargesEveryGrowthPath keeps what each growth path builds until the budget (1 MiB
+// here) runs out, and checks that the error names the built-in that passed it: every path the
+// corpus does not already cover.
+func TestBudgetChargesEveryGrowthPath(t *testing.T) {
+	tests := []struct{ name, build, fn string }{
+		{"unshift", `a.unshift(...src)`, "Array.prototype.unshift"},
+		{"splice", `a.splice(0, 0, ...src)`, "Array.prototype.splice"},
+		{"toSorted", `new Array(1000).fill(3).toSorted()`, "Array.prototype.toSorted"},
+		{"toSpliced", `new Array(1000).toSpliced(0, 0, 1)`, "Array.prototype.toSpliced"},
+		{"with", `new Array(1000).with(0, 1)`, "Array.prototype.with"},
+		{"map", `src.map((x) => x)`, "Array.prototype.map"},
+		{"filter", `src.filter(() => true)`, "Array.prototype.filter"},
+		{"Array.of", `Array.of(...src)`, "Array.of"},
+		{"Object.values", `Object.values(src)`, "Object.values"},
+		{"Object.getOwnPropertyNames", `Object.getOwnPropertyNames(src)`, "Object.getOwnPropertyNames"},
+		{"Object.getOwnPropertyDescriptors", `Object.getOwnPropertyDescriptors(obj)`, "Object.getOwnPropertyDescriptors"},
+		{"Object.assign", `Object.assign({}, src)`, "Object.assign"},
+		{"Reflect.ownKeys", `Reflect.ownKeys(src)`, "Reflect.ownKeys"},
+		{"String.fromCharCode", `String.fromCharCode(...src)`, "String.fromCharCode"},
+		{"String.raw", "String.raw({ raw: [text, text] }, 1)", "String.raw"},
+		{"concat", `text.concat(text)`, "String.prototype.concat"},
+		{"toUpperCase", `text.toUpperCase()`, "String.prototype.toUpperCase"},
+		{"replace with a template", `text.replace(/a/g, "$&$&")`, "RegExp.prototype[Symbol.replace]"},
+		{"encodeURIComponent", `encodeURIComponent(text)`, "encodeURIComponent"},
+		{"JSON.stringify", `JSON.stringify(src)`, "JSON.stringify"},
+		{"JSON.parse", `JSON.parse("[" + "1,".repeat(999) + "1]")`, "JSON.parse"},
+	}
+	engine := NewEngine(Limits{MaxMemory: 1 << 20, CallTimeout: time.Minute}) // memory decides, however slow
+	defer engine.Close()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := tool(`() => {
+  const src = Array.from({ length: 1000 }, (_, i) => i % 100), text = "a".repeat(1000);
+  const obj = Object.fromEntries(src.map((v, i) => ["k" + i, v]));
+  const a = [], kept = [];
+  for (;;) kept.push(` + tt.build + `);
+}`)
+			_, err := engine.Run(context.Background(), mustCompile(t, "grow.js", src), nil, nil, fixedEnv())
+			if !errors.Is(err, ErrMemory) || !strings.Contains(err.Error(), ": "+tt.fn+": the call's built-ins built more than its 1 MiB") {
+				t.Errorf("%v\nwant the budget's error naming %s", err, tt.fn)
+			}
+		})
 	}
 }
