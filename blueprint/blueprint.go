@@ -25,6 +25,31 @@ const (
 	MaxIterationsCeiling = 10000
 )
 
+// Caps on what one blueprint file may declare (ErrTooMany past them). Compiling costs time and
+// memory in proportion to what a file declares, about 100 µs and 43 KB for a stage of 13 lines,
+// so the caps bound what any file can cost (docs/blueprints.md, "Limits"): well above any stage
+// graph written by hand or generated for a simulation, well below what would stall a load.
+const (
+	// MaxFileBytes is the largest blueprint file read: 16 MiB, room for MaxStages stages of
+	// 800 bytes each.
+	MaxFileBytes = 16 << 20
+	// MaxStages is the most stages a blueprint has.
+	MaxStages = 20_000
+	// MaxTransitions is the most transitions a stage has: the first whose on matches wins, and
+	// there are four conditions, so more can only repeat one.
+	MaxTransitions = 64
+	// MaxStageTools is the most tools a stage lists in available_tools, and in required_tools
+	// (its connectors may grant more: those come from the host's servers).
+	MaxStageTools = 1024
+	// MaxConnectors is the most MCP servers a stage names in connectors.
+	MaxConnectors = 64
+	// MaxListEntries is the most entries of a tool_permissions table (the blueprint's or a
+	// stage's), of safe_commands and of subagents.spawnable.
+	MaxListEntries = 1024
+	// MaxMCPServers is the most [[mcp_servers]] a blueprint declares.
+	MaxMCPServers = 64
+)
+
 // Outcome is how one visit of a stage ended; transitions are chosen by it.
 // The zero value is not an outcome.
 type Outcome uint8

@@ -1,6 +1,7 @@
 package blueprint
 
 import (
+	"bytes"
 	"errors"
 	"maps"
 	"slices"
@@ -50,6 +51,9 @@ func (ts *toolSet) serverTools(server string) []string {
 // mcpServers compiles the blueprint's [[mcp_servers]] with the host's rules, marking them as a
 // blueprint's.
 func (c *compiler) mcpServers(entries []hostconfig.MCPServerTable) []mcp.ServerConfig {
+	if !c.within("mcp_servers", len(entries), MaxMCPServers, "servers", "a blueprint") {
+		return nil
+	}
 	servers, errs := hostconfig.CompileMCPServers(c.doc, "", entries, true)
 	c.errs = append(c.errs, errs...)
 	return servers
@@ -96,9 +100,11 @@ func (c *compiler) connectors(path string, servers []string, st *Stage) {
 	slices.Sort(st.AvailableTools)
 }
 
-// declaredServersFile is the part of a blueprint DeclaredServers reads.
-type declaredServersFile struct {
-	MCPServers []hostconfig.MCPServerTable `toml:"mcp_servers"`
+// mayDeclareServers reports whether a file's text could declare [[mcp_servers]]: it names them,
+// or has a \u escape that could spell the name in a quoted key. Most blueprints declare none, and
+// need not be decoded twice.
+func mayDeclareServers(data []byte) bool {
+	return bytes.Contains(data, []byte("mcp_servers")) || bytes.Contains(data, []byte(`\u`)) || bytes.Contains(data, []byte(`\U`))
 }
 
 // DeclaredServers reads only the [[mcp_servers]] of the blueprint file at path, so that the
@@ -106,23 +112,38 @@ type declaredServersFile struct {
 // host allows them) before compiling the blueprint against the tools the host knows, which then
 // include them. The rest of the file is not checked here (Load does that); problems in the
 // entries are reported as by Load, each positioned at its key, as tomlfile.Errors.
+//
+// The file is decoded into the whole blueprint's shape, so that only keys that are really
+// unknown are reported by the decoder: decoding it into a shape holding mcp_servers alone made
+// every other key unknown, and the decoder's report of each (with the document's lines for
+// context) cost the square of the file's size, 40 s for 5,000 stages.
 func DeclaredServers(path string) ([]mcp.ServerConfig, error) {
 	data, err := tomlfile.Read(path)
 	if err != nil {
 		return nil, err
 	}
-	var raw declaredServersFile
+	if err := checkSize(path, data); err != nil {
+		return nil, err
+	}
+	if !mayDeclareServers(data) {
+		return nil, nil
+	}
+	var raw fileBlueprint
 	doc, err := tomlfile.Decode(path, data, &raw)
 	var errs tomlfile.Errors
 	if err != nil {
-		// Every other key of the blueprint is unknown to declaredServersFile and ignored; unknown
-		// keys inside an entry are the entry's problems.
+		// Unknown keys outside the entries are Load's to report; unknown keys inside an entry
+		// are the entry's problems.
 		if doc == nil || !errors.As(err, &errs) || !onlyUnknownKeys(errs) {
 			return nil, err
 		}
 		errs = slices.DeleteFunc(errs, func(e *tomlfile.Error) bool {
 			return !strings.HasPrefix(e.Key, "mcp_servers[")
 		})
+	}
+	if len(raw.MCPServers) > MaxMCPServers {
+		return nil, append(errs, doc.Errorf(tomlfile.JoinIndex("mcp_servers", MaxMCPServers),
+			"%w servers: %d; a blueprint has at most %d servers", ErrTooMany, len(raw.MCPServers), MaxMCPServers))
 	}
 	servers, more := hostconfig.CompileMCPServers(doc, "", raw.MCPServers, true)
 	errs = append(errs, more...)

@@ -234,7 +234,7 @@ func TestDeclaredServersErrors(t *testing.T) {
 		{"unknown key in an entry", "colour = 1\n[[mcp_servers]]\nname = \"kv\"\ncomand = \"kv\"\n", tomlfile.ErrUnknownKey, `:4:1: mcp_servers[0].comand: unknown key`},
 		{"wrong type", "[[mcp_servers]]\nname = \"kv\"\ncommand = [\"kv\"]\n", tomlfile.ErrType, `:3:11: mcp_servers[0].command: expected string, got array`},
 		{"not an array of tables", "mcp_servers = 3\n", tomlfile.ErrType, `:1:15: mcp_servers: expected array of tables, got integer`},
-		{"syntax error", "name = \n", tomlfile.ErrSyntax, `:1:`},
+		{"syntax error", "[[mcp_servers]]\nname = \n", tomlfile.ErrSyntax, `:2:`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -323,5 +323,19 @@ func BenchmarkParseConnectors(b *testing.B) {
 		if err != nil || len(bp.Stages[0].AvailableTools) != 200 {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestDeclaredServersReadsOnlyFilesThatMayDeclareThem: a file that never spells mcp_servers
+// declares none and is not decoded (its problems, a syntax error included, are Load's); a quoted
+// key that spells the name with an escape is still read.
+func TestDeclaredServersReadsOnlyFilesThatMayDeclareThem(t *testing.T) {
+	if servers, err := DeclaredServers(writeBlueprint(t, "name = \n")); servers != nil || err != nil {
+		t.Errorf("a file without servers: %v, %v", servers, err)
+	}
+	escaped := "[[\"mcp\\u005Fservers\"]]\nname = \"kv\"\ncommand = \"kv\"\n"
+	servers, err := DeclaredServers(writeBlueprint(t, escaped))
+	if err != nil || len(servers) != 1 || servers[0].Name != "kv" {
+		t.Errorf("an escaped key: %v, %v", servers, err)
 	}
 }

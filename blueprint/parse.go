@@ -63,6 +63,11 @@ var (
 	// ErrUnknownFailurePolicy: a fan_out on_worker_failure is not continue
 	// or fail_all.
 	ErrUnknownFailurePolicy = errors.New("unknown failure policy")
+	// ErrTooMany: the file is larger, or declares more of something (stages,
+	// a stage's transitions or tools, permission entries...), than a
+	// blueprint may (see MaxStages and the other caps), so that compiling
+	// any file stays cheap.
+	ErrTooMany = errors.New("too many")
 )
 
 // nameRule says what a valid blueprint name is, in messages.
@@ -131,10 +136,18 @@ func newToolSet(known []string) *toolSet {
 	return &toolSet{names: names, sorted: sorted, valid: listOrNone(sorted), servers: listOrNone(serversOf(sorted))}
 }
 
-// listOrNone joins names for a "valid ...:" message.
+// maxListed is how many names a "valid ...:" message lists: a message about one of 20,000
+// stages must not carry all their names, or reporting one mistake per stage would cost the
+// square of their number.
+const maxListed = 40
+
+// listOrNone joins names for a "valid ...:" message, the first maxListed of them.
 func listOrNone(names []string) string {
-	if len(names) == 0 {
+	switch {
+	case len(names) == 0:
 		return "none"
+	case len(names) > maxListed:
+		return strings.Join(names[:maxListed], ", ") + fmt.Sprintf(", … (%d more)", len(names)-maxListed)
 	}
 	return strings.Join(names, ", ")
 }
@@ -171,6 +184,9 @@ func load(path string, tools *toolSet) (*Blueprint, error) {
 
 // parse is Parse with a prepared tool set, shared with Load and Cache.
 func parse(file string, data []byte, tools *toolSet) (*Blueprint, error) {
+	if err := checkSize(file, data); err != nil {
+		return nil, err
+	}
 	var raw fileBlueprint
 	doc, err := tomlfile.Decode(file, data, &raw)
 	c := compiler{doc: doc, tools: tools}
@@ -193,6 +209,17 @@ func parse(file string, data []byte, tools *toolSet) (*Blueprint, error) {
 	bp.Path = file
 	bp.Hash = hex.EncodeToString(sum[:])
 	return bp, nil
+}
+
+// checkSize refuses a file over MaxFileBytes before it is decoded, since decoding is what a
+// file's size costs.
+func checkSize(file string, data []byte) error {
+	if len(data) <= MaxFileBytes {
+		return nil
+	}
+	return tomlfile.Errors{{File: file, Line: 1, Column: 1,
+		Msg: fmt.Sprintf("%v: the file is %d bytes; a blueprint is at most %d bytes (%d MiB)", ErrTooMany, len(data), MaxFileBytes, MaxFileBytes>>20),
+		Err: ErrTooMany}}
 }
 
 // onlyUnknownKeys reports whether every decode problem is an unknown key,
@@ -270,6 +297,9 @@ func (c *compiler) compile(raw *fileBlueprint) *Blueprint {
 		c.errorf("stages", "%w; define at least one [[stages]] table", ErrNoStages)
 		return bp
 	}
+	if !c.within("stages", len(raw.Stages), MaxStages, "stages", "a blueprint") {
+		return bp
+	}
 	c.indexStages(raw.Stages)
 	bp.Stages = make([]Stage, len(raw.Stages))
 	for i := range raw.Stages {
@@ -283,6 +313,21 @@ func (c *compiler) compile(raw *fileBlueprint) *Blueprint {
 		}
 	}
 	return bp
+}
+
+// within reports whether a list at path has at most limit elements, and otherwise reports it at
+// its first element past the limit (or at the key, for a table): what, counted, is over the cap
+// of whose.
+func (c *compiler) within(path string, n, limit int, what, whose string) bool {
+	if n <= limit {
+		return true
+	}
+	at := path
+	if _, _, ok := c.doc.Pos(tomlfile.JoinIndex(path, limit)); ok {
+		at = tomlfile.JoinIndex(path, limit)
+	}
+	c.errorf(at, "%w %s: %d; %s has at most %d %s", ErrTooMany, what, n, whose, limit, what)
+	return false
 }
 
 // validName reports whether name is one or more of [a-z0-9_-].
@@ -330,14 +375,24 @@ func (c *compiler) stage(i int, raw *fileStage, st *Stage) {
 	st.Index = i
 	st.MaxIterations = c.intIn(path+".max_iterations", raw.MaxIterations, 1, MaxIterationsCeiling, DefaultMaxIterations)
 	st.AcceptsMessages = raw.AcceptsMessages == nil || *raw.AcceptsMessages
-	c.availableTools(path+".available_tools", raw.AvailableTools, st)
-	c.connectors(path+".connectors", raw.Connectors, st)
-	c.requiredTools(path+".required_tools", raw.RequiredTools, st)
+	const whose = "a stage"
+	if c.within(path+".available_tools", len(raw.AvailableTools), MaxStageTools, "tools", whose) {
+		c.availableTools(path+".available_tools", raw.AvailableTools, st)
+	}
+	if c.within(path+".connectors", len(raw.Connectors), MaxConnectors, "connectors", whose) {
+		c.connectors(path+".connectors", raw.Connectors, st)
+	}
+	if c.within(path+".required_tools", len(raw.RequiredTools), MaxStageTools, "tools", whose) {
+		c.requiredTools(path+".required_tools", raw.RequiredTools, st)
+	}
 	if raw.FanOut != nil {
 		st.FanOut = c.fanOut(path+".fan_out", raw.FanOut, st)
 	}
 	st.ToolPermissions = c.permissions(path+".tool_permissions", raw.ToolPermissions)
 	st.Sandbox = c.sandbox(path+".sandbox", &raw.Sandbox)
+	if !c.within(path+".transitions", len(raw.Transitions), MaxTransitions, "transitions", whose) {
+		return
+	}
 	if len(raw.Transitions) > 0 {
 		st.Transitions = make([]Transition, 0, len(raw.Transitions))
 	}
@@ -375,17 +430,19 @@ func (c *compiler) requiredTools(path string, tools []string, st *Stage) {
 			c.errorf(tomlfile.JoinIndex(path, j), "%w: %q is not in this stage's available_tools (%s)", ErrNotAvailable, tool, listOrNone(st.AvailableTools))
 			continue
 		}
-		if !slices.Contains(st.RequiredTools, tool) {
-			st.RequiredTools = append(st.RequiredTools, tool)
-		}
+		st.RequiredTools = append(st.RequiredTools, tool)
 	}
 	slices.Sort(st.RequiredTools)
+	st.RequiredTools = slices.Compact(st.RequiredTools)
 }
 
 // safeCommands keeps the blueprint's safe command entries; they only count
 // when the host opts in, and the host checks their form when it builds its
 // safe keys.
 func (c *compiler) safeCommands(entries []string) []string {
+	if !c.within("safe_commands", len(entries), MaxListEntries, "entries", "safe_commands") {
+		return nil
+	}
 	for i, e := range entries {
 		if strings.TrimSpace(e) == "" {
 			c.errorf(tomlfile.JoinIndex("safe_commands", i), "empty entry; a safe command is a program, optionally with its subcommand (\"git status\")")
@@ -397,6 +454,9 @@ func (c *compiler) safeCommands(entries []string) []string {
 // permissions validates a tool_permissions table: values allow|ask|deny, keys tools the host
 // knows or shell keys.
 func (c *compiler) permissions(path string, raw map[string]string) map[string]policy.Verdict {
+	if !c.within(path, len(raw), MaxListEntries, "entries", "a tool_permissions table") {
+		return nil
+	}
 	verdicts, problems := policy.ParseTable(raw, func(name string) error {
 		switch {
 		case c.tools.has(name):

@@ -171,6 +171,9 @@ func (c *compiler) subagents(raw *fileSubagents) Subagents {
 	if raw.Spawnable == nil && !c.present("subagents.spawnable") {
 		return sa
 	}
+	if !c.within("subagents.spawnable", len(raw.Spawnable), MaxListEntries, "entries", "subagents.spawnable") {
+		return sa
+	}
 	sa.Spawnable = make([]string, 0, len(raw.Spawnable))
 	first := make(map[string]int, len(raw.Spawnable))
 	for j, key := range raw.Spawnable {

@@ -20,6 +20,7 @@ type fileScripting struct {
 	MaxCallStack         *int64   `toml:"max_call_stack"`
 	HTTPTimeout          *string  `toml:"http_timeout"`
 	MaxHTTPResponseBytes *int64   `toml:"max_http_response_bytes"`
+	MaxMemory            any      `toml:"max_memory"`
 }
 
 // Sentinel errors of the [scripting] table, wrapped by the problems Load and Compile report.
@@ -46,7 +47,15 @@ const (
 	DefaultScriptHTTPTimeout = 10 * time.Second
 	// DefaultScriptMaxHTTPResponseBytes caps the body a script's HTTP call reads: 1 MiB.
 	DefaultScriptMaxHTTPResponseBytes = 1 << 20
+	// DefaultScriptMaxMemory is the memory budget of one script call, 64 MiB: what its built-ins
+	// and host functions may build, counted the same on every machine (and the heap watch lets
+	// its own JavaScript grow the heap by twice that). It is scripting.DefaultMaxMemory.
+	DefaultScriptMaxMemory = 64 << 20
 )
+
+// scriptMemoryRange bounds max_memory: room for a 4 MiB file read and split, and no more than a
+// host of this size can give each of its tool lane's workers at once.
+var scriptMemoryRange = sandboxRange{1 << 20, 4 << 30, "1MiB to 4GiB", "the memory one script call may build"}
 
 // Limits of the [scripting] settings, checked at load.
 const (
@@ -79,6 +88,10 @@ type ScriptingConfig struct {
 	HTTPTimeout time.Duration
 	// MaxHTTPResponseBytes caps the response body an HTTP call reads (1 to 1 GiB).
 	MaxHTTPResponseBytes int64
+	// MaxMemory is the memory budget of one script call in bytes (1 MiB to 4 GiB), written as a
+	// byte count or a size such as "64MiB": a call that builds more fails with a memory error
+	// (docs/scripting.md, "Memory").
+	MaxMemory int64
 }
 
 // DefaultScripting returns the [scripting] settings used when the table or a key is left out:
@@ -89,6 +102,7 @@ func DefaultScripting() ScriptingConfig {
 		MaxCallStack:         DefaultScriptMaxCallStack,
 		HTTPTimeout:          DefaultScriptHTTPTimeout,
 		MaxHTTPResponseBytes: DefaultScriptMaxHTTPResponseBytes,
+		MaxMemory:            DefaultScriptMaxMemory,
 	}
 }
 
@@ -124,6 +138,9 @@ func (c *compiler) scripting(f *fileScripting, out *ScriptingConfig) {
 		} else {
 			out.MaxHTTPResponseBytes = *v
 		}
+	}
+	if n := c.sandboxSize("scripting.max_memory", f.MaxMemory, scriptMemoryRange); n != 0 {
+		out.MaxMemory = int64(n)
 	}
 }
 

@@ -39,6 +39,7 @@ func TestLoadScriptingFromFullConfig(t *testing.T) {
 		MaxCallStack:         1024,
 		HTTPTimeout:          3 * time.Second,
 		MaxHTTPResponseBytes: 65536,
+		MaxMemory:            32 << 20,
 	}
 	if !sameScripting(cfg.Scripting, want) {
 		t.Errorf("Scripting = %+v\nwant %+v", cfg.Scripting, want)
@@ -56,11 +57,11 @@ func TestLoadScriptingFromFullConfig(t *testing.T) {
 func sameScripting(a, b ScriptingConfig) bool {
 	return a.ToolsDir == b.ToolsDir && slices.Equal(a.AllowEnv, b.AllowEnv) && a.HTTPAllowPrivate == b.HTTPAllowPrivate &&
 		a.CallTimeout == b.CallTimeout && a.MaxCallStack == b.MaxCallStack && a.HTTPTimeout == b.HTTPTimeout &&
-		a.MaxHTTPResponseBytes == b.MaxHTTPResponseBytes
+		a.MaxHTTPResponseBytes == b.MaxHTTPResponseBytes && a.MaxMemory == b.MaxMemory
 }
 
 func TestScriptingDefaults(t *testing.T) {
-	want := ScriptingConfig{CallTimeout: 2 * time.Second, MaxCallStack: 256, HTTPTimeout: 10 * time.Second, MaxHTTPResponseBytes: 1 << 20}
+	want := ScriptingConfig{CallTimeout: 2 * time.Second, MaxCallStack: 256, HTTPTimeout: 10 * time.Second, MaxHTTPResponseBytes: 1 << 20, MaxMemory: 64 << 20}
 	if got := DefaultScripting(); !sameScripting(got, want) {
 		t.Errorf("DefaultScripting() = %+v, want %+v", got, want)
 	}
@@ -111,15 +112,15 @@ func TestScriptingKeys(t *testing.T) {
 				t.Errorf("AllowEnv = %v, want %v", s.AllowEnv, want)
 			}
 		}},
-		{name: "lower bounds", src: "[scripting]\ncall_timeout = \"1ms\"\nhttp_timeout = \"1ms\"\nmax_call_stack = 16\nmax_http_response_bytes = 1\n",
+		{name: "lower bounds", src: "[scripting]\ncall_timeout = \"1ms\"\nhttp_timeout = \"1ms\"\nmax_call_stack = 16\nmax_http_response_bytes = 1\nmax_memory = 1048576\n",
 			check: func(t *testing.T, _ string, s ScriptingConfig) {
-				if s.CallTimeout != time.Millisecond || s.HTTPTimeout != time.Millisecond || s.MaxCallStack != 16 || s.MaxHTTPResponseBytes != 1 {
+				if s.CallTimeout != time.Millisecond || s.HTTPTimeout != time.Millisecond || s.MaxCallStack != 16 || s.MaxHTTPResponseBytes != 1 || s.MaxMemory != 1<<20 {
 					t.Errorf("%+v", s)
 				}
 			}},
-		{name: "upper bounds", src: "[scripting]\ncall_timeout = \"10m\"\nhttp_timeout = \"9m59s\"\nmax_call_stack = 100000\nmax_http_response_bytes = 1073741824\n",
+		{name: "upper bounds", src: "[scripting]\ncall_timeout = \"10m\"\nhttp_timeout = \"9m59s\"\nmax_call_stack = 100000\nmax_http_response_bytes = 1073741824\nmax_memory = \"4GiB\"\n",
 			check: func(t *testing.T, _ string, s ScriptingConfig) {
-				if s.CallTimeout != 10*time.Minute || s.HTTPTimeout != 599*time.Second || s.MaxCallStack != 100_000 || s.MaxHTTPResponseBytes != 1<<30 {
+				if s.CallTimeout != 10*time.Minute || s.HTTPTimeout != 599*time.Second || s.MaxCallStack != 100_000 || s.MaxHTTPResponseBytes != 1<<30 || s.MaxMemory != 4<<30 {
 					t.Errorf("%+v", s)
 				}
 			}},

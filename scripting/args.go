@@ -65,6 +65,10 @@ func escapesSurrogate(doc []byte) bool {
 	}
 }
 
+// argumentsFn names the arguments in a memory error: what they build counts against the call's
+// budget like anything else it holds (a megabyte of empty objects is 350,000 objects).
+const argumentsFn = "the call's arguments"
+
 // jsValue builds the JavaScript value of a parsed JSON value. Object keys keep their order,
 // and every key becomes an own data property (as JSON.parse's CreateDataProperty does: a key
 // named __proto__ does not set the prototype, and a key shadowing a frozen built-in such as
@@ -74,12 +78,14 @@ func (w *worker) jsValue(v *fastjson.Value) goja.Value {
 	case fastjson.TypeObject:
 		obj := w.vm.NewObject()
 		members, _ := v.Object()
+		w.charge(costObject+costProperty*int64(members.Len()), argumentsFn)
 		members.Visit(func(key []byte, member *fastjson.Value) {
 			w.must(obj.DefineDataProperty(string(key), w.jsValue(member), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE))
 		})
 		return obj
 	case fastjson.TypeArray:
 		items, _ := v.Array()
+		w.charge(costArray+costSlot*int64(len(items)), argumentsFn)
 		values := make([]any, len(items))
 		for i, item := range items {
 			values[i] = w.jsValue(item)
@@ -87,6 +93,7 @@ func (w *worker) jsValue(v *fastjson.Value) goja.Value {
 		return w.vm.NewArray(values...)
 	case fastjson.TypeString:
 		text, _ := v.StringBytes()
+		w.chargeHostString(string(text), argumentsFn)
 		return w.vm.ToValue(string(text))
 	case fastjson.TypeNumber:
 		f, _ := v.Float64() // json.Valid accepted it; out of range is ±Inf, as in JavaScript

@@ -39,7 +39,7 @@ func (w *worker) newHostObject() goja.Value {
 // built-in must not reach the host after its budget).
 func (w *worker) reach(fn string) Host {
 	if w.stop.Load() {
-		panic(w.jsError(w.errorCtor, fn+" is unavailable: the call ran out of time"))
+		panic(w.jsError(w.errorCtor, fn+" is unavailable: the call has been stopped (out of time or memory)"))
 	}
 	if w.host == nil {
 		panic(w.jsError(w.errorCtor, fn+" is unavailable: this call has no host"))
@@ -85,7 +85,15 @@ func (w *worker) hostString(fn, out string, err error) goja.Value {
 	if len(out) > w.limits.MaxStringBytes {
 		panic(w.overCap(fn, "the result", len(out), "bytes"))
 	}
+	w.chargeHostString(out, fn)
 	return w.vm.ToValue(out)
+}
+
+// waiting marks the call as waiting in a blocking host function until the returned function is
+// called: the heap watch gives a waiting call no share of what the rest of the host allocates.
+func (w *worker) waiting() func() {
+	w.watch.inHost.Add(1)
+	return func() { w.watch.inHost.Add(-1) }
 }
 
 // hostReadFile is host.readFile(path).
@@ -116,7 +124,9 @@ func (w *worker) hostListDir(call goja.FunctionCall) goja.Value {
 // hostShell is host.shell(command).
 func (w *worker) hostShell(call goja.FunctionCall) goja.Value {
 	command := w.stringArg(call.Argument(0), "shell", "command")
+	done := w.waiting()
 	out, err := w.reach("shell").Shell(w.hostContext(), command)
+	done()
 	return w.hostString("shell", out, err)
 }
 
@@ -146,7 +156,9 @@ func (w *worker) hostCallTool(call goja.FunctionCall) goja.Value {
 			args = w.capped(text, "callTool", "args")
 		}
 	}
+	done := w.waiting()
 	out, err := w.reach("callTool").CallTool(w.hostContext(), name, json.RawMessage(args))
+	done()
 	return w.hostString("callTool", out, err)
 }
 
@@ -168,7 +180,9 @@ func (w *worker) hostLog(call goja.FunctionCall) goja.Value {
 func (w *worker) hostHTTPGet(call goja.FunctionCall) goja.Value {
 	url := w.stringArg(call.Argument(0), "httpGet", "url")
 	headers, _ := w.httpOptions(call.Argument(1), "httpGet")
+	done := w.waiting()
 	resp, err := w.reach("httpGet").HTTPGet(w.hostContext(), url, headers)
+	done()
 	return w.settled("httpGet", resp, err)
 }
 
@@ -178,7 +192,9 @@ func (w *worker) hostHTTPPost(call goja.FunctionCall) goja.Value {
 	url := w.stringArg(call.Argument(0), "httpPost", "url")
 	body := w.stringArg(call.Argument(1), "httpPost", "body")
 	headers, contentType := w.httpOptions(call.Argument(2), "httpPost")
+	done := w.waiting()
 	resp, err := w.reach("httpPost").HTTPPost(w.hostContext(), url, contentType, body, headers)
+	done()
 	return w.settled("httpPost", resp, err)
 }
 
@@ -229,6 +245,7 @@ func (w *worker) responseObject(fn string, resp HTTPResponse) *goja.Object {
 	if len(resp.Body) > w.limits.MaxStringBytes {
 		panic(w.overCap(fn, "the response body", len(resp.Body), "bytes"))
 	}
+	w.chargeHostString(resp.Body, fn)
 	headers := w.vm.NewObject()
 	names := make([]string, 0, len(resp.Headers))
 	for name := range resp.Headers {

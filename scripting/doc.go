@@ -54,10 +54,16 @@
 // array-likes longer than MaxStringBytes elements, native recursion stops at 1000 levels,
 // built-in iterators observe the interrupt, and a regular-expression operation (goja's
 // backtracking engine, regexp2, can take exponential time) fails the call after 250 ms. What
-// remains is bounded by those caps: string concatenation in a loop is interrupted between
-// instructions (doubling a string reaches about 290 MiB of heap at the default 2s budget), and a
-// single native step over a capped input finishes before the interrupt lands: measured worst, 4 s
-// for Object.keys of a 4-million-element array.
+// remains is bounded by those caps: a single native step over a capped input finishes before the
+// interrupt lands (measured worst, 4 s for Object.keys of a 4-million-element array).
+//
+// Memory is bounded per call by Limits.MaxMemory (64 MiB), two ways (memory.go, heapwatch.go):
+// the built-ins and host functions charge what they build, by fixed costs, and the call fails
+// with ErrMemory when the count passes the budget, the same way on every machine; and a heap
+// watch, sampling the process's heap while calls run, stops a call whose own JavaScript (object
+// literals, closures, string concatenation, which no built-in sees) grows the heap past twice
+// the budget (at least 64 MiB). The watch's verdict depends on timing; docs/scripting.md says when it can decide
+// a trace.
 //
 // Errors are *Error values positioned in the file (file:line:col: message) whose Kind is one of
 // the Err* sentinels, or the context's error for a cancelled call.

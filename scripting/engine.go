@@ -65,10 +65,19 @@ type Limits struct {
 	// built-in call may build inside JS: a string (repeat, padStart, join, replace,
 	// JSON.stringify...) or the length of an array-like a built-in walks. 4 MiB.
 	MaxStringBytes int
+	// MaxMemory is the memory budget of one call: the bytes its built-ins and host functions may
+	// build (counted deterministically, garbage included), and half of the heap growth the heap
+	// watch lets its own JavaScript cause. 64 MiB.
+	MaxMemory int64
 }
 
-// DefaultLimits are the limits of issue 5: a 2s budget, 256 frames, 1 MiB of arguments and of
-// result, 4 MiB per string.
+// DefaultMaxMemory is the default memory budget of one call: sixteen strings at the 4 MiB cap,
+// or four million array elements; the tool lane's eight workers at the heap watch's threshold
+// (twice this) stay within 1 GiB.
+const DefaultMaxMemory = 64 << 20
+
+// DefaultLimits are the limits of issues 5 and 12: a 2s budget, 256 frames, 1 MiB of arguments
+// and of result, 4 MiB per string, 64 MiB of memory.
 func DefaultLimits() Limits {
 	return Limits{
 		CallTimeout:    2 * time.Second,
@@ -76,6 +85,7 @@ func DefaultLimits() Limits {
 		MaxArgBytes:    1 << 20,
 		MaxResultBytes: 1 << 20,
 		MaxStringBytes: 4 << 20,
+		MaxMemory:      DefaultMaxMemory,
 	}
 }
 
@@ -96,6 +106,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxStringBytes <= 0 {
 		l.MaxStringBytes = d.MaxStringBytes
+	}
+	if l.MaxMemory <= 0 {
+		l.MaxMemory = d.MaxMemory
 	}
 	return l
 }
@@ -141,7 +154,7 @@ func NewEngine(limits Limits) *Engine {
 // of host, under the engine's limits, with Date and Math.random taken from env. The result is
 // run's return value (awaited if it is a promise): a string as is, undefined as "", anything
 // else JSON-encoded. Failures are an *Error: ErrRuntime (with the file, line and column of the
-// throw), ErrTimeout, ErrStackOverflow, ErrTooLarge, ErrDefinition; a call cancelled through ctx
+// throw), ErrTimeout, ErrMemory, ErrStackOverflow, ErrTooLarge, ErrDefinition; a call cancelled through ctx
 // has the context's error as its Kind.
 //
 // The call runs on the caller's goroutine. Once its budget is spent or ctx is cancelled, the
@@ -201,6 +214,9 @@ var errBudget = errors.New("budget exhausted")
 // context's error. It carries no position: where the interrupt landed depends on timing, and
 // nothing that depends on timing may reach a trace.
 func interruptError(file string, reason any, budget time.Duration) *Error {
+	if mem, ok := reason.(*memoryError); ok {
+		return &Error{File: file, Line: mem.line, Column: mem.column, Message: mem.message, Kind: ErrMemory}
+	}
 	if err, ok := reason.(error); ok && err != errBudget {
 		if errors.Is(err, errRegexpLimit) {
 			return &Error{File: file, Message: err.Error(), Kind: ErrTimeout}
@@ -256,13 +272,20 @@ type worker struct {
 	stop atomic.Bool
 	// broken is set when execute recovered a Go panic: the runtime's state is unknown.
 	broken bool
+
+	// used is what the call's built-ins have charged to its memory budget (memory.go).
+	used int64
+	// seq numbers the worker's calls (under mu): the heap watch, which finds running calls by
+	// their number in watch, interrupts only the call it measured.
+	seq   uint64
+	watch *callWatch
 }
 
 // begin prepares w for one call.
 func (w *worker) begin(s *Script, args json.RawMessage, host Host, env CallEnv, mode callMode) {
 	w.mode, w.script, w.args, w.host, w.env = mode, s, args, host, env
 	w.defs, w.def, w.defAt, w.again = 0, nil, position{}, position{}
-	w.result, w.err = "", nil
+	w.result, w.err, w.used = "", nil, 0
 }
 
 // end drops the call's references so a pooled worker keeps no agent's data alive.
@@ -282,7 +305,11 @@ func (w *worker) call(ctx context.Context) (string, error) {
 	now := time.Now()
 	w.mu.Lock()
 	w.running, w.deadline, w.caller, w.reason = true, now.Add(w.limits.CallTimeout), ctx, nil
+	w.seq++
+	w.watch.active.Store(w.seq)
+	w.watch.inHost.Store(0)
 	w.mu.Unlock()
+	theHeapWatch.callStarted()
 	w.watchdog.Reset(w.limits.CallTimeout)
 	var stopWatching func() bool
 	if ctx.Done() != nil {
@@ -291,6 +318,7 @@ func (w *worker) call(ctx context.Context) (string, error) {
 
 	w.execute()
 
+	w.watch.active.Store(0)
 	w.watchdog.Stop()
 	if stopWatching != nil {
 		stopWatching()
@@ -327,7 +355,15 @@ func (w *worker) expire() {
 func (w *worker) interrupt(from context.Context, reason error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if !w.running || w.reason != nil || (from != nil && from != w.caller) {
+	if from != nil && from != w.caller {
+		return
+	}
+	w.stopLocked(reason)
+}
+
+// stopLocked is interrupt's work, under w.mu.
+func (w *worker) stopLocked(reason error) {
+	if !w.running || w.reason != nil {
 		return
 	}
 	w.reason = reason
@@ -335,6 +371,16 @@ func (w *worker) interrupt(from context.Context, reason error) {
 	w.vm.Interrupt(reason)
 	if w.cancelHost != nil {
 		w.cancelHost(reason)
+	}
+}
+
+// interruptCall is interrupt for the heap watch: it stops call seq only, so a sample taken
+// during one call never stops the next call the worker serves.
+func (w *worker) interruptCall(seq uint64, reason error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.seq == seq {
+		w.stopLocked(reason)
 	}
 }
 

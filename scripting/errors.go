@@ -25,6 +25,10 @@ var (
 	ErrTimeout = errors.New("script timed out")
 	// ErrTooLarge: the arguments or the result are larger than the Limits allow.
 	ErrTooLarge = errors.New("too large")
+	// ErrMemory: the call's built-ins and host functions built more than Limits.MaxMemory, or
+	// the heap watch saw its own JavaScript grow the heap past twice that, at least 64 MiB (docs/scripting.md,
+	// "Memory").
+	ErrMemory = errors.New("script memory budget exhausted")
 	// ErrStackOverflow: the script nested calls deeper than Limits.MaxCallStack.
 	ErrStackOverflow = errors.New("stack overflow")
 	// ErrDuplicate: two files of one directory define tools of the same name.

@@ -29,7 +29,7 @@ func TestErrorFormat(t *testing.T) {
 }
 
 func TestErrorKindsAreDistinct(t *testing.T) {
-	kinds := []error{ErrSyntax, ErrDefinition, ErrRuntime, ErrTimeout, ErrTooLarge, ErrStackOverflow, ErrDuplicate, ErrClosed}
+	kinds := []error{ErrSyntax, ErrDefinition, ErrRuntime, ErrTimeout, ErrMemory, ErrTooLarge, ErrStackOverflow, ErrDuplicate, ErrClosed}
 	for i, a := range kinds {
 		for j, b := range kinds {
 			if (i == j) != errors.Is(a, b) {

@@ -86,7 +86,8 @@ func TestAmplifiersFailFast(t *testing.T) {
 		{"Array.from", `Array.from({ length: 2 ** 32 })`, "argument list: 4294967296 elements"},
 		{"apply", `Math.max.apply(null, { length: 2 ** 31 })`, "argument list: 2147483648 elements"},
 		{"concat", `[].concat(new Array(2 ** 16), [1])`, "concat: 65537 elements"},
-		{"replaceAll", `"ab".repeat(1000).replaceAll("a", "x".repeat(4096))`, "replace: a string of 67536 characters"},
+		{"replaceAll", `"ab".repeat(1000).replaceAll("a", "x".repeat(4096))`, "replace: a string of 4097000 characters"},
+		{"replaceAll with a template", `"ab".repeat(1000).replaceAll("a", "$&".repeat(4096))`, "replace: a string of 67536 characters"},
 		{"replace with $'", "\"x\".repeat(4096).replace(/x/g, \"$'\")", "replace: a string of 69496 characters"},
 		{"replace with a function", `"ab".repeat(1000).replace(/a/g, () => "x".repeat(4096))`, "replace: a string of 67536 characters"},
 		{"Symbol.replace", `/a/g[Symbol.replace]("a".repeat(100), "x".repeat(4096))`, "replace: a string of 65636 characters"},
@@ -140,6 +141,7 @@ func TestGuardsObserveInterrupts(t *testing.T) {
 	}
 	limits := DefaultLimits()
 	limits.CallTimeout = 200 * time.Millisecond
+	limits.MaxMemory = 1 << 30 // the sort builds four million elements: a test of the interrupt
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := mustCompile(t, "native.js", tool(tt.run))
@@ -172,8 +174,8 @@ func TestJSONDepth(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.text, func(t *testing.T) {
-			if got := jsonDepth(tt.text); got != tt.want {
-				t.Errorf("jsonDepth(%s) = %d, want %d", tt.text, got, tt.want)
+			if got := jsonShapeOf(tt.text).depth; got != tt.want {
+				t.Errorf("the depth of %s = %d, want %d", tt.text, got, tt.want)
 			}
 		})
 	}

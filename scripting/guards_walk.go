@@ -74,7 +74,9 @@ func (w *worker) joinElements(o *goja.Object, n int64, sep goja.String, fn strin
 		w.checkChars(total, fn)
 		b.WriteString(s)
 	}
-	return b.String()
+	out := b.String()
+	w.chargeResult(out, "Array.prototype."+fn)
+	return out
 }
 
 // arrayFlat is Array.prototype.flat(depth), bounded in nesting and in the result's length.
@@ -144,6 +146,7 @@ func (w *worker) flatten(out *elements, src *goja.Object, n int64, depth float64
 		}
 		out.add(el)
 		w.checkElements(int64(out.n), fn)
+		w.charge(costSlot, "Array.prototype."+fn)
 	}
 }
 
@@ -169,6 +172,7 @@ func (w *worker) arrayFlatMap(call goja.FunctionCall) goja.Value {
 		}
 		out.add(mapped)
 		w.checkElements(int64(out.n), "flatMap")
+		w.charge(costSlot, "Array.prototype.flatMap")
 	}
 	return w.vm.NewArray(out.all()...)
 }
@@ -179,38 +183,78 @@ func (w *worker) jsonParseGuard(orig nativeFunc) nativeFunc {
 		w.checkpoint()
 		text := w.str(call.Argument(0))
 		w.checkChars(int64(text.Length()), "JSON.parse")
-		if jsonDepth(text.String()) > maxNesting {
+		shape := jsonShapeOf(text.String())
+		if shape.depth > maxNesting {
 			panic(w.jsError(w.syntaxErrorCtor, "JSON.parse: the text nests deeper than 1000 levels"))
 		}
+		w.charge(shape.cost(), "JSON.parse")
 		call.Arguments = append([]goja.Value{text}, call.Arguments[min(1, len(call.Arguments)):]...)
 		return orig(call)
 	}
 }
 
-// jsonDepth is the deepest nesting of arrays and objects in a JSON text (strings skipped).
-func jsonDepth(text string) int {
-	depth, deepest := 0, 0
-	inString, escaped := false, false
+// jsonShape is what JSON.parse of a text would build, read off the text in one pass before
+// parsing it: its deepest nesting, and how many objects, arrays, members (the commas and the
+// first member of every non-empty container) and strings it holds, and their characters. A text
+// that is not JSON gets a shape too; the parse then fails without building it.
+type jsonShape struct {
+	depth                             int
+	objects, arrays, members, strings int64
+	chars                             int64
+}
+
+// cost is what the parse builds, by the budget's costs: an upper bound for the characters of
+// strings (an escape such as \n counts twice).
+func (s jsonShape) cost() int64 {
+	return costObject*s.objects + costArray*s.arrays + costProperty*s.members +
+		costString*s.strings + costChar*s.chars
+}
+
+// jsonShapeOf scans a JSON text for its shape (strings skipped but counted).
+func jsonShapeOf(text string) jsonShape {
+	var s jsonShape
+	depth := 0
+	inString, escaped, empty := false, false, false
 	for i := 0; i < len(text); i++ {
 		c := text[i]
 		switch {
 		case inString && escaped:
 			escaped = false
+			s.chars++
 		case inString && c == '\\':
 			escaped = true
 		case inString && c == '"':
 			inString = false
 		case inString:
+			s.chars++
 		case c == '"':
 			inString = true
+			s.strings++
 		case c == '[' || c == '{':
+			if c == '[' {
+				s.arrays++
+			} else {
+				s.objects++
+			}
 			depth++
-			deepest = max(deepest, depth)
+			s.depth = max(s.depth, depth)
+			empty = true
+			continue
 		case c == ']' || c == '}':
 			depth--
+			empty = false
+			continue
+		case c == ',':
+			s.members++
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			continue
+		}
+		if empty {
+			s.members++ // the first member of the container just opened
+			empty = false
 		}
 	}
-	return deepest
+	return s
 }
 
 // jsonStringifyGuard runs JSON.stringify with a replacer of its own that sees every value the
@@ -235,7 +279,9 @@ func (w *worker) jsonStringifyGuard(orig nativeFunc) nativeFunc {
 		w.tracker = t
 		defer func() { w.tracker = outer }()
 		call.Arguments = []goja.Value{call.Argument(0), w.visit, call.Argument(2)}
-		return orig(call)
+		out := orig(call)
+		w.chargeResult(out, "JSON.stringify")
+		return out
 	}
 }
 

@@ -32,6 +32,8 @@ const sandboxSource = `({
     setIterator: Object.getPrototypeOf(new Set()[Symbol.iterator]()),
     stringIterator: Object.getPrototypeOf(""[Symbol.iterator]()),
     regexpStringIterator: Object.getPrototypeOf(/x/g[Symbol.matchAll]("")),
+    mapSize: Object.getOwnPropertyDescriptor(Map.prototype, "size").get,
+    setSize: Object.getOwnPropertyDescriptor(Set.prototype, "size").get,
     checkpoint: function () {},
   },
   lockdown: function (extraRoots) {
@@ -172,6 +174,7 @@ func newWorker(limits Limits) *worker {
 		panic(fmt.Sprintf("scripting: the sandbox lockdown fails: %v", err)) // a bug in sandboxSource
 	}
 	vm.SetMaxCallStackSize(limits.MaxCallStack)
+	w.watch = theHeapWatch.watch(w)
 	return w
 }
 
