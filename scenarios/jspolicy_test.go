@@ -295,3 +295,58 @@ func TestJSPolicyTurnTimeout(t *testing.T) {
 		t.Errorf("records = %+v, want the 30ms budget's failure", sum.Records)
 	}
 }
+
+// TestHostMemoryBudgetReachesScriptsAndPolicies: the host's [scripting] max_memory bounds a js
+// model's turn and a script tool's call of the run, not only the default budget.
+func TestHostMemoryBudgetReachesScriptsAndPolicies(t *testing.T) {
+	// Each builds a 4 MiB string (8 MiB at 2 bytes a character): within the 64 MiB default,
+	// past a 1 MiB budget.
+	const bigPolicy = `definePolicy(function decide(obs) {
+  if (obs.turn > 0) { return {text: "done"}; }
+  return {text: String("x".repeat(4 << 20).length)};
+});`
+	const callingPolicy = `definePolicy(function decide(obs) {
+  if (obs.turn > 0) { return {text: "done"}; }
+  return {calls: [{tool: "big", args: {}}]};
+});`
+	const tool = `defineTool({name: "big", description: "builds a big string", parameters: {type: "object"},
+  run: function (args) { return String("y".repeat(4 << 20).length); }});`
+	const budget = "[host.scripting]\nmax_memory = \"1MiB\"\n"
+	for _, tc := range []struct {
+		name, host, policy string
+		// wantFail is a substring of the agent's failure ("" when it ends done); wantResult one
+		// of the tool's result ("" when the tool is not called).
+		wantFail, wantResult string
+	}{
+		{"a policy under the default budget", "", bigPolicy, "", ""},
+		{"a policy under a 1 MiB budget", budget, bigPolicy, "memory budget", ""},
+		{"a script tool under the default budget", "", callingPolicy, "", `"content":"4194304"`},
+		{"a script tool under a 1 MiB budget", budget, callingPolicy, "", "memory budget"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			files := map[string]string{
+				"s.toml":       policyScenario("kind = \"js\"\nfile = \"p.js\"", 1) + tc.host + "[host.tool_permissions]\nbig = \"allow\"\n",
+				"p.toml":       strings.Replace(policyBlueprint, `available_tools = ["read_file", "write_file"]`, `available_tools = ["read_file", "write_file", "big"]`, 1),
+				"p.js":         tc.policy,
+				"tools/big.js": tool,
+			}
+			sum, tr := runTraced(t, writePolicyFiles(t, files), Options{WorkRoot: t.TempDir()})
+			r := sum.Records[0]
+			switch {
+			case tc.wantFail == "" && r.Status != components.Done:
+				t.Errorf("the agent ended %s (%s), want done", r.Status, r.Reason)
+			case tc.wantFail != "" && (r.Status != components.Failed || !strings.Contains(r.Reason, tc.wantFail)):
+				t.Errorf("the agent ended %s (%s), want failed by the %s", r.Status, r.Reason, tc.wantFail)
+			}
+			var result string
+			for _, line := range strings.Split(string(tr), "\n") {
+				if strings.Contains(line, `"kind":"tool_result"`) {
+					result = line
+				}
+			}
+			if tc.wantResult != "" && !strings.Contains(result, tc.wantResult) {
+				t.Errorf("the tool's result %s, want it to contain %s", result, tc.wantResult)
+			}
+		})
+	}
+}

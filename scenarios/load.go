@@ -195,12 +195,12 @@ func (c *compiler) compile(data []byte) {
 		// report the server alone, the cause to fix first.
 		return
 	}
+	c.host() // before the models: a js model's memory budget is the host's
 	c.blueprints(hash)
 	c.compileModels(hash)
 	c.groups()
 	c.spawnables()
 	c.expectations()
-	c.host()
 	c.scriptCeilings()
 	c.sandboxCeilings()
 	c.launch()
@@ -388,6 +388,9 @@ func (c *compiler) compileModels(hash interface{ Write([]byte) (int, error) }) {
 				continue
 			}
 			limits := scripting.DefaultPolicyLimits()
+			if m := c.sc.Host.Scripting.MaxMemory; m > 0 {
+				limits.MaxMemory = m // a policy's turn has the host's memory budget, as a script call does
+			}
 			if fm.TurnTimeout != "" {
 				d, err := time.ParseDuration(fm.TurnTimeout)
 				if err != nil || d < time.Millisecond || d > maxPolicyTurnTimeout {

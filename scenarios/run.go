@@ -594,6 +594,9 @@ func scriptLimits(host *hostconfig.Config) scripting.Limits {
 	if host.Scripting.MaxCallStack > 0 {
 		l.MaxCallStack = host.Scripting.MaxCallStack
 	}
+	if host.Scripting.MaxMemory > 0 {
+		l.MaxMemory = host.Scripting.MaxMemory
+	}
 	return l
 }
 

@@ -72,7 +72,7 @@ func (h *fakeHost) Shell(ctx context.Context, command string) (string, error) {
 			return "", fmt.Errorf("shell: %w", context.Cause(ctx))
 		}
 	}
-	return "", errors.New("shell needs the agent's sandbox, which this host does not have yet")
+	return "", errors.New("shell needs the agent's sandbox, and this call has none (the agent has no workdir, or the tool was called outside an agent)")
 }
 
 func (h *fakeHost) HTTPGet(_ context.Context, url string, headers map[string]string) (HTTPResponse, error) {
@@ -199,7 +199,7 @@ func TestHostFunctions(t *testing.T) {
 		{"listDir without a path", `(a, h) => h.listDir()`, "a.txt\nb.txt", []string{"listDir(.)"}},
 		{"listDir", `(a, h) => h.listDir("src")`, "a.txt\nb.txt", []string{"listDir(src)"}},
 		{"shell refused", `(a, h) => { try { h.shell("ls") } catch (e) { return e.message } }`,
-			"shell needs the agent's sandbox, which this host does not have yet", []string{"shell(ls)"}},
+			"shell needs the agent's sandbox, and this call has none (the agent has no workdir, or the tool was called outside an agent)", []string{"shell(ls)"}},
 		{"env", `(a, h) => h.env("REGION")`, "eu-west", []string{"env(REGION)"}},
 		{"callTool with an object", `(a, h) => h.callTool("read_file", { path: "a" })`, "called read_file", []string{`callTool(read_file, {"path":"a"})`}},
 		{"callTool with a JSON string", `(a, h) => h.callTool("list_dir", '{"path":"."}')`, "called list_dir", []string{`callTool(list_dir, {"path":"."})`}},

@@ -47,7 +47,7 @@ const summaryBytes = 200
 var (
 	// ErrNoSandbox refuses shell on a host that cannot run commands in the agent's sandbox (no
 	// FuncsConfig.Shell). Its message is the whole refusal the script sees.
-	ErrNoSandbox = errors.New("shell needs the agent's sandbox, which this host does not have yet")
+	ErrNoSandbox = errors.New("shell needs the agent's sandbox, and this call has none (the agent has no workdir, or the tool was called outside an agent)")
 	// ErrNoCallTool refuses call_tool on a host that gave the script no way to call tools (no
 	// FuncsConfig.CallTool). Its message is the whole refusal the script sees.
 	ErrNoCallTool = errors.New("this host does not let scripts call tools")

@@ -312,7 +312,7 @@ func TestFuncsShell(t *testing.T) {
 			if !errors.Is(err, tt.wantErr) || got != tt.want {
 				t.Fatalf("Shell = %q, %v; want %q, %v", got, err, tt.want, tt.wantErr)
 			}
-			if err != nil && err.Error() != "shell needs the agent's sandbox, which this host does not have yet" {
+			if err != nil && err.Error() != "shell needs the agent's sandbox, and this call has none (the agent has no workdir, or the tool was called outside an agent)" {
 				t.Fatalf("refusal reads %q", err)
 			}
 		})
