@@ -325,7 +325,9 @@ func TestHostMemoryBudgetReachesScriptsAndPolicies(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			files := map[string]string{
-				"s.toml":       policyScenario("kind = \"js\"\nfile = \"p.js\"", 1) + tc.host + "[host.tool_permissions]\nbig = \"allow\"\n",
+				// A ten-second turn budget: only memory may stop the policy, however slow the
+				// machine (the race pass is about ten times slower).
+				"s.toml":       policyScenario("kind = \"js\"\nfile = \"p.js\"\nturn_timeout = \"10s\"", 1) + tc.host + "[host.tool_permissions]\nbig = \"allow\"\n",
 				"p.toml":       strings.Replace(policyBlueprint, `available_tools = ["read_file", "write_file"]`, `available_tools = ["read_file", "write_file", "big"]`, 1),
 				"p.js":         tc.policy,
 				"tools/big.js": tool,
