@@ -124,6 +124,11 @@ func (s *server) acquire(ctx context.Context) (*session, uint64, error) {
 		s.mu.Unlock()
 		return nil, 0, ErrClosed
 	}
+	if s.current != nil && s.current.isEnded() {
+		// It ended on its own and its reaper has not told us yet: a call must not be sent to a
+		// session known to be over.
+		s.brokeLocked(s.current)
+	}
 	if s.current != nil {
 		sess := s.current
 		s.mu.Unlock()

@@ -189,6 +189,12 @@ func (t *Tool) callFailure(ctx context.Context, timeout time.Duration, sess *ses
 	}
 	switch {
 	case sess.isEnded():
+		if t.srv != nil {
+			// Record the exit now, on the call's own goroutine, rather than whenever the
+			// reaper's goroutine gets to it: the call's result is then never seen before the
+			// session's exit, and the next call restarts the server, whatever the scheduling.
+			t.srv.sessionBroke(sess)
+		}
 		return sess.failure
 	case ctx.Err() != nil:
 		return t.contextFailure(ctx, timeout)
