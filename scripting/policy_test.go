@@ -473,10 +473,7 @@ func TestPolicyRuntimesAreReleased(t *testing.T) {
 			waitForGoroutines(t, baseline)
 			idle := weak.Make(p.pool.idle[0])
 			tc.release(&p)
-			for range 3 {
-				runtime.GC()
-			}
-			if idle.Value() != nil {
+			if !collected(func() bool { return idle.Value() == nil }) {
 				t.Error("the idle runtime is still reachable")
 			}
 		})
