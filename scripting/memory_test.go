@@ -245,7 +245,7 @@ func BenchmarkMemoryEscapeCorpus(b *testing.B) {
 // TestMemoryBudgetErrors: the budget's error is an ErrMemory positioned where the budget ran out,
 // the same in a tool and in a policy (whose turn then fails), and it cannot be caught.
 func TestMemoryBudgetErrors(t *testing.T) {
-	limits := Limits{MaxMemory: 1 << 20}
+	limits := Limits{MaxMemory: 1 << 20, CallTimeout: time.Minute} // memory decides, however slow
 	src := tool(`() => {
   const kept = [];
   try {
