@@ -17,6 +17,9 @@ type execOption struct {
 	// prefix is stripped from the value first; a value without it runs nothing
 	// (--checkpoint-action=exec=CMD).
 	prefix string
+	// optional: the value can only be attached (man --html[=BROWSER], -H[BROWSER]); alone, the
+	// option runs a default program, and the next word is not its value.
+	optional bool
 }
 
 // longExec finds the exec option an abbreviated long option names ("--use-c" for
@@ -176,7 +179,7 @@ var splitExec = []execOption{{name: "--filter", shell: true}}
 var sortExec = []execOption{{name: "--compress-program"}}
 
 // manExec: man runs its pager and HTML browser through a shell.
-var manExec = []execOption{{name: "--pager", shell: true}, {name: "--html", shell: true}}
+var manExec = []execOption{{name: "--pager", shell: true}, {name: "--html", shell: true, optional: true}}
 
 // zipExec: zip -T runs its -TT test command with system().
 var zipExec = []execOption{{name: "--unzip-command", shell: true}}
@@ -205,8 +208,7 @@ func (s *shellScan) execOptions(prog string, args []shellArg, long []execOption,
 			case !ok:
 			case eq:
 				s.runValue(prog, o, staticArg(val), ctx)
-			case prog == "man" && o.name == "--html":
-				// --html alone uses the default browser
+			case o.optional:
 			case i+1 < len(args):
 				i++
 				s.runValue(prog, o, args[i], ctx)
@@ -223,7 +225,7 @@ func (s *shellScan) execOptions(prog string, args []shellArg, long []execOption,
 			switch {
 			case attached != "":
 				s.runValue(prog, o, staticArg(attached), ctx)
-			case prog == "man" && letter == 'H':
+			case o.optional:
 			case i+1 < len(args):
 				i++
 				s.runValue(prog, o, args[i], ctx)
