@@ -1,26 +1,29 @@
-package scenarios
+package scenarios_test
 
 import (
 	"context"
 	"io"
 	"testing"
+
+	"github.com/warrenhq/warren"
+	"github.com/warrenhq/warren/scenarios"
 )
 
 // benchmarkSteps runs the ten-step scenario at the given scale and reports agent-steps per
 // second (a step is one model turn plus its tool call).
 func benchmarkSteps(b *testing.B, agents int, traced bool) {
-	sc, err := Load("testdata/bench/steps.toml", KnownTools())
+	sc, err := scenarios.Load("testdata/bench/steps.toml", scenarios.KnownTools())
 	if err != nil {
 		b.Fatal(err)
 	}
 	var steps uint64
 	var elapsed float64
 	for b.Loop() {
-		opt := Options{Agents: agents}
+		opt := warren.Options{Agents: agents}
 		if traced {
 			opt.Trace = io.Discard
 		}
-		sum, err := Run(context.Background(), sc, opt)
+		sum, err := warren.Run(context.Background(), sc, opt)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -40,14 +43,14 @@ func BenchmarkSteps100kTraced(b *testing.B) { benchmarkSteps(b, 100_000, true) }
 // stdio server, 3,002 calls) and reports MCP calls per second of run time, the whole world
 // included: dispatch, the gate, the lane, the session and the trace.
 func BenchmarkMCPScenario(b *testing.B) {
-	sc, err := Load("examples/mcp.toml", KnownTools())
+	sc, err := scenarios.Load("examples/mcp.toml", scenarios.KnownTools())
 	if err != nil {
 		b.Fatal(err)
 	}
 	var calls uint64
 	var elapsed float64
 	for b.Loop() {
-		sum, err := Run(context.Background(), sc, Options{Trace: io.Discard})
+		sum, err := warren.Run(context.Background(), sc, warren.Options{Trace: io.Discard})
 		if err != nil {
 			b.Fatal(err)
 		}

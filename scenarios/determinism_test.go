@@ -1,4 +1,4 @@
-package scenarios
+package scenarios_test
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/warrenhq/warren"
 	"github.com/warrenhq/warren/trace"
 )
 
@@ -33,7 +34,7 @@ func TestDeterminism(t *testing.T) {
 	for _, file := range exampleFiles(t) {
 		base := filepath.Base(file)
 		t.Run(strings.TrimSuffix(base, ".toml"), func(t *testing.T) {
-			opt := Options{Agents: determinismAgents[base]}
+			opt := warren.Options{Agents: determinismAgents[base]}
 			_, first := runTraced(t, file, opt)
 			_, second := runTraced(t, file, opt)
 			if !bytes.Equal(first, second) {
@@ -54,13 +55,13 @@ func TestDeterminism(t *testing.T) {
 	}
 }
 
-// TestSeedOverride checks that Options.Seed replaces the scenario's seed in the summary and in
+// TestSeedOverride checks that warren.Options.Seed replaces the scenario's seed in the summary and in
 // the trace header, so traces of different seeds are never mistaken for one another.
 func TestSeedOverride(t *testing.T) {
 	for _, file := range exampleFiles(t) {
 		base := filepath.Base(file)
 		t.Run(strings.TrimSuffix(base, ".toml"), func(t *testing.T) {
-			opt := Options{Agents: goldenAgents[base]}
+			opt := warren.Options{Agents: goldenAgents[base]}
 			defaultSum, defaultTrace := runTraced(t, file, opt)
 			seed := defaultSum.Seed + 1000
 			opt.Seed = &seed

@@ -1,4 +1,4 @@
-package scenarios
+package scenarios_test
 
 import (
 	"fmt"
@@ -7,9 +7,10 @@ import (
 	"testing"
 
 	"github.com/warrenhq/warren/components"
+	"github.com/warrenhq/warren/scenarios"
 )
 
-// rec builds a final record of group g for Check tests.
+// rec builds a final record of group g for scenarios.Check tests.
 func rec(name, group string, status components.StatusKind, stage, reason string, turns uint32, calls ...components.ToolCount) components.FinalRecord {
 	r := components.FinalRecord{Name: name, Group: group, Status: status, Stage: stage, Reason: reason,
 		Counters: components.Counters{ModelTurns: turns}}
@@ -37,42 +38,42 @@ func TestCheckExpectations(t *testing.T) {
 	const where = "s.toml:9"
 	tests := []struct {
 		name    string
-		expect  Expectation
+		expect  scenarios.Expectation
 		records []components.FinalRecord
 		want    []string
 	}{
 		{
 			name:    "group holds",
-			expect:  Expectation{Group: "workers", Status: statusOf(components.Done), Stage: "report", ModelTurns: intOf(3), ToolCalls: []components.ToolCount{{Tool: "write_file", N: 2}}},
+			expect:  scenarios.Expectation{Group: "workers", Status: statusOf(components.Done), Stage: "report", ModelTurns: intOf(3), ToolCalls: []components.ToolCount{{Tool: "write_file", N: 2}}},
 			records: twoWorkers,
 		},
 		{
 			name:    "agent holds, other agents of any group are not checked",
-			expect:  Expectation{Agent: "r-0", Status: statusOf(components.Failed), Reason: "overloaded"},
+			expect:  scenarios.Expectation{Agent: "r-0", Status: statusOf(components.Failed), Reason: "overloaded"},
 			records: twoWorkers,
 		},
 		{
 			name:    "unset fields are not checked",
-			expect:  Expectation{Group: "reviewers"},
+			expect:  scenarios.Expectation{Group: "reviewers"},
 			records: twoWorkers,
 		},
 		{
 			name:    "status mismatch shows the reason",
-			expect:  Expectation{Group: "reviewers", Status: statusOf(components.Done)},
+			expect:  scenarios.Expectation{Group: "reviewers", Status: statusOf(components.Done)},
 			records: twoWorkers,
 			want: []string{where + `: expect[0] (group reviewers): 1 of 1 agents differ
     r-0: status is failed, want done (reason: scripted model failure: overloaded)`},
 		},
 		{
 			name:    "status mismatch without a reason",
-			expect:  Expectation{Agent: "w-1", Status: statusOf(components.Failed)},
+			expect:  scenarios.Expectation{Agent: "w-1", Status: statusOf(components.Failed)},
 			records: twoWorkers,
 			want: []string{where + `: expect[0] (agent w-1): 1 of 1 agents differ
     w-1: status is done, want failed`},
 		},
 		{
 			name:    "stage mismatch",
-			expect:  Expectation{Group: "workers", Stage: "gather"},
+			expect:  scenarios.Expectation{Group: "workers", Stage: "gather"},
 			records: twoWorkers,
 			want: []string{where + `: expect[0] (group workers): 2 of 2 agents differ
     w-0: final stage is "report", want "gather"
@@ -80,14 +81,14 @@ func TestCheckExpectations(t *testing.T) {
 		},
 		{
 			name:    "reason must be contained",
-			expect:  Expectation{Agent: "r-0", Reason: "timeout"},
+			expect:  scenarios.Expectation{Agent: "r-0", Reason: "timeout"},
 			records: twoWorkers,
 			want: []string{where + `: expect[0] (agent r-0): 1 of 1 agents differ
     r-0: reason "scripted model failure: overloaded" does not contain "timeout"`},
 		},
 		{
 			name:    "model turns mismatch",
-			expect:  Expectation{Group: "workers", ModelTurns: intOf(4)},
+			expect:  scenarios.Expectation{Group: "workers", ModelTurns: intOf(4)},
 			records: twoWorkers,
 			want: []string{where + `: expect[0] (group workers): 2 of 2 agents differ
     w-0: model turns 3, want 4
@@ -95,45 +96,45 @@ func TestCheckExpectations(t *testing.T) {
 		},
 		{
 			name:    "tool calls mismatch, including a tool never called",
-			expect:  Expectation{Agent: "w-0", ToolCalls: []components.ToolCount{{Tool: "read_file", N: 1}, {Tool: "write_file", N: 1}}},
+			expect:  scenarios.Expectation{Agent: "w-0", ToolCalls: []components.ToolCount{{Tool: "read_file", N: 1}, {Tool: "write_file", N: 1}}},
 			records: twoWorkers,
 			want: []string{where + `: expect[0] (agent w-0): 1 of 1 agents differ
     w-0: read_file called 0 times, want 1; write_file called 2 times, want 1`},
 		},
 		{
 			name:    "zero calls of an uncalled tool holds",
-			expect:  Expectation{Agent: "r-0", ToolCalls: []components.ToolCount{{Tool: "write_file", N: 0}}},
+			expect:  scenarios.Expectation{Agent: "r-0", ToolCalls: []components.ToolCount{{Tool: "write_file", N: 0}}},
 			records: twoWorkers,
 		},
 		{
 			name:    "every mismatch of an agent on one line",
-			expect:  Expectation{Agent: "w-0", Status: statusOf(components.Killed), Stage: "gather", Reason: "x", ModelTurns: intOf(1)},
+			expect:  scenarios.Expectation{Agent: "w-0", Status: statusOf(components.Killed), Stage: "gather", Reason: "x", ModelTurns: intOf(1)},
 			records: twoWorkers,
 			want: []string{where + `: expect[0] (agent w-0): 1 of 1 agents differ
     w-0: status is done, want killed; final stage is "report", want "gather"; reason "" does not contain "x"; model turns 3, want 1`},
 		},
 		{
 			name:    "only the differing agents of a group are listed",
-			expect:  Expectation{Group: "workers", ModelTurns: intOf(3)},
+			expect:  scenarios.Expectation{Group: "workers", ModelTurns: intOf(3)},
 			records: append(slices.Clone(twoWorkers), rec("w-2", "workers", components.Done, "report", "", 2)),
 			want: []string{where + `: expect[0] (group workers): 1 of 3 agents differ
     w-2: model turns 2, want 3`},
 		},
 		{
 			name:    "no such agent",
-			expect:  Expectation{Agent: "w-9", Status: statusOf(components.Done)},
+			expect:  scenarios.Expectation{Agent: "w-9", Status: statusOf(components.Done)},
 			records: twoWorkers,
 			want:    []string{where + ": expect[0] (agent w-9): no such agent in this run"},
 		},
 		{
 			name:    "a group with no agents in the run",
-			expect:  Expectation{Group: "editors", Status: statusOf(components.Done)},
+			expect:  scenarios.Expectation{Group: "editors", Status: statusOf(components.Done)},
 			records: twoWorkers,
 			want:    []string{where + ": expect[0] (group editors): no such agent in this run"},
 		},
 		{
 			name:    "an empty run",
-			expect:  Expectation{Group: "workers"},
+			expect:  scenarios.Expectation{Group: "workers"},
 			records: nil,
 			want:    []string{where + ": expect[0] (group workers): no such agent in this run"},
 		},
@@ -142,9 +143,9 @@ func TestCheckExpectations(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := tt.expect
 			e.Where, e.Label = where, "expect[0]"
-			got := Check(&Scenario{Expect: []Expectation{e}}, tt.records)
+			got := scenarios.Check(&scenarios.Scenario{Expect: []scenarios.Expectation{e}}, tt.records)
 			if !slices.Equal(got, tt.want) {
-				t.Errorf("Check =\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+				t.Errorf("scenarios.Check =\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
 			}
 		})
 	}
@@ -189,10 +190,10 @@ func TestCheckListsAtMostFive(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sc := &Scenario{Expect: []Expectation{{Where: "w", Label: "expect[0]", Group: "g", Status: statusOf(components.Done)}}}
-			got := Check(sc, manyFailed(tt.agents))
+			sc := &scenarios.Scenario{Expect: []scenarios.Expectation{{Where: "w", Label: "expect[0]", Group: "g", Status: statusOf(components.Done)}}}
+			got := scenarios.Check(sc, manyFailed(tt.agents))
 			if len(got) != 1 || got[0] != tt.want {
-				t.Errorf("Check =\n%s\nwant:\n%s", strings.Join(got, "\n"), tt.want)
+				t.Errorf("scenarios.Check =\n%s\nwant:\n%s", strings.Join(got, "\n"), tt.want)
 			}
 		})
 	}
@@ -202,25 +203,25 @@ func TestCheckRun(t *testing.T) {
 	const where = "s.toml:30"
 	tests := []struct {
 		name string
-		run  RunExpectation
+		run  scenarios.RunExpectation
 		want []string
 	}{
 		{
 			name: "counts hold",
-			run:  RunExpectation{Status: []StatusCount{{Status: components.Done, N: 2}, {Status: components.Failed, N: 1}, {Status: components.Killed, N: 0}}, ToolCalls: intOf(4)},
+			run:  scenarios.RunExpectation{Status: []scenarios.StatusCount{{Status: components.Done, N: 2}, {Status: components.Failed, N: 1}, {Status: components.Killed, N: 0}}, ToolCalls: intOf(4)},
 		},
 		{
 			name: "zero of a status no agent has holds",
-			run:  RunExpectation{Status: []StatusCount{{Status: components.Active, N: 0}}},
+			run:  scenarios.RunExpectation{Status: []scenarios.StatusCount{{Status: components.Active, N: 0}}},
 		},
 		{
 			name: "all fails when one agent differs",
-			run:  RunExpectation{Status: []StatusCount{{Status: components.Done, All: true}}},
+			run:  scenarios.RunExpectation{Status: []scenarios.StatusCount{{Status: components.Done, All: true}}},
 			want: []string{where + ": expect_run.status.done: 2 agents done, want all (3)"},
 		},
 		{
 			name: "a count mismatch",
-			run:  RunExpectation{Status: []StatusCount{{Status: components.Failed, N: 0}, {Status: components.Done, N: 3}}},
+			run:  scenarios.RunExpectation{Status: []scenarios.StatusCount{{Status: components.Failed, N: 0}, {Status: components.Done, N: 3}}},
 			want: []string{
 				where + ": expect_run.status.failed: 1 agents failed, want 0",
 				where + ": expect_run.status.done: 2 agents done, want 3",
@@ -228,7 +229,7 @@ func TestCheckRun(t *testing.T) {
 		},
 		{
 			name: "tool call total mismatch",
-			run:  RunExpectation{ToolCalls: intOf(5)},
+			run:  scenarios.RunExpectation{ToolCalls: intOf(5)},
 			want: []string{where + ": expect_run.tool_calls: 4 tool calls in the run, want 5"},
 		},
 	}
@@ -236,9 +237,9 @@ func TestCheckRun(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			re := tt.run
 			re.Where = where
-			got := Check(&Scenario{ExpectRun: &re}, twoWorkers)
+			got := scenarios.Check(&scenarios.Scenario{ExpectRun: &re}, twoWorkers)
 			if !slices.Equal(got, tt.want) {
-				t.Errorf("Check =\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+				t.Errorf("scenarios.Check =\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
 			}
 		})
 	}
@@ -246,34 +247,34 @@ func TestCheckRun(t *testing.T) {
 
 // TestCheckRunAllOfEveryAgent: "all" counts every agent, and holds when each has the status.
 func TestCheckRunAllOfEveryAgent(t *testing.T) {
-	re := &RunExpectation{Where: "w", Status: []StatusCount{{Status: components.Failed, All: true}, {Status: components.Done, N: 0}}}
-	if got := Check(&Scenario{ExpectRun: re}, manyFailed(7)); len(got) != 0 {
-		t.Errorf("Check = %q, want no failures", got)
+	re := &scenarios.RunExpectation{Where: "w", Status: []scenarios.StatusCount{{Status: components.Failed, All: true}, {Status: components.Done, N: 0}}}
+	if got := scenarios.Check(&scenarios.Scenario{ExpectRun: re}, manyFailed(7)); len(got) != 0 {
+		t.Errorf("scenarios.Check = %q, want no failures", got)
 	}
-	got := Check(&Scenario{ExpectRun: re}, append(manyFailed(7), rec("d", "g", components.Done, "s", "", 1)))
+	got := scenarios.Check(&scenarios.Scenario{ExpectRun: re}, append(manyFailed(7), rec("d", "g", components.Done, "s", "", 1)))
 	want := []string{"w: expect_run.status.failed: 7 agents failed, want all (8)", "w: expect_run.status.done: 1 agents done, want 0"}
 	if !slices.Equal(got, want) {
-		t.Errorf("Check = %q, want %q", got, want)
+		t.Errorf("scenarios.Check = %q, want %q", got, want)
 	}
 }
 
 // TestCheckOrder reports agent expectations in file order, then the run expectation.
 func TestCheckOrder(t *testing.T) {
-	sc := &Scenario{
-		Expect: []Expectation{
+	sc := &scenarios.Scenario{
+		Expect: []scenarios.Expectation{
 			{Where: "s:1", Label: "expect[0]", Agent: "w-0", Stage: "x"},
 			{Where: "s:5", Label: "expect[1]", Agent: "w-0", Stage: "report"},
 			{Where: "s:9", Label: "expect[2]", Agent: "nobody"},
 		},
-		ExpectRun: &RunExpectation{Where: "s:12", ToolCalls: intOf(0)},
+		ExpectRun: &scenarios.RunExpectation{Where: "s:12", ToolCalls: intOf(0)},
 	}
-	got := Check(sc, twoWorkers)
+	got := scenarios.Check(sc, twoWorkers)
 	want := []string{
 		"s:1: expect[0] (agent w-0): 1 of 1 agents differ\n    w-0: final stage is \"report\", want \"x\"",
 		"s:9: expect[2] (agent nobody): no such agent in this run",
 		"s:12: expect_run.tool_calls: 4 tool calls in the run, want 0",
 	}
 	if !slices.Equal(got, want) {
-		t.Errorf("Check =\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		t.Errorf("scenarios.Check =\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -1,13 +1,15 @@
-package scenarios
+package scenarios_test
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/warrenhq/warren/scenarios"
 )
 
 // FuzzLoad feeds arbitrary bytes to the scenario loader next to a valid blueprint: whatever the
-// input, Load returns a scenario or an error, never panics, and never both.
+// input, scenarios.Load returns a scenario or an error, never panics, and never both.
 func FuzzLoad(f *testing.F) {
 	for _, seed := range []string{
 		minimalScenario,
@@ -30,9 +32,9 @@ func FuzzLoad(f *testing.F) {
 		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		sc, err := Load(path, KnownTools())
+		sc, err := scenarios.Load(path, scenarios.KnownTools())
 		if (sc == nil) == (err == nil) {
-			t.Fatalf("Load returned scenario %v and error %v", sc != nil, err)
+			t.Fatalf("scenarios.Load returned scenario %v and error %v", sc != nil, err)
 		}
 	})
 }

@@ -1,15 +1,17 @@
-package scenarios
+package scenarios_test
 
 import (
 	"bytes"
 	"context"
-	"github.com/warrenhq/warren/internal/golden"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/warrenhq/warren"
+	"github.com/warrenhq/warren/internal/golden"
+	"github.com/warrenhq/warren/scenarios"
 	"github.com/warrenhq/warren/trace"
 )
 
@@ -39,17 +41,17 @@ var expectedFailures = map[string][]string{
 }
 
 // runTraced loads and runs a scenario with opt, returning its summary and the trace bytes.
-func runTraced(t testing.TB, file string, opt Options) (*Summary, []byte) {
+func runTraced(t testing.TB, file string, opt warren.Options) (*warren.Summary, []byte) {
 	t.Helper()
-	sc, err := Load(file, KnownTools())
+	sc, err := scenarios.Load(file, scenarios.KnownTools())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
 	opt.Trace = &buf
-	sum, err := Run(context.Background(), sc, opt)
+	sum, err := warren.Run(context.Background(), sc, opt)
 	if err != nil {
-		t.Fatalf("Run(%s): %v", file, err)
+		t.Fatalf("warren.Run(%s): %v", file, err)
 	}
 	return sum, buf.Bytes()
 }
@@ -63,7 +65,7 @@ func TestGoldenTraces(t *testing.T) {
 	for _, file := range exampleFiles(t) {
 		base := filepath.Base(file)
 		t.Run(strings.TrimSuffix(base, ".toml"), func(t *testing.T) {
-			sum, got := runTraced(t, file, Options{Agents: goldenAgents[base]})
+			sum, got := runTraced(t, file, warren.Options{Agents: goldenAgents[base]})
 			goldenPath := filepath.Join("testdata", "golden", strings.TrimSuffix(base, ".toml")+".jsonl")
 			if golden.Updating() {
 				if err := os.WriteFile(goldenPath, got, 0o644); err != nil {

@@ -1,4 +1,4 @@
-package scenarios
+package scenarios_test
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/warrenhq/warren"
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/sandbox"
 )
@@ -120,7 +121,7 @@ func runPlanted(t *testing.T, planter, mode, models string) []byte {
 		"s.toml":       hostPathsScenario(mode, models),
 		"planter.toml": planter,
 	})
-	sum, tr := runTraced(t, file, Options{WorkRoot: t.TempDir()})
+	sum, tr := runTraced(t, file, warren.Options{WorkRoot: t.TempDir()})
 	for _, r := range sum.Records {
 		if r.Depth == 0 && r.Status != components.Done {
 			t.Fatalf("the agent ended %s (%s); records %+v", r.Status, r.Reason, sum.Records)
@@ -222,7 +223,7 @@ func TestRunRootRemovalFollowsNoLink(t *testing.T) {
 				"s.toml":       hostPathsScenario(mode, models),
 				"planter.toml": hostPathsBlueprint,
 			})
-			_, tr := runTraced(t, file, Options{})
+			_, tr := runTraced(t, file, warren.Options{})
 			workdir := ""
 			for _, e := range decodeEvents(t, tr) {
 				if e.Kind == "tool_result" && e.Tool == "shell" {
@@ -257,7 +258,7 @@ func TestWorkRootThroughALink(t *testing.T) {
 		"s.toml":       hostPathsScenario("none", models),
 		"planter.toml": hostPathsBlueprint,
 	})
-	if _, tr := runTraced(t, file, Options{WorkRoot: link}); !bytes.Contains(tr, []byte(`Wrote 4 bytes to \"notes.txt\" (new file)`)) {
+	if _, tr := runTraced(t, file, warren.Options{WorkRoot: link}); !bytes.Contains(tr, []byte(`Wrote 4 bytes to \"notes.txt\" (new file)`)) {
 		t.Fatalf("write_file did not write; the trace:\n%s", tr)
 	}
 	if got, err := os.ReadFile(filepath.Join(realDir, "g", "g-0", "notes.txt")); err != nil || string(got) != "kept" {
@@ -316,7 +317,7 @@ func TestReapTouchesNoPlantedPath(t *testing.T) {
 				"planter.toml": hostPathsBlueprint,
 			})
 			root := t.TempDir()
-			sum, tr := runTraced(t, file, Options{WorkRoot: root})
+			sum, tr := runTraced(t, file, warren.Options{WorkRoot: root})
 			if len(sum.Records) != 1 || sum.Records[0].Status != components.Done {
 				t.Fatalf("records %+v", sum.Records)
 			}
@@ -378,7 +379,7 @@ func TestScriptHostFunctionsRefuseALinkedWorkdir(t *testing.T) {
 				"planter.toml":  strings.Replace(hostPathsBlueprint, `"wait_for_agent"]`, `"wait_for_agent", "grab"]`, 1),
 				"tools/grab.js": grabScript,
 			})
-			_, tr := runTraced(t, file, Options{WorkRoot: t.TempDir()})
+			_, tr := runTraced(t, file, warren.Options{WorkRoot: t.TempDir()})
 			v.check(t)
 			if bytes.Contains(tr, []byte("precious host data")) {
 				t.Fatalf("the script read the host file; the trace:\n%s", tr)

@@ -1,4 +1,4 @@
-package scenarios
+package scenarios_test
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/warrenhq/warren"
 )
 
 // TestInheritAttack runs the shipped attack: a child blueprint allows itself write_file, which
@@ -13,7 +15,7 @@ import (
 // --allow. Both lose, and the trace says why.
 func TestInheritAttack(t *testing.T) {
 	root := t.TempDir()
-	sum, tr := runTraced(t, filepath.Join("examples", "inherit_attack.toml"), Options{WorkRoot: root})
+	sum, tr := runTraced(t, filepath.Join("examples", "inherit_attack.toml"), warren.Options{WorkRoot: root})
 	if len(sum.Failures) > 0 {
 		t.Fatalf("expectations failed: %v", sum.Failures)
 	}
@@ -32,7 +34,7 @@ func TestInheritAttack(t *testing.T) {
 // grant does not cover its child, who is asked again.
 func TestInheritedModesAndGrants(t *testing.T) {
 	root := t.TempDir()
-	_, events := runPermission(t, "inherit.toml", Options{WorkRoot: root})
+	_, events := runPermission(t, "inherit.toml", warren.Options{WorkRoot: root})
 	wantLog(t, events, "readers-0/1", []string{
 		"enter write 1",
 		"call write_file [write_file] deny by safety:read-only",
@@ -51,7 +53,7 @@ func TestInheritedModesAndGrants(t *testing.T) {
 
 // TestYoloIsInherited: with --yolo the child's ask is allowed like its parent's.
 func TestYoloIsInherited(t *testing.T) {
-	opt := Options{WorkRoot: t.TempDir()}
+	opt := warren.Options{WorkRoot: t.TempDir()}
 	opt.Launch.Yolo = true
 	_, events := runPermission(t, "inherit.toml", opt)
 	if e := toolCall(t, events, "granters-0/1-t0-c0"); e.Verdict != "allow" || e.Layer != "launch:yolo" {

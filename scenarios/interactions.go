@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"path"
 
+	"github.com/warrenhq/warren/gate"
 	"github.com/warrenhq/warren/internal/tomlfile"
 	"github.com/warrenhq/warren/policy"
-	"github.com/warrenhq/warren/systems"
 	"github.com/warrenhq/warren/tools"
 )
 
@@ -26,8 +26,8 @@ type Interaction struct {
 }
 
 // matches reports whether the entry answers req.
-func (in *Interaction) matches(req *systems.PromptRequest) bool {
-	if (req.Kind == systems.PromptQuestion) != (in.Reply != "") {
+func (in *Interaction) matches(req *gate.PromptRequest) bool {
+	if (req.Kind == gate.PromptQuestion) != (in.Reply != "") {
 		return false
 	}
 	if !glob(in.Agent, req.Agent) || !glob(in.Tool, req.Tool) {
@@ -60,14 +60,18 @@ type script struct {
 	used    []int
 }
 
-var _ systems.Answerer = (*script)(nil)
+var _ gate.Answerer = (*script)(nil)
+
+// Answerer returns the scenario's scripted answerer: its [[interactions]], consulted in file order,
+// each entry with its own count of uses. Every run needs a fresh one, since the counts are per run.
+func (sc *Scenario) Answerer() gate.Answerer { return newScript(sc.Interactions) }
 
 func newScript(entries []Interaction) *script {
 	return &script{entries: entries, used: make([]int, len(entries))}
 }
 
-// Answer implements systems.Answerer.
-func (s *script) Answer(req *systems.PromptRequest) (string, uint64, bool) {
+// Answer implements gate.Answerer.
+func (s *script) Answer(req *gate.PromptRequest) (string, uint64, bool) {
 	for i := range s.entries {
 		in := &s.entries[i]
 		if in.Times > 0 && s.used[i] >= in.Times {

@@ -1,4 +1,4 @@
-package scenarios
+package scenarios_test
 
 import (
 	"bytes"
@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/warrenhq/warren"
 	"github.com/warrenhq/warren/components"
+	"github.com/warrenhq/warren/scenarios"
 	"github.com/warrenhq/warren/scripting"
 	"github.com/warrenhq/warren/trace"
 )
@@ -50,7 +52,7 @@ func policyEvents(t *testing.T, tr []byte) []policyEvent {
 func TestGossipScenario(t *testing.T) {
 	const voters = 400
 	root := t.TempDir()
-	sum, tr := runTraced(t, filepath.Join("examples", "gossip.toml"), Options{Agents: voters, WorkRoot: root})
+	sum, tr := runTraced(t, filepath.Join("examples", "gossip.toml"), warren.Options{Agents: voters, WorkRoot: root})
 	if len(sum.Failures) > 0 {
 		t.Fatalf("expectations failed:\n%s", strings.Join(sum.Failures, "\n"))
 	}
@@ -201,7 +203,7 @@ func TestJSModelLoadErrors(t *testing.T) {
 			if tc.policy != "" {
 				files["p.js"] = tc.policy
 			}
-			_, err := Load(writePolicyFiles(t, files), KnownTools())
+			_, err := scenarios.Load(writePolicyFiles(t, files), scenarios.KnownTools())
 			if err == nil {
 				t.Fatal("the scenario loads")
 			}
@@ -221,7 +223,7 @@ func TestJSModelCompiledOnce(t *testing.T) {
 		"policies/p.js":   "definePolicy(function (obs) { return { text: obs.agent.name }; });",
 		"policies/unused": "not a policy",
 	})
-	sc, err := Load(file, KnownTools())
+	sc, err := scenarios.Load(file, scenarios.KnownTools())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +254,7 @@ func TestJSPolicyFailuresStayWithTheAgent(t *testing.T) {
 		"p.toml": policyBlueprint,
 		"p.js":   policy,
 	})
-	sum, tr := runTraced(t, file, Options{WorkRoot: t.TempDir()})
+	sum, tr := runTraced(t, file, warren.Options{WorkRoot: t.TempDir()})
 	byName := map[string]components.FinalRecord{}
 	for _, r := range sum.Records {
 		byName[r.Name] = r
@@ -290,7 +292,7 @@ func TestJSPolicyTurnTimeout(t *testing.T) {
 		"p.toml": policyBlueprint,
 		"p.js":   `definePolicy(function decide(obs) { for (;;) {} });`,
 	})
-	sum, _ := runTraced(t, file, Options{WorkRoot: t.TempDir()})
+	sum, _ := runTraced(t, file, warren.Options{WorkRoot: t.TempDir()})
 	if len(sum.Records) != 1 || sum.Records[0].Reason != "model error: p.js: script ran past its 30ms budget" {
 		t.Errorf("records = %+v, want the 30ms budget's failure", sum.Records)
 	}
@@ -332,7 +334,7 @@ func TestHostMemoryBudgetReachesScriptsAndPolicies(t *testing.T) {
 				"p.js":         tc.policy,
 				"tools/big.js": tool,
 			}
-			sum, tr := runTraced(t, writePolicyFiles(t, files), Options{WorkRoot: t.TempDir()})
+			sum, tr := runTraced(t, writePolicyFiles(t, files), warren.Options{WorkRoot: t.TempDir()})
 			r := sum.Records[0]
 			switch {
 			case tc.wantFail == "" && r.Status != components.Done:

@@ -21,8 +21,8 @@ import (
 	"github.com/warrenhq/warren/mcp"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/policy"
+	"github.com/warrenhq/warren/resources"
 	"github.com/warrenhq/warren/scripting"
-	"github.com/warrenhq/warren/systems"
 	"github.com/warrenhq/warren/tools"
 )
 
@@ -36,7 +36,7 @@ type Scenario struct {
 	// MaxTicks bounds the run (0 = until a fixed point).
 	MaxTicks uint64
 	Clock    ecs.ClockConfig
-	Latency  systems.Latency
+	Latency  resources.Latency
 	Lanes    LaneSizes
 	// Blueprints by the key the scenario gives them.
 	Blueprints map[string]*blueprint.Blueprint
@@ -222,7 +222,7 @@ func (c *compiler) clock() {
 		}
 		c.sc.Clock.TickLength = d
 	}
-	lat := systems.Latency{Model: 1, Tool: 1}
+	lat := resources.Latency{Model: 1, Tool: 1}
 	check := func(path string, v int64) uint64 {
 		if v < 1 || v > 1_000_000 {
 			c.errorf(path, "%d: a latency is a number of ticks from 1 to 1000000", v)
@@ -249,6 +249,12 @@ func (c *compiler) clock() {
 	c.sc.Latency = lat
 }
 
+// The lanes' default capacities, for a scenario that does not size them.
+const (
+	defaultModelCapacity = 64
+	defaultToolCapacity  = 256
+)
+
 func (c *compiler) lanes() {
 	fl := c.file.Lanes
 	check := func(path string, v, def int) int {
@@ -262,8 +268,8 @@ func (c *compiler) lanes() {
 		return v
 	}
 	c.sc.Lanes = LaneSizes{
-		ModelCapacity: check("lanes.model_capacity", fl.ModelCapacity, 64),
-		ToolCapacity:  check("lanes.tool_capacity", fl.ToolCapacity, 256),
+		ModelCapacity: check("lanes.model_capacity", fl.ModelCapacity, defaultModelCapacity),
+		ToolCapacity:  check("lanes.tool_capacity", fl.ToolCapacity, defaultToolCapacity),
 		ToolWorkers:   check("lanes.tool_workers", fl.ToolWorkers, 0),
 	}
 }

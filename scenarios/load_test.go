@@ -1,8 +1,7 @@
-package scenarios
+package scenarios_test
 
 import (
 	"errors"
-	"github.com/warrenhq/warren/internal/golden"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,9 +12,11 @@ import (
 
 	"github.com/warrenhq/warren/blueprint"
 	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/internal/golden"
 	"github.com/warrenhq/warren/internal/tomlfile"
 	"github.com/warrenhq/warren/models"
-	"github.com/warrenhq/warren/systems"
+	"github.com/warrenhq/warren/resources"
+	"github.com/warrenhq/warren/scenarios"
 )
 
 // stablePaths rewrites absolute paths under the package directory (blueprints loaded through a
@@ -48,12 +49,12 @@ func checkBadCorpus(t *testing.T, files []string, min int, withLine bool) {
 	for _, file := range files {
 		name := strings.TrimSuffix(filepath.Base(file), ".toml")
 		t.Run(name, func(t *testing.T) {
-			sc, err := Load(file, KnownTools())
+			sc, err := scenarios.Load(file, scenarios.KnownTools())
 			if err == nil {
-				t.Fatalf("Load accepted a bad scenario (name %q)", sc.Name)
+				t.Fatalf("scenarios.Load accepted a bad scenario (name %q)", sc.Name)
 			}
 			if sc != nil {
-				t.Errorf("Load returned a scenario along with an error")
+				t.Errorf("scenarios.Load returned a scenario along with an error")
 			}
 			var errs tomlfile.Errors
 			if !errors.As(err, &errs) || len(errs) == 0 {
@@ -80,9 +81,9 @@ func checkSentinels(t *testing.T, dir string, cases []sentinelCase) {
 	t.Helper()
 	for _, tt := range cases {
 		t.Run(strings.TrimSuffix(tt.file, ".toml")+"/"+tt.want.Error(), func(t *testing.T) {
-			_, err := Load(filepath.Join(dir, tt.file), KnownTools())
+			_, err := scenarios.Load(filepath.Join(dir, tt.file), scenarios.KnownTools())
 			if err == nil {
-				t.Fatal("Load accepted a bad scenario")
+				t.Fatal("scenarios.Load accepted a bad scenario")
 			}
 			if !errors.Is(err, tt.want) {
 				t.Errorf("errors.Is(err, %q) = false; err:\n%v", tt.want, err)
@@ -109,7 +110,7 @@ func TestLoadBadSentinels(t *testing.T) {
 // TestLoadMissingFile reports a scenario that does not exist plainly, with fs.ErrNotExist.
 func TestLoadMissingFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "absent.toml")
-	_, err := Load(path, KnownTools())
+	_, err := scenarios.Load(path, scenarios.KnownTools())
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("err = %v, want fs.ErrNotExist", err)
 	}
@@ -156,7 +157,7 @@ count = 3
 `
 
 func TestLoadDefaults(t *testing.T) {
-	sc, err := Load(writeScenario(t, t.TempDir(), minimalScenario), KnownTools())
+	sc, err := scenarios.Load(writeScenario(t, t.TempDir(), minimalScenario), scenarios.KnownTools())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +170,7 @@ func TestLoadDefaults(t *testing.T) {
 	if sc.Latency.Model != 1 || sc.Latency.Tool != 1 || sc.Latency.PerTool != nil {
 		t.Errorf("latency = %+v, want model 1, tool 1, no per-tool latencies", sc.Latency)
 	}
-	if want := (LaneSizes{ModelCapacity: 64, ToolCapacity: 256, ToolWorkers: 0}); sc.Lanes != want {
+	if want := (scenarios.LaneSizes{ModelCapacity: 64, ToolCapacity: 256, ToolWorkers: 0}); sc.Lanes != want {
 		t.Errorf("lanes = %+v, want %+v", sc.Lanes, want)
 	}
 	if len(sc.Groups) != 1 || sc.Groups[0].Count != 3 || sc.Groups[0].Blueprint != sc.Blueprints["worker"] || sc.Groups[0].Model == nil {
@@ -202,7 +203,7 @@ tool_capacity = 16
 tool_workers = 2
 
 [blueprints]`, 1)
-	sc, err := Load(writeScenario(t, t.TempDir(), src), KnownTools())
+	sc, err := scenarios.Load(writeScenario(t, t.TempDir(), src), scenarios.KnownTools())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,11 +213,11 @@ tool_workers = 2
 	if sc.Clock.Mode != ecs.Wall || sc.Clock.TickLength != 250*time.Millisecond {
 		t.Errorf("clock = %+v, want wall, 250ms", sc.Clock)
 	}
-	want := systems.Latency{Model: 3, Tool: 4, PerTool: map[string]uint64{"write_file": 7}}
+	want := resources.Latency{Model: 3, Tool: 4, PerTool: map[string]uint64{"write_file": 7}}
 	if sc.Latency.Model != want.Model || sc.Latency.Tool != want.Tool || len(sc.Latency.PerTool) != 1 || sc.Latency.PerTool["write_file"] != 7 {
 		t.Errorf("latency = %+v, want %+v", sc.Latency, want)
 	}
-	if want := (LaneSizes{ModelCapacity: 8, ToolCapacity: 16, ToolWorkers: 2}); sc.Lanes != want {
+	if want := (scenarios.LaneSizes{ModelCapacity: 8, ToolCapacity: 16, ToolWorkers: 2}); sc.Lanes != want {
 		t.Errorf("lanes = %+v, want %+v", sc.Lanes, want)
 	}
 }
@@ -225,7 +226,7 @@ tool_workers = 2
 func TestLoadExamples(t *testing.T) {
 	for _, file := range exampleFiles(t) {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			sc, err := Load(file, KnownTools())
+			sc, err := scenarios.Load(file, scenarios.KnownTools())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -251,11 +252,11 @@ func exampleFiles(t testing.TB) []string {
 	return files
 }
 
-// scenarioWithCounts builds a Scenario whose groups have the given counts, for GroupCounts.
-func scenarioWithCounts(counts ...int) *Scenario {
-	sc := &Scenario{}
+// scenarioWithCounts builds a scenarios.Scenario whose groups have the given counts, for GroupCounts.
+func scenarioWithCounts(counts ...int) *scenarios.Scenario {
+	sc := &scenarios.Scenario{}
 	for _, c := range counts {
-		sc.Groups = append(sc.Groups, Group{Count: c})
+		sc.Groups = append(sc.Groups, scenarios.Group{Count: c})
 	}
 	return sc
 }
@@ -348,7 +349,7 @@ func copyTree(t *testing.T, src, dst string) {
 func TestHash(t *testing.T) {
 	load := func(path string) string {
 		t.Helper()
-		sc, err := Load(path, KnownTools())
+		sc, err := scenarios.Load(path, scenarios.KnownTools())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -413,7 +414,7 @@ func TestHash(t *testing.T) {
 }
 
 // TestLoadTypeErrorReportedAlone: a value of the wrong type stops go-toml's decoding part way, so
-// the rest of the file is not decoded. Load must report the type error alone, as the blueprint
+// the rest of the file is not decoded. scenarios.Load must report the type error alone, as the blueprint
 // loader does, instead of going on to validate the half-decoded scenario and reporting tables
 // that are in the file ([blueprints], [models], [[groups]]) as missing.
 func TestLoadTypeErrorReportedAlone(t *testing.T) {
@@ -426,7 +427,7 @@ func TestLoadTypeErrorReportedAlone(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := writeScenario(t, t.TempDir(), strings.Replace(minimalScenario, tt.from, tt.to, 1))
-			_, err := Load(path, KnownTools())
+			_, err := scenarios.Load(path, scenarios.KnownTools())
 			var errs tomlfile.Errors
 			if !errors.As(err, &errs) {
 				t.Fatalf("err = %v, want tomlfile.Errors", err)
@@ -451,10 +452,10 @@ func TestLoadRejectsNegativeExpectedCounts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := writeScenario(t, t.TempDir(), minimalScenario+"\n"+tt.expect)
-			_, err := Load(path, KnownTools())
+			_, err := scenarios.Load(path, scenarios.KnownTools())
 			var errs tomlfile.Errors
 			if !errors.As(err, &errs) || len(errs) != 1 || errs[0].Key != tt.key {
-				t.Errorf("Load = %v, want one problem at %s", err, tt.key)
+				t.Errorf("scenarios.Load = %v, want one problem at %s", err, tt.key)
 			}
 		})
 	}

@@ -137,12 +137,12 @@ func sameServer(a, b *mcp.ServerConfig) bool {
 	return reflect.DeepEqual(x, y)
 }
 
-// leasedServers lists, sorted, the MCP servers an agent of bp leases from spawn to reap: those
+// LeasedServers lists, sorted, the MCP servers an agent of bp leases from spawn to reap: those
 // whose tools a stage of bp advertises and, when it may spawn sub-agents, those its possible
 // descendants may call. A parent thus keeps a server's session alive for the children that come
 // and go under it: a boss that spawns clients one after another keeps one session instead of
 // starting one per child.
-func (sc *Scenario) leasedServers(bp *blueprint.Blueprint) []string {
+func (sc *Scenario) LeasedServers(bp *blueprint.Blueprint) []string {
 	servers := map[string]bool{}
 	seen := map[*blueprint.Blueprint]bool{}
 	var walk func(bp *blueprint.Blueprint)

@@ -1,4 +1,4 @@
-package scenarios
+package scenarios_test
 
 import (
 	"errors"
@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warrenhq/warren"
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/internal/mcpdemo"
+	"github.com/warrenhq/warren/scenarios"
 )
 
 // mcpClientBlueprint is a one-stage client of the server "kv".
@@ -69,9 +71,9 @@ func callTurn(tool, args string) string {
 }
 
 // runMCP loads and runs a scenario's files, returning the summary and the decoded trace.
-func runMCP(t *testing.T, files map[string]string) (*Summary, []gateEvent) {
+func runMCP(t *testing.T, files map[string]string) (*warren.Summary, []gateEvent) {
 	t.Helper()
-	sum, tr := runTraced(t, writePolicyFiles(t, files), Options{})
+	sum, tr := runTraced(t, writePolicyFiles(t, files), warren.Options{})
 	return sum, decodeEvents(t, tr)
 }
 
@@ -237,9 +239,9 @@ model = "client"
 count = 2
 `}
 	}
-	_, err := Load(writePolicyFiles(t, scenario("")), KnownTools())
-	if !errors.Is(err, ErrBlueprintServer) {
-		t.Fatalf("without the host's opt-in: %v, want ErrBlueprintServer", err)
+	_, err := scenarios.Load(writePolicyFiles(t, scenario("")), scenarios.KnownTools())
+	if !errors.Is(err, scenarios.ErrBlueprintServer) {
+		t.Fatalf("without the host's opt-in: %v, want scenarios.ErrBlueprintServer", err)
 	}
 	for _, part := range []string{"s.toml:5:1: blueprints.client: blueprint MCP server refused:", "client.toml:4: mcp_servers[0] declares MCP server \"own\"",
 		"allow_blueprint_servers = true"} {
@@ -274,7 +276,7 @@ func TestMCPLoadErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			files := mcpScenario(tt.entry, callTurn("kv__echo", `{ text = "x" }`), 1)
 			files["client.toml"] = tt.blueprint
-			_, err := Load(writePolicyFiles(t, files), KnownTools())
+			_, err := scenarios.Load(writePolicyFiles(t, files), scenarios.KnownTools())
 			if err == nil {
 				t.Fatal("the scenario loaded")
 			}
@@ -291,7 +293,7 @@ func TestMCPLoadErrors(t *testing.T) {
 // that every client stored and read back its line through the one session, and that the
 // auditor's list was cut with a note.
 func TestMCPShippedScenarioAtFullSize(t *testing.T) {
-	sum, tr := runTraced(t, "examples/mcp.toml", Options{})
+	sum, tr := runTraced(t, "examples/mcp.toml", warren.Options{})
 	if len(sum.Failures) > 0 || sum.ByStatus[components.Done] != 1001 {
 		t.Fatalf("statuses %v, failures %v", sum.ByStatus, sum.Failures)
 	}

@@ -1,4 +1,4 @@
-package scenarios
+package scenarios_test
 
 import (
 	"path/filepath"
@@ -9,6 +9,7 @@ import (
 	"github.com/warrenhq/warren/internal/golden"
 	"github.com/warrenhq/warren/internal/tomlfile"
 	"github.com/warrenhq/warren/policy"
+	"github.com/warrenhq/warren/scenarios"
 )
 
 // TestPermissionsBadCorpus loads every scenario under testdata/permissions/bad, each wrong in the
@@ -20,7 +21,7 @@ func TestPermissionsBadCorpus(t *testing.T) {
 }
 
 // TestPermissionsBadSentinels checks that the problems of the permission bad corpus keep their
-// cause visible to errors.Is, as the rest of Load's problems do, so a caller can tell a
+// cause visible to errors.Is, as the rest of scenarios.Load's problems do, so a caller can tell a
 // misspelled verdict from conflicting launch overrides without parsing messages.
 func TestPermissionsBadSentinels(t *testing.T) {
 	checkSentinels(t, permFile("bad"), []sentinelCase{
@@ -68,12 +69,12 @@ blueprint = "worker"
 model = "m"
 count = 1
 `)
-			_, err := Load(path, KnownTools())
+			_, err := scenarios.Load(path, scenarios.KnownTools())
 			switch {
 			case tt.wantErr == "" && err != nil:
-				t.Fatalf("Load rejected valid launch names: %v", err)
+				t.Fatalf("scenarios.Load rejected valid launch names: %v", err)
 			case tt.wantErr != "" && err == nil:
-				t.Fatalf("Load accepted [launch] %s, which names no tool the host knows", tt.launch)
+				t.Fatalf("scenarios.Load accepted [launch] %s, which names no tool the host knows", tt.launch)
 			case tt.wantErr != "" && !strings.Contains(err.Error(), tt.wantErr):
 				t.Errorf("the load error does not name %q:\n%v", tt.wantErr, err)
 			}

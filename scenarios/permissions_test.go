@@ -1,4 +1,4 @@
-package scenarios
+package scenarios_test
 
 import (
 	"bytes"
@@ -12,9 +12,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/warrenhq/warren"
 	"github.com/warrenhq/warren/ecs"
 	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/policy"
+	"github.com/warrenhq/warren/scenarios"
 	"github.com/warrenhq/warren/tools"
 	"github.com/warrenhq/warren/trace"
 )
@@ -137,7 +139,7 @@ func wantReason(t *testing.T, events []gateEvent, callID string, parts ...string
 
 // runPermission runs a permission scenario with opt, requires its expectations to hold, and
 // returns the summary and the decoded trace.
-func runPermission(t *testing.T, name string, opt Options) (*Summary, []gateEvent) {
+func runPermission(t *testing.T, name string, opt warren.Options) (*warren.Summary, []gateEvent) {
 	t.Helper()
 	sum, tr := runTraced(t, permFile(name), opt)
 	if len(sum.Failures) > 0 {
@@ -151,7 +153,7 @@ func runPermission(t *testing.T, name string, opt Options) (*Summary, []gateEven
 // run grant holds throughout.
 func TestPermissionGrants(t *testing.T) {
 	root := t.TempDir()
-	_, events := runPermission(t, "grants.toml", Options{WorkRoot: root})
+	_, events := runPermission(t, "grants.toml", warren.Options{WorkRoot: root})
 	wantLog(t, events, "revisers-0", []string{
 		"enter draft 1",
 		"call write_file [write_file] ask by default",
@@ -202,12 +204,12 @@ var unattendedLog = []string{
 }
 
 // TestPermissionUnattended runs unattended.toml unattended in each of the three ways a run can
-// be: the scenario's [launch] unattended, Options.Unattended (host run --unattended), and a host
+// be: the scenario's [launch] unattended, warren.Options.Unattended (host run --unattended), and a host
 // config's [interaction] unattended (host run --config). --yolo covers the write's ask, so it
 // runs even unattended. The same scenario run attended prompts for the write and puts the
 // questions to the script instead.
 func TestPermissionUnattended(t *testing.T) {
-	unattendedHost, err := hostconfig.Load(permFile(filepath.Join("hosts", "unattended.toml")), KnownTools())
+	unattendedHost, err := hostconfig.Load(permFile(filepath.Join("hosts", "unattended.toml")), scenarios.KnownTools())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,18 +217,18 @@ func TestPermissionUnattended(t *testing.T) {
 		name string
 		// attended clears the scenario's [launch] unattended before the run.
 		attended bool
-		opt      Options
+		opt      warren.Options
 		want     []string
 	}{
-		{"scenario launch", false, Options{}, unattendedLog},
-		{"options", true, Options{Unattended: true}, unattendedLog},
-		{"host config", true, Options{Host: unattendedHost}, unattendedLog},
-		{"yolo covers the ask", false, Options{Launch: policy.Launch{Yolo: true}}, slices.Concat([]string{
+		{"scenario launch", false, warren.Options{}, unattendedLog},
+		{"options", true, warren.Options{Unattended: true}, unattendedLog},
+		{"host config", true, warren.Options{Host: unattendedHost}, unattendedLog},
+		{"yolo covers the ask", false, warren.Options{Launch: policy.Launch{Yolo: true}}, slices.Concat([]string{
 			"enter solo 1",
 			"call write_file [write_file] allow by launch:yolo",
 			`result write_file ok: Wrote 10 bytes to "out.txt" (new file)`,
 		}, unattendedLog[3:])},
-		{"attended", true, Options{}, []string{
+		{"attended", true, warren.Options{}, []string{
 			"enter solo 1",
 			"call write_file [write_file] ask by default",
 			`prompt approval [write_file] ""`,
@@ -249,7 +251,7 @@ func TestPermissionUnattended(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sc, err := Load(permFile("unattended.toml"), KnownTools())
+			sc, err := scenarios.Load(permFile("unattended.toml"), scenarios.KnownTools())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -261,7 +263,7 @@ func TestPermissionUnattended(t *testing.T) {
 			}
 			var tr bytes.Buffer
 			tt.opt.Trace = &tr
-			sum, err := Run(context.Background(), sc, tt.opt)
+			sum, err := warren.Run(context.Background(), sc, tt.opt)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -275,68 +277,10 @@ func TestPermissionUnattended(t *testing.T) {
 	}
 }
 
-// TestPermissionUnattendedAdvertising checks what the asker's stages offer the model: in an
-// unattended run a stage advertises a human tool only if its required_tools lists it, and the
-// tool it keeps quiet about resolves to the stand-in that answers at once.
-func TestPermissionUnattendedAdvertising(t *testing.T) {
-	sc, err := Load(permFile("unattended.toml"), KnownTools())
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := &sc.Groups[0]
-	tests := []struct {
-		unattended bool
-		solo       []string
-		confirm    []string
-	}{
-		{true, []string{"read_file", "write_file"}, []string{"ask_user_confirm"}},
-		{false, []string{"ask_user_text", "read_file", "write_file"}, []string{"ask_user_confirm", "ask_user_text"}},
-	}
-	for _, tt := range tests {
-		t.Run(fmt.Sprintf("unattended=%v", tt.unattended), func(t *testing.T) {
-			reg := tools.NewRegistry()
-			if err := tools.RegisterBuiltins(reg); err != nil {
-				t.Fatal(err)
-			}
-			pol, err := toolPolicy(g, sc.Host, sc.Launch, tt.unattended, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := profile(g, tools.NewScoped(reg), t.TempDir(), pol, sc.Host.SandboxCeiling(), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			advertised := func(stage int) []string {
-				var names []string
-				for _, info := range p.StageTools[stage] {
-					names = append(names, info.Name)
-				}
-				return names
-			}
-			if got := advertised(0); !slices.Equal(got, tt.solo) {
-				t.Errorf("stage solo advertises %v, want %v", got, tt.solo)
-			}
-			if got := advertised(1); !slices.Equal(got, tt.confirm) {
-				t.Errorf("stage confirm advertises %v, want %v", got, tt.confirm)
-			}
-			h, ok := p.Registry(0).Lookup(tools.NameAskUserText)
-			if !ok {
-				t.Fatal("ask_user_text does not resolve in stage solo")
-			}
-			_, interactive := h.Tool().(tools.Interactive)
-			if interactive == tt.unattended {
-				t.Errorf("ask_user_text in stage solo: interactive %v, want the stand-in only when unattended", interactive)
-			}
-		})
-	}
-}
-
-// TestPermissionWriteBudget spends a 20-byte per-run budget across several batches: writes past
-// a ceiling are refused with the ceiling's message, refused writes cost nothing and leave the file
 // on disk as it was, and each agent has its own running total.
 func TestPermissionWriteBudget(t *testing.T) {
 	root := t.TempDir()
-	_, events := runPermission(t, "budget.toml", Options{WorkRoot: root})
+	_, events := runPermission(t, "budget.toml", warren.Options{WorkRoot: root})
 	for _, agent := range []string{"writers-0", "writers-1"} {
 		allow := "call write_file [write_file] allow by blueprint:agent"
 		wantLog(t, events, agent, []string{
@@ -365,7 +309,7 @@ func TestPermissionWriteBudget(t *testing.T) {
 // file too.
 func TestPermissionPlanMode(t *testing.T) {
 	root := t.TempDir()
-	_, events := runPermission(t, "plan.toml", Options{WorkRoot: root})
+	_, events := runPermission(t, "plan.toml", warren.Options{WorkRoot: root})
 	const (
 		planDenyWrite = "result write_file error: permission denied for write_file by safety:read-only: the agent is drafting a plan, so everything is read-only except PLAN.md: write_file writes notes.md"
 		planDenyEdit  = "result edit_file error: permission denied for edit_file by safety:read-only: the agent is drafting a plan, so everything is read-only except PLAN.md: edit_file writes notes.md"
@@ -415,7 +359,7 @@ func TestPermissionPlanMode(t *testing.T) {
 // auto mode with no classifier rules at all, which fails safe: every ask stands and prompts.
 func TestPermissionAutoMode(t *testing.T) {
 	t.Run("classifier", func(t *testing.T) {
-		_, events := runPermission(t, "auto.toml", Options{})
+		_, events := runPermission(t, "auto.toml", warren.Options{})
 		wantLog(t, events, "autos-0", []string{
 			"enter work 1",
 			"call write_file [write_file] allow by classifier",
@@ -442,7 +386,7 @@ func TestPermissionAutoMode(t *testing.T) {
 		}
 	})
 	t.Run("no classifier", func(t *testing.T) {
-		_, events := runPermission(t, "auto_unbound.toml", Options{})
+		_, events := runPermission(t, "auto_unbound.toml", warren.Options{})
 		wantLog(t, events, "autos-0", []string{
 			"enter work 1",
 			"call write_file [write_file] ask by default",
@@ -464,7 +408,7 @@ func TestPermissionAutoMode(t *testing.T) {
 // the blueprint that tries to allow everything, the per-blueprint section replaces them for its
 // blueprint, and a blueprint tightens the defaults at agent and stage level.
 func TestPermissionHostCeiling(t *testing.T) {
-	_, events := runPermission(t, "ceiling.toml", Options{})
+	_, events := runPermission(t, "ceiling.toml", warren.Options{})
 	prompted := []string{`prompt approval [write_file] ""`, `answer write_file "once" by script: allow`, `result write_file ok: Wrote 5 bytes to "a.txt" (new file)`}
 	wantLog(t, events, "loose-0", slices.Concat([]string{
 		"enter work 1",
@@ -545,19 +489,19 @@ func TestPermissionMayLoosen(t *testing.T) {
 			if !tt.loosenable {
 				withoutLoosenable(t, tools.NameWriteFile)
 			}
-			_, events := runPermission(t, tt.file, Options{})
+			_, events := runPermission(t, tt.file, warren.Options{})
 			wantLog(t, events, "loose-0", tt.want)
 			wantReason(t, events, "loose-0-t0-c0", tt.reason)
 		})
 	}
 }
 
-// TestPermissionLaunch checks the launch overrides in a scenario's [launch] and added by Options
+// TestPermissionLaunch checks the launch overrides in a scenario's [launch] and added by warren.Options
 // (host run flags): allow, ask and deny, yolo that never lifts a deny nor an explicit ask, and
-// Options.Host replacing the scenario's [host].
+// warren.Options.Host replacing the scenario's [host].
 func TestPermissionLaunch(t *testing.T) {
 	t.Run("allow ask deny", func(t *testing.T) {
-		_, events := runPermission(t, "launch.toml", Options{})
+		_, events := runPermission(t, "launch.toml", warren.Options{})
 		wantLog(t, events, "workers-0", []string{
 			"enter work 1",
 			"call write_file [write_file] allow by launch:allow",
@@ -589,36 +533,36 @@ func TestPermissionLaunch(t *testing.T) {
 		})
 	}
 	t.Run("yolo", func(t *testing.T) {
-		_, events := runPermission(t, "yolo.toml", Options{})
+		_, events := runPermission(t, "yolo.toml", warren.Options{})
 		wantLog(t, events, "workers-0", yoloLog([]string{
 			"call edit_file [edit_file] deny by host",
 			"result edit_file error: permission denied for edit_file by host: host [tool_permissions] sets edit_file = deny",
 		}, "first"))
 	})
 	t.Run("options host replaces the scenario's", func(t *testing.T) {
-		_, events := runPermission(t, "yolo.toml", Options{Host: hostconfig.Default()})
+		_, events := runPermission(t, "yolo.toml", warren.Options{Host: hostconfig.Default()})
 		wantLog(t, events, "workers-0", yoloLog([]string{
 			"call edit_file [edit_file] allow by launch:yolo",
 			`result edit_file ok: Replaced 1 occurrence in "a.txt"`,
 		}, "second"))
 	})
 	t.Run("options add to the scenario's launch", func(t *testing.T) {
-		_, events := runPermission(t, "yolo.toml", Options{Launch: policy.Launch{Deny: []string{"write_file"}}})
+		_, events := runPermission(t, "yolo.toml", warren.Options{Launch: policy.Launch{Deny: []string{"write_file"}}})
 		if e := toolCall(t, events, "workers-0-t0-c0"); e.Verdict != "deny" || e.Layer != policy.LayerLaunchDeny {
-			t.Errorf("write_file with Options deny: %s by %s, want deny by launch:deny", e.Verdict, e.Layer)
+			t.Errorf("write_file with warren.Options deny: %s by %s, want deny by launch:deny", e.Verdict, e.Layer)
 		}
 		if e := toolCall(t, events, "workers-0-t3-c0"); e.Verdict != "ask" || e.Layer != policy.LayerLaunchAsk {
 			t.Errorf("list_dir: %s by %s, want the scenario's [launch] ask kept", e.Verdict, e.Layer)
 		}
 	})
 	t.Run("options conflicting with the scenario's launch", func(t *testing.T) {
-		sc, err := Load(permFile("launch.toml"), KnownTools())
+		sc, err := scenarios.Load(permFile("launch.toml"), scenarios.KnownTools())
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = Run(context.Background(), sc, Options{Launch: policy.Launch{Deny: []string{"write_file"}}})
-		if !errors.Is(err, ErrLaunch) || !errors.Is(err, policy.ErrConflictingFlags) {
-			t.Fatalf("err = %v, want ErrLaunch wrapping policy.ErrConflictingFlags", err)
+		_, err = warren.Run(context.Background(), sc, warren.Options{Launch: policy.Launch{Deny: []string{"write_file"}}})
+		if !errors.Is(err, warren.ErrLaunch) || !errors.Is(err, policy.ErrConflictingFlags) {
+			t.Fatalf("err = %v, want warren.ErrLaunch wrapping policy.ErrConflictingFlags", err)
 		}
 		if !strings.Contains(err.Error(), `"write_file" is given to both --allow and --deny`) {
 			t.Errorf("error %q does not name the conflict", err)
@@ -630,7 +574,7 @@ func TestPermissionLaunch(t *testing.T) {
 // tick, and the run fails its expectations with a message naming the agent, the tool and the
 // keys, instead of waiting; an answer scripted after the prompt timeout is a timeout denial.
 func TestPermissionUnanswered(t *testing.T) {
-	sum, tr := runTraced(t, permFile("unanswered.toml"), Options{})
+	sum, tr := runTraced(t, permFile("unanswered.toml"), warren.Options{})
 	want := []string{
 		"agent writers-0 asked about write_file (keys write_file) at tick 0 and nothing answers it (add an [[interactions]] entry); it was refused",
 		`agent writers-0 asked about ask_user_text question "Anybody there?" at tick 2 and nothing answers it (add an [[interactions]] entry); it was refused`,
@@ -681,11 +625,11 @@ func TestPermissionDeterminism(t *testing.T) {
 	for _, file := range files {
 		base := filepath.Base(file)
 		t.Run(strings.TrimSuffix(base, ".toml"), func(t *testing.T) {
-			sum, first := runTraced(t, file, Options{})
+			sum, first := runTraced(t, file, warren.Options{})
 			if len(sum.Failures) != permissionFailures[base] {
 				t.Errorf("%d failed expectations, want %d:\n%s", len(sum.Failures), permissionFailures[base], strings.Join(sum.Failures, "\n"))
 			}
-			_, second := runTraced(t, file, Options{})
+			_, second := runTraced(t, file, warren.Options{})
 			if !bytes.Equal(first, second) {
 				t.Errorf("two runs gave different traces:\n%s", traceDiff(t, first, second))
 			}
@@ -693,7 +637,7 @@ func TestPermissionDeterminism(t *testing.T) {
 			single := func() []byte {
 				runtime.GOMAXPROCS(1)
 				defer runtime.GOMAXPROCS(previous)
-				_, tr := runTraced(t, file, Options{})
+				_, tr := runTraced(t, file, warren.Options{})
 				return tr
 			}()
 			if !bytes.Equal(first, single) {
@@ -706,16 +650,16 @@ func TestPermissionDeterminism(t *testing.T) {
 // TestRunHashNamesWhatTheCommandLineChanged: a trace of a run with a replacing host config,
 // launch overrides or --unattended must not claim the plain scenario's hash.
 func TestRunHashNamesWhatTheCommandLineChanged(t *testing.T) {
-	sc, err := Load(filepath.Join("examples", "gated.toml"), KnownTools())
+	sc, err := scenarios.Load(filepath.Join("examples", "gated.toml"), scenarios.KnownTools())
 	if err != nil {
 		t.Fatal(err)
 	}
-	host, err := hostconfig.Load(filepath.Join("examples", "hosts", "strict.toml"), KnownTools())
+	host, err := hostconfig.Load(filepath.Join("examples", "hosts", "strict.toml"), scenarios.KnownTools())
 	if err != nil {
 		t.Fatal(err)
 	}
 	seen := map[string]string{}
-	for name, opt := range map[string]Options{
+	for name, opt := range map[string]warren.Options{
 		"plain":      {},
 		"config":     {Host: host},
 		"yolo":       {Launch: policy.Launch{Yolo: true}},
@@ -724,7 +668,7 @@ func TestRunHashNamesWhatTheCommandLineChanged(t *testing.T) {
 	} {
 		var buf bytes.Buffer
 		opt.Trace = &buf
-		if _, err := Run(context.Background(), sc, opt); err != nil {
+		if _, err := warren.Run(context.Background(), sc, opt); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		h, _, err := trace.ReadAll(&buf)

@@ -1,4 +1,4 @@
-package scenarios
+package scenarios_test
 
 import (
 	"bytes"
@@ -8,18 +8,20 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/warrenhq/warren"
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/scenarios"
 )
 
 // runFile loads and runs a scenario, failing the test on any error.
-func runFile(t *testing.T, path string, opt Options) *Summary {
+func runFile(t *testing.T, path string, opt warren.Options) *warren.Summary {
 	t.Helper()
-	sc, err := Load(path, KnownTools())
+	sc, err := scenarios.Load(path, scenarios.KnownTools())
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := Run(context.Background(), sc, opt)
+	sum, err := warren.Run(context.Background(), sc, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +54,7 @@ func wantAbsent(t *testing.T, path string) {
 func TestRunWorkRootKeepsFiles(t *testing.T) {
 	t.Run("default workdirs", func(t *testing.T) {
 		root := filepath.Join(t.TempDir(), "kept", "root") // made by the run
-		sum := runFile(t, filepath.Join("examples", "on_error.toml"), Options{WorkRoot: root})
+		sum := runFile(t, filepath.Join("examples", "on_error.toml"), warren.Options{WorkRoot: root})
 		if len(sum.Failures) > 0 {
 			t.Fatalf("expectations failed: %v", sum.Failures)
 		}
@@ -65,7 +67,7 @@ func TestRunWorkRootKeepsFiles(t *testing.T) {
 	})
 	t.Run("workdir template", func(t *testing.T) {
 		root := t.TempDir()
-		sum := runFile(t, filepath.Join("examples", "quickstart.toml"), Options{WorkRoot: root, Agents: 3})
+		sum := runFile(t, filepath.Join("examples", "quickstart.toml"), warren.Options{WorkRoot: root, Agents: 3})
 		if len(sum.Failures) > 0 {
 			t.Fatalf("expectations failed: %v", sum.Failures)
 		}
@@ -84,7 +86,7 @@ func TestRunRemovesTemporaryWorkRoot(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	var during []string
-	sum := runFile(t, filepath.Join("examples", "on_error.toml"), Options{Progress: func(int, int) {
+	sum := runFile(t, filepath.Join("examples", "on_error.toml"), warren.Options{Progress: func(int, int) {
 		if during == nil {
 			during, _ = filepath.Glob(filepath.Join(tmp, "warren-run-*"))
 		}
@@ -146,7 +148,7 @@ func TestRunWorkdirTemplateCannotEscape(t *testing.T) {
 			path := writeScenario(t, dir, escapeScenario("workdir = '"+tt.workdir+"'"))
 			root := filepath.Join(base, "root")
 			var tr bytes.Buffer
-			sum := runFile(t, path, Options{WorkRoot: root, Trace: &tr})
+			sum := runFile(t, path, warren.Options{WorkRoot: root, Trace: &tr})
 			wantAbsent(t, outside)
 			wantAbsent(t, filepath.Join(dir, "escaped"))
 			if len(sum.Records) != 1 {
@@ -171,14 +173,14 @@ func TestRunAgentNameCannotEscapeWorkRoot(t *testing.T) {
 	dir := filepath.Join(base, "scenario")
 	path := writeScenario(t, dir, escapeScenario(`agent_name = "../../escaped-{{.Index}}"`))
 	root := filepath.Join(base, "root")
-	sc, err := Load(path, KnownTools())
+	sc, err := scenarios.Load(path, scenarios.KnownTools())
 	if err != nil {
 		if !strings.Contains(err.Error(), "agent_name") {
 			t.Fatalf("Load: %v", err)
 		}
 		return // refusing such a name at load time, at the agent_name key, is a fix too
 	}
-	sum, err := Run(context.Background(), sc, Options{WorkRoot: root})
+	sum, err := warren.Run(context.Background(), sc, warren.Options{WorkRoot: root})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +195,7 @@ func TestRunAgentNameCannotEscapeWorkRoot(t *testing.T) {
 func TestRunProgress(t *testing.T) {
 	type call struct{ finished, total int }
 	var calls []call
-	sum := runFile(t, filepath.Join("examples", "on_error.toml"), Options{Progress: func(finished, total int) {
+	sum := runFile(t, filepath.Join("examples", "on_error.toml"), warren.Options{Progress: func(finished, total int) {
 		calls = append(calls, call{finished, total})
 	}})
 	if len(calls) < 2 {
@@ -246,7 +248,7 @@ status = "done"
 // TestRunMaxTicks stops a run at its tick limit: the agents are left unfinished, and their
 // records (and the failed expectation) say so.
 func TestRunMaxTicks(t *testing.T) {
-	sum := runFile(t, writeScenario(t, t.TempDir(), slowScenario), Options{})
+	sum := runFile(t, writeScenario(t, t.TempDir(), slowScenario), warren.Options{})
 	if sum.Stop != ecs.MaxTicks || sum.Ticks != 3 {
 		t.Errorf("stop %s after %d ticks, want max_ticks after 3", sum.Stop, sum.Ticks)
 	}
@@ -272,13 +274,13 @@ func TestRunMaxTicks(t *testing.T) {
 // TestRunCancelled stops at once when the context is already cancelled, leaving every agent
 // unfinished with a reason that says why.
 func TestRunCancelled(t *testing.T) {
-	sc, err := Load(writeScenario(t, t.TempDir(), slowScenario), KnownTools())
+	sc, err := scenarios.Load(writeScenario(t, t.TempDir(), slowScenario), scenarios.KnownTools())
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	sum, err := Run(ctx, sc, Options{})
+	sum, err := warren.Run(ctx, sc, warren.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,8 +296,8 @@ func TestRunCancelled(t *testing.T) {
 
 // TestRunSummary checks the counters of a run against what on_error.toml does.
 func TestRunSummary(t *testing.T) {
-	sum := runFile(t, filepath.Join("examples", "on_error.toml"), Options{})
-	want := Summary{Scenario: "on-error", Seed: 7, Clock: "virtual", Agents: 5, Stop: ecs.FixedPoint, ModelTurns: 18, ToolCalls: 6}
+	sum := runFile(t, filepath.Join("examples", "on_error.toml"), warren.Options{})
+	want := warren.Summary{Scenario: "on-error", Seed: 7, Clock: "virtual", Agents: 5, Stop: ecs.FixedPoint, ModelTurns: 18, ToolCalls: 6}
 	if sum.Scenario != want.Scenario || sum.Seed != want.Seed || sum.Clock != want.Clock || sum.Agents != want.Agents ||
 		sum.Stop != want.Stop || sum.ModelTurns != want.ModelTurns || sum.ToolCalls != want.ToolCalls || sum.ToolErrors != 0 {
 		t.Errorf("summary %+v, want %+v", sum, want)
@@ -313,7 +315,7 @@ func TestRunSummary(t *testing.T) {
 // makes them share a workdir, and which of them finds a file already written then depends on tool
 // worker timing, so the trace is no longer deterministic (seen with agent_name = "bot" and 50
 // agents: "(new file)" and "(replaced the previous content)" swap between GOMAXPROCS settings).
-// Load (for the file's counts) or Run (after --agents rescaling) must refuse such names.
+// scenarios.Load (for the file's counts) or warren.Run (after --agents rescaling) must refuse such names.
 func TestDuplicateAgentNamesRejected(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -332,14 +334,14 @@ count = 1`},
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			src := strings.Replace(escapeScenario(tt.groups), "count = 1\n", "count = 2\n", 1)
-			sc, err := Load(writeScenario(t, t.TempDir(), src), KnownTools())
+			sc, err := scenarios.Load(writeScenario(t, t.TempDir(), src), scenarios.KnownTools())
 			if err != nil {
 				if !strings.Contains(err.Error(), "agent_name") {
-					t.Errorf("Load refused the scenario without naming agent_name: %v", err)
+					t.Errorf("scenarios.Load refused the scenario without naming agent_name: %v", err)
 				}
 				return
 			}
-			sum, err := Run(context.Background(), sc, Options{WorkRoot: t.TempDir()})
+			sum, err := warren.Run(context.Background(), sc, warren.Options{WorkRoot: t.TempDir()})
 			if err == nil {
 				names := make([]string, len(sum.Records))
 				for i, r := range sum.Records {

@@ -1,4 +1,4 @@
-package scenarios
+package scenarios_test
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/warrenhq/warren"
 )
 
 // safeGitScenario: an agent makes a repository, writes a hostile config into it (core.fsmonitor
@@ -90,7 +92,7 @@ func TestSafeGitWithAHostileConfig(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			file := writePolicyFiles(t, map[string]string{"s.toml": safeGitScenario(tc.extra), "dev.toml": safeGitBlueprint})
 			root := t.TempDir()
-			_, tr := runTraced(t, file, Options{WorkRoot: root})
+			_, tr := runTraced(t, file, warren.Options{WorkRoot: root})
 			var got []string
 			for _, line := range bytes.Split(tr, []byte("\n")) {
 				var ev struct {

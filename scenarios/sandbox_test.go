@@ -1,4 +1,4 @@
-package scenarios
+package scenarios_test
 
 import (
 	"bytes"
@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warrenhq/warren"
 	"github.com/warrenhq/warren/components"
+	"github.com/warrenhq/warren/scenarios"
 )
 
 // sandboxBlueprint is a one-stage blueprint running shell commands, with tables added by the test.
@@ -67,7 +69,7 @@ func TestSandboxLoadErrors(t *testing.T) {
 				"s.toml":     sandboxScenario(tt.host, ""),
 				"boxed.toml": fmt.Sprintf(sandboxBlueprint, tt.blueprintTable, tt.stageTable),
 			})
-			_, err := Load(file, KnownTools())
+			_, err := scenarios.Load(file, scenarios.KnownTools())
 			if err == nil {
 				t.Fatal("the scenario loads")
 			}
@@ -129,7 +131,7 @@ func TestSandboxTeardown(t *testing.T) {
 				"s.toml":     sandboxScenario("[host.sandbox]\nmode = \""+mode+"\"", turns),
 				"boxed.toml": fmt.Sprintf(sandboxBlueprint, "", ""),
 			})
-			sum, _ := runTraced(t, file, Options{WorkRoot: t.TempDir()})
+			sum, _ := runTraced(t, file, warren.Options{WorkRoot: t.TempDir()})
 			if len(sum.Records) != 1 || sum.Records[0].Status != components.Done {
 				t.Fatalf("records %+v", sum.Records)
 			}
@@ -180,7 +182,7 @@ count = 1
 `,
 		"boxed.toml": fmt.Sprintf(sandboxBlueprint, "[subagents]\nspawnable = [\"boxed\"]", ""),
 	})
-	sum, _ := runTraced(t, file, Options{WorkRoot: t.TempDir()})
+	sum, _ := runTraced(t, file, warren.Options{WorkRoot: t.TempDir()})
 	var child components.FinalRecord
 	for _, r := range sum.Records {
 		if r.Name == "g-0/1" {
@@ -275,7 +277,7 @@ count = 1
 `,
 				"boxed.toml": fmt.Sprintf(sandboxBlueprint, "[subagents]\nspawnable = [\"boxed\"]", ""),
 			})
-			_, trace := runTraced(t, file, Options{WorkRoot: root})
+			_, trace := runTraced(t, file, warren.Options{WorkRoot: root})
 			results := shellResults(t, trace)
 			readsSecret := func(call string) bool { return strings.Contains(results[call], "a-secret") }
 			contained := mode != "none"

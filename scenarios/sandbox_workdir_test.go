@@ -1,4 +1,4 @@
-package scenarios
+package scenarios_test
 
 import (
 	"os"
@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/warrenhq/warren"
 )
 
 // runScript is a script tool running its command through host.shell, which goes to the agent's
@@ -91,7 +93,7 @@ func TestParentPlantsALinkBeforeItsChildsFirstCommand(t *testing.T) {
 						"planter.toml": strings.Replace(hostPathsBlueprint, `"wait_for_agent"]`, `"wait_for_agent", "run"]`, 1),
 						"tools/run.js": runScript,
 					})
-					_, tr := runTraced(t, file, Options{WorkRoot: root})
+					_, tr := runTraced(t, file, warren.Options{WorkRoot: root})
 					var got []string
 					for _, e := range decodeEvents(t, tr) {
 						if e.Kind == "tool_result" && e.Tool == "run" {

@@ -1,4 +1,4 @@
-package scenarios
+package scenarios_test
 
 import (
 	"errors"
@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/warrenhq/warren"
+	"github.com/warrenhq/warren/scenarios"
 	"github.com/warrenhq/warren/scripting"
 )
 
@@ -19,11 +21,11 @@ import (
 // gate, the refused http_get, and the same virtual dice at the same virtual time in both runs.
 func TestScriptToolsShipped(t *testing.T) {
 	file := filepath.Join("examples", "scripts.toml")
-	sum, first := runTraced(t, file, Options{})
+	sum, first := runTraced(t, file, warren.Options{})
 	if len(sum.Failures) > 0 {
 		t.Fatalf("expectations failed: %v", sum.Failures)
 	}
-	_, second := runTraced(t, file, Options{})
+	_, second := runTraced(t, file, warren.Options{})
 	if string(first) != string(second) {
 		t.Fatalf("two runs differ:\n%s", traceDiff(t, first, second))
 	}
@@ -71,7 +73,7 @@ func TestScriptInheritAcrossStages(t *testing.T) {
 	t.Setenv("WARREN_TEST_SHOWN", "visible")
 	t.Setenv("WARREN_TEST_HIDDEN", "secret")
 	root := t.TempDir()
-	sum, tr := runTraced(t, filepath.Join("testdata", "scripts", "inherit.toml"), Options{WorkRoot: root})
+	sum, tr := runTraced(t, filepath.Join("testdata", "scripts", "inherit.toml"), warren.Options{WorkRoot: root})
 	if len(sum.Failures) > 0 {
 		t.Fatalf("expectations failed: %v", sum.Failures)
 	}
@@ -111,7 +113,7 @@ func TestScriptLoadErrors(t *testing.T) {
 		{"clash.toml", []string{"clash.js: script tool \"read_file\" takes the name of a built-in tool"}, nil},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			_, err := Load(filepath.Join("testdata", "scripts", "bad", tc.file), KnownTools())
+			_, err := scenarios.Load(filepath.Join("testdata", "scripts", "bad", tc.file), scenarios.KnownTools())
 			if err == nil {
 				t.Fatal("loaded")
 			}
@@ -131,7 +133,7 @@ func TestScriptLoadErrors(t *testing.T) {
 // tools/ folder and calls it on its next turn; a file that does not compile is reported to the
 // agent (a message in its inbox, in the trace) and its tool is not advertised.
 func TestDynamicTools(t *testing.T) {
-	sum, tr := runTraced(t, filepath.Join("testdata", "scripts", "dynamic.toml"), Options{})
+	sum, tr := runTraced(t, filepath.Join("testdata", "scripts", "dynamic.toml"), warren.Options{})
 	if len(sum.Failures) > 0 {
 		t.Fatalf("expectations failed: %v", sum.Failures)
 	}
@@ -209,7 +211,7 @@ count = 1
 			if err := os.WriteFile(file, []byte(scenario), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, tr := runTraced(t, file, Options{WorkRoot: t.TempDir()})
+			_, tr := runTraced(t, file, warren.Options{WorkRoot: t.TempDir()})
 			got := ""
 			for _, e := range decodeEvents(t, tr) {
 				if e.Kind == "tool_result" && e.Tool == "fetch_status" {

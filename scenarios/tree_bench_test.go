@@ -1,4 +1,4 @@
-package scenarios
+package scenarios_test
 
 import (
 	"context"
@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/warrenhq/warren"
 	"github.com/warrenhq/warren/components"
+	"github.com/warrenhq/warren/scenarios"
 )
 
 // treeBench is one shipped sub-agent scenario to benchmark.
@@ -21,12 +23,12 @@ var (
 	fanOutBench  = treeBench{file: "fanout.toml", done: 981, failed: 20}
 )
 
-// benchmarkTree runs a shipped tree scenario through Load and Run, scaled to copies of its one
+// benchmarkTree runs a shipped tree scenario through scenarios.Load and warren.Run, scaled to copies of its one
 // top-level group (1: as shipped, when its expectations must hold too), traced to io.Discard
 // when traced, and reports agents (top-level and sub-agents) per wall-clock second of ticking,
 // and ticks per run.
 func benchmarkTree(b *testing.B, tb treeBench, copies int, traced bool) {
-	sc, err := Load(filepath.Join("examples", tb.file), KnownTools())
+	sc, err := scenarios.Load(filepath.Join("examples", tb.file), scenarios.KnownTools())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -34,14 +36,14 @@ func benchmarkTree(b *testing.B, tb treeBench, copies int, traced bool) {
 	var ticks uint64
 	var elapsed float64
 	for b.Loop() {
-		opt := Options{WorkRoot: b.TempDir()}
+		opt := warren.Options{WorkRoot: b.TempDir()}
 		if copies > 1 {
 			opt.Agents = copies
 		}
 		if traced {
 			opt.Trace = io.Discard
 		}
-		sum, err := Run(context.Background(), sc, opt)
+		sum, err := warren.Run(context.Background(), sc, opt)
 		if err != nil {
 			b.Fatal(err)
 		}

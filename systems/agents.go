@@ -1,15 +1,32 @@
 package systems
 
 import (
-	"errors"
 	"math/rand/v2"
 
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/resources"
 	"github.com/warrenhq/warren/trace"
 )
 
-var errNoHost = errors.New("no systems.Host resource in the world")
+// store is what most systems resolve: the run (trace, context) and the two agent stores.
+type store struct {
+	run      *resources.Run
+	agents   *components.Agents
+	profiles *components.Profiles
+}
+
+// resolveStore resolves the run and the agent stores once, in a system's Initialize.
+func resolveStore(w *ecs.World) (st store, err error) {
+	if st.run, err = resources.Get[resources.Run](w); err != nil {
+		return st, err
+	}
+	if st.agents, err = resources.Get[components.Agents](w); err != nil {
+		return st, err
+	}
+	st.profiles, err = resources.Get[components.Profiles](w)
+	return st, err
+}
 
 // agentMaps gives a system typed access to an agent's components by entity.
 type agentMaps struct {
@@ -94,10 +111,10 @@ func (m *mover) applyIf(keep func(ecs.Entity) bool) int {
 
 // terminate records an agent's end: its status and the terminal trace event. The caller moves it
 // to the Terminal phase.
-func terminate(h *Host, tick uint64, id *components.Identity, d *components.AgentData, st *components.Status, stage string, kind components.StatusKind, reason string) {
+func terminate(tw *trace.Writer, tick uint64, id *components.Identity, d *components.AgentData, st *components.Status, stage string, kind components.StatusKind, reason string) {
 	st.Kind = kind
 	d.Reason = reason
-	h.Trace.Terminal(tick, ref(id, d), kind.String(), reason, stage)
+	tw.Terminal(tick, ref(id, d), kind.String(), reason, stage)
 }
 
 // pcgRef lets one reusable *rand.Rand draw from whichever agent's PCG it currently points at,

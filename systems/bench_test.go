@@ -10,7 +10,7 @@ import (
 	"github.com/warrenhq/warren/ecs"
 	"github.com/warrenhq/warren/gate"
 	"github.com/warrenhq/warren/policy"
-	"github.com/warrenhq/warren/systems"
+	"github.com/warrenhq/warren/resources"
 	"github.com/warrenhq/warren/tools"
 )
 
@@ -32,7 +32,7 @@ func BenchmarkParkedTick(b *testing.B) {
 			h := newHarness(b, options{
 				noTrace:      true,
 				toolCapacity: n,
-				latency:      systems.Latency{PerTool: map[string]uint64{"park": parkLatency}},
+				latency:      resources.Latency{PerTool: map[string]uint64{"park": parkLatency}},
 			})
 			bp := h.blueprint(`
 name = "parked"
@@ -50,8 +50,8 @@ available_tools = ["park"]
 			for q.Next() {
 				parked++
 			}
-			if parked != n || h.host.ToolLane.Pending() != n {
-				b.Fatalf("%d agents parked and %d jobs pending, want %d", parked, h.host.ToolLane.Pending(), n)
+			if parked != n || h.host.Lanes.Tool.Pending() != n {
+				b.Fatalf("%d agents parked and %d jobs pending, want %d", parked, h.host.Lanes.Tool.Pending(), n)
 			}
 			// Warm caches and branch predictors so that even -benchtime 3x reports the steady
 			// state rather than the first, cold tick.

@@ -1,16 +1,12 @@
-// Package systems holds the tick pipeline: one system per file, each resolving its views, maps,
-// swaps and resources once in Initialize so that Update only does the work. Pipeline lists them
-// in the order they run every tick:
+// Package systems holds the systems of the tick, and only them: one system per file, each
+// registered in its file's init (Register, namespaced "tick.<name>") and resolving the small
+// typed world resources it needs (package resources) once in Initialize, so that Update only
+// does the work. Pipeline builds the registered systems in their order; Registered lists them,
+// and docs/architecture.md's table of systems is checked against that list by a test.
 //
-//	sync_stage       Entering          -> ReadyToInfer       stage entry: visits, iteration reset
-//	infer_dispatch   ReadyToInfer      -> ReadyForTools | ResolveTransition | AwaitingInference
-//	infer_collect    AwaitingInference -> ReadyForTools | ResolveTransition
-//	tool_dispatch    ReadyForTools     -> ReadyToInfer | AwaitingTools (lane calls, open prompts)
-//	interact         due prompts       -> (AwaitingTools) | ReadyToInfer
-//	tool_collect     AwaitingTools     -> ReadyToInfer
-//	transition       ResolveTransition -> Entering | Terminal
-//	reap             Terminal          -> (removed; final record kept)
-//
-// Any of them may also send an agent to Terminal when its model or a tool panics: that agent
-// fails alone, the panic is in the trace, and the world goes on.
+// Each system queries only its own phase marker, so a tick costs O(agents with work). Any of
+// them may send an agent to Terminal when its model or a tool panics: that agent fails alone,
+// the panic is in the trace, and the world goes on. The services the systems share (the gate and
+// its hub, the agent tree, MCP leases, the sandbox wiring, the script host) live in packages of
+// their own and are tested without a world.
 package systems

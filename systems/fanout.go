@@ -11,6 +11,8 @@ import (
 
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/internal/agenttree"
+	"github.com/warrenhq/warren/internal/safepath"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/subagents"
 	"github.com/warrenhq/warren/tools"
@@ -20,32 +22,9 @@ import (
 // Fan-out defaults and bounds.
 const (
 	defaultFanOutWorkers = 8
-	defaultFanOutItems   = 100_000
 	// maxItemsFileBytes bounds the items file a fan-out reads.
 	maxItemsFileBytes = 64 << 20
 )
-
-// fanOut is one running fan-out: a parent parked on one call while workers, one per item, run
-// with at most maxWorkers alive at once.
-type fanOut struct {
-	parent     ecs.Entity
-	index      int
-	callID     string
-	key        string
-	items      []string
-	next       int
-	running    []uint64 // live workers, in start order
-	maxWorkers int
-	failAll    bool
-	stopped    bool
-	budget     int
-	results    []subagents.WorkerResult
-	done       int
-	failed     int
-	killed     int
-	// err is why the fan-out could not go on (a worker could not be spawned with none running).
-	err error
-}
 
 // fanOut handles the fan_out tool (and a fan-out stage, whose call the host makes): it reads
 // the items, starts the first workers and parks the call until the last worker ends.
@@ -56,10 +35,7 @@ func (s *Subagents) fanOut(w *ecs.World, tick uint64, c caller, index int, call 
 	}
 	cur := s.maps.cursor.Get(c.e)
 	stage := &c.p.Blueprint.Stages[cur.Stage]
-	maxItems := s.host.MaxFanOutItems
-	if maxItems <= 0 {
-		maxItems = defaultFanOutItems
-	}
+	maxItems := s.spawning.MaxFanOutItems
 	budget := 0
 	mode := "tool"
 	if cfg := stage.FanOut; cfg != nil {
@@ -83,10 +59,10 @@ func (s *Subagents) fanOut(w *ecs.World, tick uint64, c caller, index int, call 
 	if workers <= 0 {
 		workers = defaultFanOutWorkers
 	}
-	f := &fanOut{parent: c.e, index: index, callID: call.ID, key: args.Blueprint, items: items,
-		maxWorkers: workers, failAll: args.OnWorkerFailure == subagents.FailAll, budget: budget,
-		results: make([]subagents.WorkerResult, len(items))}
-	s.host.Trace.FanOutStart(tick, ref(c.id, c.d), call.ID, args.Blueprint, len(items), workers, args.OnWorkerFailure.String(), mode)
+	f := &agenttree.FanOut{Parent: c.e, Index: index, CallID: call.ID, Key: args.Blueprint, Items: items,
+		MaxWorkers: workers, FailAll: args.OnWorkerFailure == subagents.FailAll, Budget: budget,
+		Results: make([]subagents.WorkerResult, len(items))}
+	s.run.Trace.FanOutStart(tick, ref(c.id, c.d), call.ID, args.Blueprint, len(items), workers, args.OnWorkerFailure.String(), mode)
 	if !s.refill(w, tick, c, f) {
 		return parked
 	}
@@ -110,7 +86,7 @@ func readItems(workdir, name string) ([]string, error) {
 	defer root.Close()
 	f, info, err := tools.OpenRegular(root, name)
 	if err != nil {
-		return nil, fmt.Errorf("items file %s: %w", name, bare(err))
+		return nil, fmt.Errorf("items file %s: %w", name, safepath.Bare(err))
 	}
 	defer f.Close()
 	if info.Size() > maxItemsFileBytes {
@@ -118,7 +94,7 @@ func readItems(workdir, name string) ([]string, error) {
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxItemsFileBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("items file %s: %w", name, bare(err))
+		return nil, fmt.Errorf("items file %s: %w", name, safepath.Bare(err))
 	}
 	if len(data) > maxItemsFileBytes {
 		return nil, fmt.Errorf("items file %s is larger than %d bytes", name, maxItemsFileBytes)
@@ -141,63 +117,63 @@ func readItems(workdir, name string) ([]string, error) {
 
 // refill starts workers until maxWorkers run or the items run out (or the fan-out stopped). It
 // reports whether the fan-out is over: nothing runs and nothing more will start.
-func (s *Subagents) refill(w *ecs.World, tick uint64, c caller, f *fanOut) bool {
-	for !f.stopped && len(f.running) < f.maxWorkers && f.next < len(f.items) {
-		item := f.next
-		n, err := s.spawnChild(w, tick, c, f.key, f.items[item], false, -1, item, f.callID, true)
+func (s *Subagents) refill(w *ecs.World, tick uint64, c caller, f *agenttree.FanOut) bool {
+	for !f.Stopped && len(f.Running) < f.MaxWorkers && f.Next < len(f.Items) {
+		item := f.Next
+		n, err := s.spawnChild(w, tick, c, f.Key, f.Items[item], false, -1, item, f.CallID, true)
 		if err != nil {
-			if len(f.running) > 0 && (errors.Is(err, subagents.ErrTooManyChildren) || errors.Is(err, subagents.ErrTooManyAgents)) {
+			if len(f.Running) > 0 && (errors.Is(err, subagents.ErrTooManyChildren) || errors.Is(err, subagents.ErrTooManyAgents)) {
 				break // a slot frees when a running worker ends
 			}
-			f.stopped, f.err = true, err
+			f.Stopped, f.Err = true, err
 			break
 		}
-		f.next++
-		nd := dataOf(n)
-		nd.fan, nd.item, nd.slot = f, item, len(f.running)
-		f.running = append(f.running, n.ID)
-		f.results[item] = subagents.WorkerResult{Index: item, Item: f.items[item], Worker: n.Name}
+		f.Next++
+		nd := agenttree.DataOf(n)
+		nd.Fan, nd.Item, nd.Slot = f, item, len(f.Running)
+		f.Running = append(f.Running, n.ID)
+		f.Results[item] = subagents.WorkerResult{Index: item, Item: f.Items[item], Worker: n.Name}
 	}
-	return len(f.running) == 0 && (f.stopped || f.next == len(f.items))
+	return len(f.Running) == 0 && (f.Stopped || f.Next == len(f.Items))
 }
 
 // workerEnded files one worker's end into its fan-out: with fail_all a failure stops the rest;
 // then the next workers start, or the results are merged into the parent.
-func (s *Subagents) workerEnded(w *ecs.World, tick uint64, wr *nodeData, rec *components.FinalRecord) {
-	f := wr.fan
+func (s *Subagents) workerEnded(w *ecs.World, tick uint64, wr *agenttree.Node, rec *components.FinalRecord) {
+	f := wr.Fan
 	// Swap-delete in O(1): order does not matter until a kill, which sorts (ids grow with start
 	// order); the worker moved into the gap learns its new place.
-	if i, last := wr.slot, len(f.running)-1; i <= last && f.running[i] == rec.ID {
-		moved := f.running[last]
-		f.running[i] = moved
-		f.running = f.running[:last]
-		if _, md, ok := s.host.tree.node(moved); ok && i < last {
-			md.slot = i
+	if i, last := wr.Slot, len(f.Running)-1; i <= last && f.Running[i] == rec.ID {
+		moved := f.Running[last]
+		f.Running[i] = moved
+		f.Running = f.Running[:last]
+		if _, md, ok := s.tree.Node(moved); ok && i < last {
+			md.Slot = i
 		}
 	}
-	r := &f.results[wr.item]
+	r := &f.Results[wr.Item]
 	r.Status, r.Output, r.Reason = rec.Status.String(), rec.Output, rec.Reason
 	switch rec.Status {
 	case components.Done:
-		f.done++
+		f.Done++
 	case components.Killed:
-		f.killed++
+		f.Killed++
 	default:
-		f.failed++
+		f.Failed++
 	}
-	c, alive := s.callerOf(w, f.parent)
+	c, alive := s.callerOf(w, f.Parent)
 	if alive {
-		s.host.Trace.WorkerEnd(tick, ref(c.id, c.d), f.callID, wr.item, trace.AgentRef{ID: rec.ID, Name: rec.Name}, r.Status)
+		s.run.Trace.WorkerEnd(tick, ref(c.id, c.d), f.CallID, wr.Item, trace.AgentRef{ID: rec.ID, Name: rec.Name}, r.Status)
 	}
-	if rec.Status != components.Done && f.failAll && !f.stopped {
-		f.stopped = true
-		reason := "fan_out fail_all: item " + fmt.Sprint(wr.item) + " (" + rec.Name + ") ended " + rec.Status.String()
+	if rec.Status != components.Done && f.FailAll && !f.Stopped {
+		f.Stopped = true
+		reason := "fan_out fail_all: item " + fmt.Sprint(wr.Item) + " (" + rec.Name + ") ended " + rec.Status.String()
 		by := trace.AgentRef{ID: rec.ID, Name: rec.Name}
 		if alive {
 			by = ref(c.id, c.d)
 		}
-		for _, id := range slices.Sorted(slices.Values(f.running)) {
-			if n, ok := s.host.tree.tree.Get(id); ok {
+		for _, id := range slices.Sorted(slices.Values(f.Running)) {
+			if n, ok := s.tree.Tree.Get(id); ok {
 				s.killer.cascade(w, tick, n, by, reason)
 			}
 		}
@@ -206,20 +182,20 @@ func (s *Subagents) workerEnded(w *ecs.World, tick uint64, wr *nodeData, rec *co
 		return // the parent is gone (killed); its workers die with it
 	}
 	if s.refill(w, tick, c, f) {
-		s.settle(tick, c, f.index, s.merge(tick, c, f))
+		s.settle(tick, c, f.Index, s.merge(tick, c, f))
 	}
 }
 
 // merge renders the fan-out's results into the parent's call result.
-func (s *Subagents) merge(tick uint64, c caller, f *fanOut) components.ToolResult {
-	// Merge's stopped note names fail_all: a fan-out stopped by a refused spawn (f.err) says why
+func (s *Subagents) merge(tick uint64, c caller, f *agenttree.FanOut) components.ToolResult {
+	// Merge's stopped note names fail_all: a fan-out stopped by a refused spawn (f.Err) says why
 	// in its own first line instead.
-	text := subagents.Merge(f.results[:f.next], len(f.items), f.stopped && f.err == nil, f.budget)
-	if f.err != nil {
-		text = "fan_out stopped: " + f.err.Error() + "\n" + text
+	text := subagents.Merge(f.Results[:f.Next], len(f.Items), f.Stopped && f.Err == nil, f.Budget)
+	if f.Err != nil {
+		text = "fan_out stopped: " + f.Err.Error() + "\n" + text
 	}
-	ok := f.err == nil && !(f.failAll && f.failed+f.killed > 0)
-	notRun := len(f.items) - f.next
-	s.host.Trace.Merge(tick, ref(c.id, c.d), f.callID, f.done, f.failed, f.killed, notRun, len(text), ok)
+	ok := f.Err == nil && !(f.FailAll && f.Failed+f.Killed > 0)
+	notRun := len(f.Items) - f.Next
+	s.run.Trace.Merge(tick, ref(c.id, c.d), f.CallID, f.Done, f.Failed, f.Killed, notRun, len(text), ok)
 	return components.ToolResult{Content: text, IsError: !ok}
 }

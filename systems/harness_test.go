@@ -18,8 +18,10 @@ import (
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
 	"github.com/warrenhq/warren/gate"
+	"github.com/warrenhq/warren/internal/leases"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/policy"
+	"github.com/warrenhq/warren/resources"
 	"github.com/warrenhq/warren/subagents"
 	"github.com/warrenhq/warren/systems"
 	"github.com/warrenhq/warren/tools"
@@ -313,7 +315,7 @@ func (*probe) Finalize(*ecs.World)         {}
 // options shapes a harness.
 type options struct {
 	seed    uint64
-	latency systems.Latency
+	latency resources.Latency
 	gate    gate.Decider
 	// systems replaces the default systems.Pipeline().
 	systems []ecs.System
@@ -326,20 +328,20 @@ type options struct {
 	// defaultGate leaves Host.Gate nil, so the host picks its own gate (gate.Standard).
 	defaultGate bool
 	// answerer answers the hub's prompts (nil: the host's default hub, which nobody answers).
-	answerer systems.Answerer
+	answerer gate.Answerer
 	// limits, inboxCap and maxFanOutItems set the host's sub-agent caps.
 	limits                   subagents.Limits
 	inboxCap, maxFanOutItems int
 	// servers stands in for the world's MCP sessions (nil: none).
-	servers systems.Servers
+	servers leases.Servers
 }
 
-// harness is one world with a Host, lanes, real registries and a trace in memory, assembled the
+// harness is one world with its resources, lanes, real registries and a trace in memory, assembled the
 // way scenarios.Run assembles a run.
 type harness struct {
 	tb       testing.TB
 	w        *ecs.World
-	host     *systems.Host
+	host     *resources.Set
 	sched    *ecs.Scheduler
 	buf      *bytes.Buffer
 	tw       *trace.Writer
@@ -442,31 +444,26 @@ func newHarness(tb testing.TB, opt options) *harness {
 	if decider == nil && !opt.defaultGate {
 		decider = verdictGate(policy.Allow, "test", "the harness allows every call unless a test sets a gate")
 	}
-	h.host = &systems.Host{
-		Context: context.Background(),
-		Trace:   h.tw,
-		Gate:    decider,
-		Tasks:   tools.NewTaskBroker(),
-		Records: &components.Records{},
-		Latency: opt.latency,
-		Limits:  opt.limits, InboxCap: opt.inboxCap, MaxFanOutItems: opt.maxFanOutItems,
-	}
-	if opt.servers != nil {
-		h.host.MCP = opt.servers
-	}
 	h.offspring = &testOffspring{profiles: map[string]*components.Profile{}}
-	h.host.Offspring = h.offspring
+	h.host = &resources.Set{
+		Run:      resources.Run{Context: context.Background(), Trace: h.tw},
+		Gate:     decider,
+		Records:  &components.Records{},
+		Spawning: resources.Spawning{Offspring: h.offspring, Limits: opt.limits, InboxCap: opt.inboxCap, MaxFanOutItems: opt.maxFanOutItems},
+		Servers:  opt.servers,
+	}
 	if opt.answerer != nil {
-		h.host.Hub = systems.NewHub(opt.answerer)
+		h.host.Hub = gate.NewHub(opt.answerer)
 	}
 	list := opt.systems
 	if list == nil {
 		list = systems.Pipeline()
 	}
 	h.sched = ecs.NewScheduler(h.w, list...)
-	h.host.ModelLane = h.sched.AddLane(ecs.LaneConfig{Name: "model", Capacity: opt.modelCapacity})
-	h.host.ToolLane = h.sched.AddLane(ecs.LaneConfig{Name: "tool", Capacity: opt.toolCapacity})
-	ecs.AddResource(h.w, h.host)
+	h.host.Lanes = resources.Lanes{Latency: opt.latency,
+		Model: h.sched.AddLane(ecs.LaneConfig{Name: "model", Capacity: opt.modelCapacity}),
+		Tool:  h.sched.AddLane(ecs.LaneConfig{Name: "tool", Capacity: opt.toolCapacity})}
+	h.host.Install(h.w)
 	tb.Cleanup(h.close)
 	if err := h.sched.Initialize(); err != nil {
 		tb.Fatal(err)

@@ -18,12 +18,16 @@ type InferCollect struct {
 
 var _ ecs.System = (*InferCollect)(nil)
 
+func init() {
+	Register(Info{ID: IDPrefix + "infer_collect", Order: 40, New: func() ecs.System { return &InferCollect{} }})
+}
+
 // Name implements ecs.System.
 func (*InferCollect) Name() string { return "infer_collect" }
 
 // Initialize implements ecs.System.
 func (s *InferCollect) Initialize(w *ecs.World) (err error) {
-	if s.host, err = hostOf(w); err != nil {
+	if err := s.turnApplier.resolve(w); err != nil {
 		return err
 	}
 	s.maps = newAgentMaps(w)
@@ -36,11 +40,11 @@ func (s *InferCollect) Initialize(w *ecs.World) (err error) {
 
 // Update implements ecs.System.
 func (s *InferCollect) Update(w *ecs.World) {
-	if s.host.ModelLane == nil {
+	if s.lanes.Model == nil {
 		return
 	}
 	tick := w.Tick()
-	for _, d := range s.host.ModelLane.Collect() {
+	for _, d := range s.lanes.Model.Collect() {
 		if !w.Alive(d.Entity) || !s.awaiting.Has(d.Entity) {
 			continue // the agent ended while its model call ran
 		}
@@ -49,7 +53,7 @@ func (s *InferCollect) Update(w *ecs.World) {
 		out := modelOutcome{panic: d.Panic}
 		if d.Panic == "" {
 			out = *d.Value.(*modelOutcome)
-			s.host.Agents.Get(s.maps.identity.Get(d.Entity).Slot).Model = out.state
+			s.agents.Get(s.maps.identity.Get(d.Entity).Slot).Model = out.state
 			s.maps.rng.Get(d.Entity).Source = out.source
 		}
 		switch s.apply(tick, d.Entity, id, cur, out) {

@@ -11,7 +11,9 @@ import (
 	"github.com/warrenhq/warren/blueprint"
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/internal/scripthost"
 	"github.com/warrenhq/warren/models"
+	"github.com/warrenhq/warren/resources"
 	"github.com/warrenhq/warren/subagents"
 )
 
@@ -49,8 +51,18 @@ func callModel(m models.Model, st *models.State, v *models.View) (out modelOutco
 // turnApplier applies a finished model turn to an agent; shared by infer_dispatch (inline
 // models) and infer_collect (lane models) so both paths behave identically.
 type turnApplier struct {
-	host *Host
-	maps agentMaps
+	store
+	lanes *resources.Lanes
+	maps  agentMaps
+}
+
+// resolve resolves the resources a model turn uses, once, in its system's Initialize.
+func (a *turnApplier) resolve(w *ecs.World) (err error) {
+	if a.store, err = resolveStore(w); err != nil {
+		return err
+	}
+	a.lanes, err = resources.Get[resources.Lanes](w)
+	return err
 }
 
 // destination is where an agent goes after its turn is applied.
@@ -63,8 +75,8 @@ const (
 )
 
 func (a *turnApplier) apply(tick uint64, e ecs.Entity, id *components.Identity, cur *components.Cursor, out modelOutcome) destination {
-	p := a.host.Profiles.Get(id.Profile)
-	d := a.host.Agents.Get(id.Slot)
+	p := a.profiles.Get(id.Profile)
+	d := a.agents.Get(id.Slot)
 	stage := &p.Blueprint.Stages[cur.Stage]
 	iteration := int(cur.Iteration)
 	turn := cur.Turn
@@ -73,12 +85,12 @@ func (a *turnApplier) apply(tick uint64, e ecs.Entity, id *components.Identity, 
 	a.maps.counters.Get(e).ModelTurns++
 	if out.panic != "" {
 		reason := "panic in model " + p.ModelID + ": " + out.panic
-		a.host.Trace.ModelTurn(tick, ref(id, d), stage.Name, iteration, "", 0, reason)
-		terminate(a.host, tick, id, d, a.maps.status.Get(e), stage.Name, components.Failed, reason)
+		a.run.Trace.ModelTurn(tick, ref(id, d), stage.Name, iteration, "", 0, reason)
+		terminate(a.run.Trace, tick, id, d, a.maps.status.Get(e), stage.Name, components.Failed, reason)
 		return toTerminal
 	}
 	if out.err != nil {
-		a.host.Trace.ModelTurn(tick, ref(id, d), stage.Name, iteration, out.reply.Text, 0, out.err.Error())
+		a.run.Trace.ModelTurn(tick, ref(id, d), stage.Name, iteration, out.reply.Text, 0, out.err.Error())
 		cur.Outcome = blueprint.OutcomeError
 		d.Reason = "model error: " + out.err.Error()
 		return toResolve
@@ -90,7 +102,7 @@ func (a *turnApplier) apply(tick uint64, e ecs.Entity, id *components.Identity, 
 		}
 	}
 	d.Conversation.Append(models.Message{Role: models.RoleAssistant, Content: out.reply.Text, Calls: calls})
-	a.host.Trace.ModelTurn(tick, ref(id, d), stage.Name, iteration, out.reply.Text, len(calls), "")
+	a.run.Trace.ModelTurn(tick, ref(id, d), stage.Name, iteration, out.reply.Text, len(calls), "")
 	if len(calls) == 0 {
 		cur.Outcome = blueprint.OutcomeDone
 		return toResolve
@@ -122,7 +134,7 @@ func buildView(v *models.View, id *components.Identity, p *components.Profile, d
 		Visit:      int(d.Visits[cur.Stage]),
 		Turn:       int(cur.Turn),
 		Messages:   d.Conversation.Messages,
-		Tools:      stageTools(d, p, cur.Stage),
+		Tools:      scripthost.StageTools(d, p, cur.Stage),
 		Rand:       rnd,
 	}
 }
@@ -142,16 +154,24 @@ type InferDispatch struct {
 	scratch  models.View
 	rngRef   pcgRef
 	rnd      *rand.Rand
+	dynamic  *scripthost.Dynamic
 }
 
 var _ ecs.System = (*InferDispatch)(nil)
+
+func init() {
+	Register(Info{ID: IDPrefix + "infer_dispatch", Order: 30, New: func() ecs.System { return &InferDispatch{} }})
+}
 
 // Name implements ecs.System.
 func (*InferDispatch) Name() string { return "infer_dispatch" }
 
 // Initialize implements ecs.System.
 func (s *InferDispatch) Initialize(w *ecs.World) (err error) {
-	if s.host, err = hostOf(w); err != nil {
+	if err := s.turnApplier.resolve(w); err != nil {
+		return err
+	}
+	if s.dynamic, err = resources.Get[scripthost.Dynamic](w); err != nil {
 		return err
 	}
 	s.maps = newAgentMaps(w)
@@ -171,8 +191,8 @@ func (s *InferDispatch) Update(w *ecs.World) {
 	for q.Next() {
 		cur, id := q.Get()
 		e := q.Entity()
-		p := s.host.Profiles.Get(id.Profile)
-		d := s.host.Agents.Get(id.Slot)
+		p := s.profiles.Get(id.Profile)
+		d := s.agents.Get(id.Slot)
 		stage := &p.Blueprint.Stages[cur.Stage]
 		if stage.FanOut != nil {
 			s.fanOutStage(e, d, cur, stage)
@@ -182,7 +202,7 @@ func (s *InferDispatch) Update(w *ecs.World) {
 			if d.Workdir == "" && p.Workdir != nil {
 				d.Workdir = p.Workdir(d.Name, int(id.Index))
 			}
-			s.host.scanDynamic(tick, id, d, p, cur.Stage)
+			s.dynamic.Scan(tick, id, d, p, cur.Stage)
 		}
 		if len(d.Inbox) > 0 && stage.AcceptsMessages {
 			for _, m := range d.Inbox {
@@ -210,8 +230,8 @@ func (s *InferDispatch) Update(w *ecs.World) {
 		buildView(view, id, p, d, cur, rand.New(&job.source))
 		view.Messages = slices.Clone(view.Messages)
 		model := p.Model
-		s.host.ModelLane.Submit(tick, ecs.Job{
-			Agent: id.ID, Entity: e, Latency: s.host.Latency.Model,
+		s.lanes.Model.Submit(tick, ecs.Job{
+			Agent: id.ID, Entity: e, Latency: s.lanes.Latency.Model,
 			Run: func() any {
 				out := callModel(model, &job.state, view)
 				out.state, out.source = job.state, job.source

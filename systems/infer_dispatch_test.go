@@ -12,6 +12,7 @@ import (
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
 	"github.com/warrenhq/warren/models"
+	"github.com/warrenhq/warren/resources"
 	"github.com/warrenhq/warren/systems"
 )
 
@@ -187,7 +188,7 @@ func TestModelPanicFailsOnlyThatAgent(t *testing.T) {
 		{name: "lane", model: laneModel{id: "lane:panic", turn: panicModel}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, options{latency: systems.Latency{Model: 2}})
+			h := newHarness(t, options{latency: resources.Latency{Model: 2}})
 			bp := h.blueprint(oneStageBlueprint)
 			calm := h.profile("calm", bp, scripted(t, "scripted:calm", turn("step", call("echo_inline", "x")), turn("all good")), "")
 			wild := h.profile("wild", bp, tc.model, "")
@@ -271,7 +272,7 @@ func TestLaneModelPersistsStateAndRandomStreamBetweenTurns(t *testing.T) {
 		}
 	}}
 	h = newHarness(t, options{
-		latency: systems.Latency{Model: latency},
+		latency: resources.Latency{Model: latency},
 		systems: []ecs.System{&systems.SyncStage{}, &systems.InferDispatch{}, watch, &systems.InferCollect{},
 			&systems.ToolDispatch{}, &systems.ToolCollect{}, &systems.Transition{}, &systems.Reap{}},
 	})

@@ -5,6 +5,8 @@ import (
 
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/gate"
+	"github.com/warrenhq/warren/internal/scripthost"
 	"github.com/warrenhq/warren/policy"
 	"github.com/warrenhq/warren/tools"
 )
@@ -22,17 +24,20 @@ type Interact struct {
 
 var _ ecs.System = (*Interact)(nil)
 
+func init() {
+	Register(Info{ID: IDPrefix + "interact", Order: 60, New: func() ecs.System { return &Interact{} }})
+}
+
 // Name implements ecs.System.
 func (*Interact) Name() string { return "interact" }
 
 // Initialize implements ecs.System.
 func (s *Interact) Initialize(w *ecs.World) (err error) {
-	if s.host, err = hostOf(w); err != nil {
+	if err := s.resolveTurn(w); err != nil {
 		return err
 	}
 	s.maps = newAgentMaps(w)
 	s.awaiting = ecs.NewMap[components.AwaitingTools](w)
-	w.AddWaiter(s.host.Hub)
 	s.ready = newMover[components.AwaitingTools, components.ReadyToInfer](w)
 	s.terminal = newMover[components.AwaitingTools, components.Terminal](w)
 	return nil
@@ -41,103 +46,103 @@ func (s *Interact) Initialize(w *ecs.World) (err error) {
 // Update implements ecs.System.
 func (s *Interact) Update(w *ecs.World) {
 	tick := w.Tick()
-	for _, pr := range s.host.Hub.due(tick) {
-		if !w.Alive(pr.entity) || !s.awaiting.Has(pr.entity) {
+	for _, pr := range s.hub.Due(tick) {
+		if !w.Alive(pr.Entity) || !s.awaiting.Has(pr.Entity) {
 			continue // the agent ended while it waited
 		}
-		id := s.maps.identity.Get(pr.entity)
-		cur := s.maps.cursor.Get(pr.entity)
-		p := s.host.Profiles.Get(id.Profile)
-		d := s.host.Agents.Get(id.Slot)
+		id := s.maps.identity.Get(pr.Entity)
+		cur := s.maps.cursor.Get(pr.Entity)
+		p := s.profiles.Get(id.Profile)
+		d := s.agents.Get(id.Slot)
 		if d.Tools.Prompts--; d.Tools.Prompts == 0 && d.Tools.Waits == 0 {
-			s.maps.status.Get(pr.entity).Kind = components.Active
+			s.maps.status.Get(pr.Entity).Kind = components.Active
 		}
 		onLane := false
-		if pr.kind == PromptQuestion {
+		if pr.Kind == gate.PromptQuestion {
 			s.reply(tick, id, p, d, cur, pr)
 		} else {
-			onLane = s.approve(tick, pr.entity, id, p, d, cur, pr)
+			onLane = s.approve(tick, pr.Entity, id, p, d, cur, pr)
 		}
 		// The prompt's share of Outstanding ends here; a call now on the lane holds its own.
 		if d.Work.Outstanding--; onLane || d.Work.Outstanding > 0 {
 			continue
 		}
-		s.finish(tick, pr.entity, id, d, &p.Blueprint.Stages[cur.Stage])
+		s.finish(tick, pr.Entity, id, d, &p.Blueprint.Stages[cur.Stage])
 	}
 	w.Touch(s.ready.apply() + s.terminal.apply())
 }
 
-// approve applies an approval answer to call pr.index: run it (granting its keys for the stage
+// approve applies an approval answer to call pr.Index: run it (granting its keys for the stage
 // or the run when the answer says so) or refuse it. It reports whether the call went to the
 // tool lane.
-func (s *Interact) approve(tick uint64, e ecs.Entity, id *components.Identity, p *components.Profile, d *components.AgentData, cur *components.Cursor, pr *prompt) bool {
-	call := d.Work.Calls[pr.index]
-	scope, err := policy.ParseScope(pr.answer)
-	allowed := pr.by == byScript && err == nil
+func (s *Interact) approve(tick uint64, e ecs.Entity, id *components.Identity, p *components.Profile, d *components.AgentData, cur *components.Cursor, pr *gate.Prompt) bool {
+	call := d.Work.Calls[pr.Index]
+	scope, err := policy.ParseScope(pr.Answer)
+	allowed := pr.By == gate.ByScript && err == nil
 	verdict := policy.Deny
 	if allowed {
 		verdict = policy.Allow
 	}
-	answer := pr.answer
-	if pr.by != byScript {
+	answer := pr.Answer
+	if pr.By != gate.ByScript {
 		answer = "deny"
 	}
-	s.host.Trace.Answer(tick, ref(id, d), call.ID, call.Name, answer, pr.by, verdict.String())
+	s.run.Trace.Answer(tick, ref(id, d), call.ID, call.Name, answer, pr.By, verdict.String())
 	if !allowed {
-		why := "the prompt was answered " + strconv.Quote(pr.answer)
-		switch pr.by {
-		case byTimeout:
-			why = "nobody answered the prompt before its deadline (tick " + strconv.FormatUint(pr.deadline, 10) + ")"
-		case byUnanswered:
+		why := "the prompt was answered " + strconv.Quote(pr.Answer)
+		switch pr.By {
+		case gate.ByTimeout:
+			why = "nobody answered the prompt before its deadline (tick " + strconv.FormatUint(pr.Deadline, 10) + ")"
+		case gate.ByUnanswered:
 			why = "nothing can answer the prompt"
 		}
-		d.Work.Results[pr.index] = components.ToolResult{Content: "permission denied for " + call.Name + ": " + why, IsError: true}
+		d.Work.Results[pr.Index] = components.ToolResult{Content: "permission denied for " + call.Name + ": " + why, IsError: true}
 		return false
 	}
 	if scope != policy.ScopeOnce {
 		if d.Tools.Grants == nil {
 			d.Tools.Grants = &policy.Grants{}
 		}
-		d.Tools.Grants.Grant(pr.keys, scope, int(d.Tools.Stage))
+		d.Tools.Grants.Grant(pr.Keys, scope, int(d.Tools.Stage))
 	}
-	h, ok := lookupTool(d, p, cur.Stage, call.Name)
+	h, ok := scripthost.Lookup(d, p, cur.Stage, call.Name)
 	if !ok {
-		d.Work.Results[pr.index] = components.ToolResult{Content: "tool " + strconv.Quote(call.Name) + " is no longer registered", IsError: true}
+		d.Work.Results[pr.Index] = components.ToolResult{Content: "tool " + strconv.Quote(call.Name) + " is no longer registered", IsError: true}
 		return false
 	}
 	before := d.Work.Outstanding
-	s.start(tick, e, id, p, d, uint64(cur.Turn-1), pr.index, len(d.Conversation.Messages), h)
+	s.start(tick, e, id, p, d, uint64(cur.Turn-1), pr.Index, len(d.Conversation.Messages), h)
 	return d.Work.Outstanding > before
 }
 
 // reply turns a question's answer into the ask_user tool's result.
-func (s *Interact) reply(tick uint64, id *components.Identity, p *components.Profile, d *components.AgentData, cur *components.Cursor, pr *prompt) {
-	call := d.Work.Calls[pr.index]
-	if pr.by != byScript {
-		s.host.Trace.Answer(tick, ref(id, d), call.ID, call.Name, "", pr.by, policy.Deny.String())
+func (s *Interact) reply(tick uint64, id *components.Identity, p *components.Profile, d *components.AgentData, cur *components.Cursor, pr *gate.Prompt) {
+	call := d.Work.Calls[pr.Index]
+	if pr.By != gate.ByScript {
+		s.run.Trace.Answer(tick, ref(id, d), call.ID, call.Name, "", pr.By, policy.Deny.String())
 		why := "nobody answered the question before its deadline"
-		if pr.by == byUnanswered {
+		if pr.By == gate.ByUnanswered {
 			why = "nobody can answer the question"
 		}
-		d.Work.Results[pr.index] = components.ToolResult{Content: why, IsError: true}
+		d.Work.Results[pr.Index] = components.ToolResult{Content: why, IsError: true}
 		return
 	}
-	s.host.Trace.Answer(tick, ref(id, d), call.ID, call.Name, pr.answer, pr.by, policy.Allow.String())
-	h, ok := lookupTool(d, p, cur.Stage, call.Name)
+	s.run.Trace.Answer(tick, ref(id, d), call.ID, call.Name, pr.Answer, pr.By, policy.Allow.String())
+	h, ok := scripthost.Lookup(d, p, cur.Stage, call.Name)
 	it, isInteractive := tools.Interactive(nil), false
 	if ok {
 		it, isInteractive = h.Tool().(tools.Interactive)
 	}
 	if !isInteractive {
-		d.Work.Results[pr.index] = components.ToolResult{Content: "tool " + strconv.Quote(call.Name) + " cannot take an answer", IsError: true}
+		d.Work.Results[pr.Index] = components.ToolResult{Content: "tool " + strconv.Quote(call.Name) + " cannot take an answer", IsError: true}
 		return
 	}
-	res, err := it.Answer(pr.question, pr.answer)
+	res, err := it.Answer(pr.Question, pr.Answer)
 	if err != nil {
-		d.Work.Results[pr.index] = components.ToolResult{Content: err.Error(), IsError: true}
+		d.Work.Results[pr.Index] = components.ToolResult{Content: err.Error(), IsError: true}
 		return
 	}
-	d.Work.Results[pr.index] = components.ToolResult{Content: res.Content, IsError: res.IsError}
+	d.Work.Results[pr.Index] = components.ToolResult{Content: res.Content, IsError: res.IsError}
 }
 
 // Finalize implements ecs.System.

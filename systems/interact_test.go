@@ -12,6 +12,7 @@ import (
 	"github.com/warrenhq/warren/gate"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/policy"
+	"github.com/warrenhq/warren/resources"
 	"github.com/warrenhq/warren/systems"
 )
 
@@ -362,7 +363,7 @@ func TestApprovedLaneCallFinishesTheTurnWhenItsResultArrives(t *testing.T) {
 		}
 	}}
 	h = newHarness(t, options{gate: gate.Standard{}, answerer: answers(reply{answer: "once", delay: 2}),
-		latency: systems.Latency{Tool: 3}, systems: append(systems.Pipeline(), watch)})
+		latency: resources.Latency{Tool: 3}, systems: append(systems.Pipeline(), watch)})
 	h.putFile("g", "g-0", "notes.txt", "notes")
 	bp := h.blueprint(writerBlueprint)
 	h.spawn(h.gatedProfile("g", bp, scripted(t, "scripted:lane", turn("", writeCall("a.txt", "x"), readCall("notes.txt")), turn("done")), policySpec{}), 1)
@@ -431,7 +432,7 @@ func TestQuestions(t *testing.T) {
 			if len(settled) != 1 || settled[0].By != tc.wantBy || settled[0].Answer != tc.wantAnswer {
 				t.Errorf("answers:%s\nwant %q by %s", describe(settled), tc.wantAnswer, tc.wantBy)
 			}
-			if len(ans.asked) != 1 || ans.asked[0].Kind != systems.PromptQuestion || ans.asked[0].Tool != tc.call.Tool ||
+			if len(ans.asked) != 1 || ans.asked[0].Kind != gate.PromptQuestion || ans.asked[0].Tool != tc.call.Tool ||
 				ans.asked[0].Question.Text != tc.call.Args["question"] || ans.asked[0].Question.Agent.Name != "g-0" {
 				t.Errorf("the answerer was asked %+v", ans.asked)
 			}
@@ -468,7 +469,7 @@ func TestPromptAndAnswerEvents(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("prompt and answer events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if len(ans.asked) != 2 || ans.asked[0].Agent != "team-0" || ans.asked[0].Group != "team" || ans.asked[0].Kind != systems.PromptApproval ||
+	if len(ans.asked) != 2 || ans.asked[0].Agent != "team-0" || ans.asked[0].Group != "team" || ans.asked[0].Kind != gate.PromptApproval ||
 		!slices.Equal(ans.asked[0].Keys, []string{"shell:>log.txt", "shell:make build"}) {
 		t.Errorf("the answerer was asked %+v", ans.asked)
 	}
@@ -487,7 +488,7 @@ func TestInteractionIsDeterministic(t *testing.T) {
 	run := func() []byte {
 		ans := answers(reply{answer: "stage", delay: 3}, reply{answer: "deny", delay: 1}, reply{answer: "blue", delay: 2},
 			reply{answer: "once", delay: 5}, reply{answer: "run", delay: 40}, reply{answer: "red", delay: 1})
-		h := newHarness(t, options{gate: gate.Standard{}, answerer: ans, latency: systems.Latency{Tool: 2, PerTool: map[string]uint64{"read_file": 4}}})
+		h := newHarness(t, options{gate: gate.Standard{}, answerer: ans, latency: resources.Latency{Tool: 2, PerTool: map[string]uint64{"read_file": 4}}})
 		bp := h.blueprint(writerBlueprint)
 		for _, group := range []string{"alpha", "beta", "gamma"} {
 			model := scripted(t, "scripted:"+group,

@@ -3,6 +3,8 @@ package systems
 import (
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/gate"
+	"github.com/warrenhq/warren/internal/agenttree"
 	"github.com/warrenhq/warren/policy"
 	"github.com/warrenhq/warren/subagents"
 	"github.com/warrenhq/warren/trace"
@@ -23,7 +25,9 @@ func exitFrom[From any](w *ecs.World) phaseExit {
 // killer ends agents from outside their own cycle: kill_agent, fail_all fan-outs, and the
 // orphans of an agent that ended. It must run with no query open.
 type killer struct {
-	host     *Host
+	store
+	tree     *agenttree.State
+	hub      *gate.Hub
 	maps     agentMaps
 	terminal ecs.Map[components.Terminal]
 	exits    []phaseExit
@@ -31,9 +35,11 @@ type killer struct {
 	ids      []uint64
 }
 
-func newKiller(w *ecs.World, h *Host) killer {
+func newKiller(w *ecs.World, st store, tree *agenttree.State, hub *gate.Hub) killer {
 	return killer{
-		host:     h,
+		store:    st,
+		tree:     tree,
+		hub:      hub,
 		maps:     newAgentMaps(w),
 		terminal: ecs.NewMap[components.Terminal](w),
 		exits: []phaseExit{
@@ -48,28 +54,28 @@ func newKiller(w *ecs.World, h *Host) killer {
 // event listing them, then each one's end. It returns how many it ended; agents already
 // terminal are skipped. The names stay in k.names until the next call.
 func (k *killer) cascade(w *ecs.World, tick uint64, n *subagents.Node, by trace.AgentRef, reason string) int {
-	t := k.host.tree
-	k.ids = t.tree.LiveSubtree(n, k.ids[:0])
+	t := k.tree
+	k.ids = t.Tree.LiveSubtree(n, k.ids[:0])
 	k.names = k.names[:0]
 	kept := k.ids[:0]
 	for _, id := range k.ids {
-		_, nd, ok := t.node(id)
-		if !ok || !w.Alive(nd.entity) || k.terminal.Has(nd.entity) {
+		_, nd, ok := t.Node(id)
+		if !ok || !w.Alive(nd.Entity) || k.terminal.Has(nd.Entity) {
 			continue
 		}
-		e := nd.entity
+		e := nd.Entity
 		kept = append(kept, id)
-		k.names = append(k.names, k.host.Agents.Get(k.maps.identity.Get(e).Slot).Name)
+		k.names = append(k.names, k.agents.Get(k.maps.identity.Get(e).Slot).Name)
 	}
 	if len(kept) == 0 {
 		return 0
 	}
-	k.host.Trace.Kill(tick, trace.AgentRef{ID: kept[0], Name: k.names[0]}, by, reason, k.names)
+	k.run.Trace.Kill(tick, trace.AgentRef{ID: kept[0], Name: k.names[0]}, by, reason, k.names)
 	for _, id := range kept {
-		_, nd, _ := t.node(id)
-		e := nd.entity
+		_, nd, _ := t.Node(id)
+		e := nd.Entity
 		ident := k.maps.identity.Get(e)
-		k.kill(w, tick, e, ident, k.host.Agents.Get(ident.Slot), reason)
+		k.kill(w, tick, e, ident, k.agents.Get(ident.Slot), reason)
 	}
 	return len(kept)
 }
@@ -78,13 +84,13 @@ func (k *killer) cascade(w *ecs.World, tick uint64, n *subagents.Node, by trace.
 // cancelled through their context, its open prompts closed, and its phase set to Terminal so
 // reap tears it down this tick.
 func (k *killer) kill(w *ecs.World, tick uint64, e ecs.Entity, id *components.Identity, d *components.AgentData, reason string) {
-	p := k.host.Profiles.Get(id.Profile)
+	p := k.profiles.Get(id.Profile)
 	cur := k.maps.cursor.Get(e)
-	terminate(k.host, tick, id, d, k.maps.status.Get(e), p.Blueprint.Stages[cur.Stage].Name, components.Killed, reason)
+	terminate(k.run.Trace, tick, id, d, k.maps.status.Get(e), p.Blueprint.Stages[cur.Stage].Name, components.Killed, reason)
 	if d.Work.Cancel != nil {
 		d.Work.Cancel()
 	}
-	closePrompts(k.host, tick, id, d)
+	closePrompts(k.run.Trace, k.hub, tick, id, d)
 	d.Tools.Waits = 0
 	for _, x := range k.exits {
 		if x.has(e) {
@@ -97,13 +103,13 @@ func (k *killer) kill(w *ecs.World, tick uint64, e ecs.Entity, id *components.Id
 
 // closePrompts closes every prompt the agent still has open, each answered "cancelled" in the
 // trace: the agent was killed, or ended some other way with prompts open.
-func closePrompts(h *Host, tick uint64, id *components.Identity, d *components.AgentData) {
+func closePrompts(tw *trace.Writer, hub *gate.Hub, tick uint64, id *components.Identity, d *components.AgentData) {
 	if d.Tools.Prompts == 0 {
 		return
 	}
-	for _, pr := range h.Hub.cancel(id.ID) {
-		call := d.Work.Calls[pr.index]
-		h.Trace.Answer(tick, ref(id, d), call.ID, call.Name, "", byCancelled, policy.Deny.String())
+	for _, pr := range hub.Cancel(id.ID) {
+		call := d.Work.Calls[pr.Index]
+		tw.Answer(tick, ref(id, d), call.ID, call.Name, "", gate.ByCancelled, policy.Deny.String())
 	}
 	d.Tools.Prompts = 0
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/warrenhq/warren/gate"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/policy"
+	"github.com/warrenhq/warren/resources"
 	"github.com/warrenhq/warren/subagents"
 	"github.com/warrenhq/warren/systems"
 	"github.com/warrenhq/warren/tools"
@@ -179,7 +180,7 @@ func (t blockTool) Execute(ec *tools.ExecContext, _ json.RawMessage) (tools.Resu
 func TestKillCancelsInFlightLaneCall(t *testing.T) {
 	ended := &atomic.Pointer[string]{}
 	boss := scripted(t, "scripted:boss", turn("", spawnCall("blocker", "block", nil)), turn("", targetCall(subagents.NameKill, "boss-0/1")), turn("done"))
-	h := newHarness(t, options{latency: systems.Latency{PerTool: map[string]uint64{"block": 5}}})
+	h := newHarness(t, options{latency: resources.Latency{PerTool: map[string]uint64{"block": 5}}})
 	if err := h.scoped.Base().Register(blockTool{ended: ended}); err != nil {
 		t.Fatal(err)
 	}
@@ -273,19 +274,19 @@ func boolToInt(b bool) int {
 
 // teardownInstaller registers teardown steps on the host while the scheduler initializes,
 // before reap reads them.
-type teardownInstaller struct{ steps []systems.TeardownStep }
+type teardownInstaller struct{ steps []resources.TeardownStep }
 
 var _ ecs.System = (*teardownInstaller)(nil)
 
 func (*teardownInstaller) Name() string { return "teardown_installer" }
 
 func (s *teardownInstaller) Initialize(w *ecs.World) error {
-	host := ecs.Resource[systems.Host](w)
-	if host == nil {
-		return errors.New("no host")
+	teardown := ecs.Resource[resources.Teardown](w)
+	if teardown == nil {
+		return errors.New("no teardown resource")
 	}
 	for _, st := range s.steps {
-		host.AddTeardown(st)
+		teardown.Add(st)
 	}
 	return nil
 }
@@ -300,8 +301,8 @@ func TestReapRunsRegisteredTeardownInOrder(t *testing.T) {
 	var h *treeWorld
 	var log []string
 	var problems []string
-	step := func(order systems.TeardownOrder, name string) systems.TeardownStep {
-		return systems.TeardownStep{Order: order, Name: name, Release: func(id *components.Identity, d *components.AgentData) {
+	step := func(order resources.TeardownOrder, name string) resources.TeardownStep {
+		return resources.TeardownStep{Order: order, Name: name, Release: func(id *components.Identity, d *components.AgentData) {
 			if d.Name == "" || id.ID == 0 {
 				problems = append(problems, name+": the agent's data is already gone")
 			}
@@ -312,10 +313,10 @@ func TestReapRunsRegisteredTeardownInOrder(t *testing.T) {
 			log = append(log, d.Name+":"+name)
 		}}
 	}
-	// Registered out of order on purpose: AddTeardown sorts by order, stably.
-	installer := &teardownInstaller{steps: []systems.TeardownStep{
-		step(systems.TeardownScripts, "scripts"), step(systems.TeardownSandbox, "sandbox-extra"), step(systems.TeardownTasks, "tasks-extra"),
-		step(systems.TeardownMCP, "mcp-extra"), step(systems.TeardownChildren, "children-extra"),
+	// Registered out of order on purpose: Teardown.Add sorts by order, stably.
+	installer := &teardownInstaller{steps: []resources.TeardownStep{
+		step(resources.TeardownScripts, "scripts-extra"), step(resources.TeardownSandbox, "sandbox-extra"), step(resources.TeardownTasks, "tasks-extra"),
+		step(resources.TeardownMCP, "mcp-extra"), step(resources.TeardownChildren, "children-extra"),
 	}}
 	pipeline := systems.Pipeline()
 	var reap *systems.Reap
@@ -338,7 +339,7 @@ func TestReapRunsRegisteredTeardownInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	wantSteps := []string{"children", "children-extra", "sandbox", "sandbox-extra", "mcp", "mcp-extra", "scripts", "prompts", "tasks", "tasks-extra"}
+	wantSteps := []string{"children", "children-extra", "sandbox", "sandbox-extra", "mcp", "mcp-extra", "scripts", "scripts-extra", "prompts", "tasks", "tasks-extra"}
 	if got := reap.Steps(); !slices.Equal(got, wantSteps) {
 		t.Errorf("teardown steps %q, want %q", got, wantSteps)
 	}
@@ -346,7 +347,7 @@ func TestReapRunsRegisteredTeardownInOrder(t *testing.T) {
 	var want []string
 	// The quick child ends first; the boss's end kills the parked one, reaped right after it.
 	for _, agent := range []string{"boss-0/2", "boss-0", "boss-0/1"} {
-		for _, s := range []string{"children-extra", "sandbox-extra", "mcp-extra", "scripts", "tasks-extra"} {
+		for _, s := range []string{"children-extra", "sandbox-extra", "mcp-extra", "scripts-extra", "tasks-extra"} {
 			want = append(want, agent+":"+s)
 		}
 	}

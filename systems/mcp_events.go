@@ -1,6 +1,10 @@
 package systems
 
-import "github.com/warrenhq/warren/ecs"
+import (
+	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/internal/leases"
+	"github.com/warrenhq/warren/resources"
+)
 
 // MCPEvents writes the lifecycle events of the world's MCP sessions (start, stop, exit,
 // restart) into the trace. It runs first in the tick: a session starts or breaks on the tool
@@ -8,24 +12,28 @@ import "github.com/warrenhq/warren/ecs"
 // event has happened by then, and writing them before any agent moves keeps their place in the
 // trace independent of the lane's scheduling. Events are stamped with the tick that writes them.
 type MCPEvents struct {
-	host *Host
+	leases *leases.Leases
 }
 
 var _ ecs.System = (*MCPEvents)(nil)
+
+func init() {
+	Register(Info{ID: IDPrefix + "mcp_events", Order: 10, New: func() ecs.System { return &MCPEvents{} }})
+}
 
 // Name implements ecs.System.
 func (*MCPEvents) Name() string { return "mcp_events" }
 
 // Initialize implements ecs.System.
 func (s *MCPEvents) Initialize(w *ecs.World) (err error) {
-	s.host, err = hostOf(w)
+	s.leases, err = resources.Get[leases.Leases](w)
 	return err
 }
 
 // Update implements ecs.System. Writing events touches no agent, so it does not keep the world
 // from a fixed point.
 func (s *MCPEvents) Update(w *ecs.World) {
-	s.host.writeServerEvents(w.Tick())
+	s.leases.WriteEvents(w.Tick())
 }
 
 // Finalize implements ecs.System.

@@ -10,7 +10,7 @@ import (
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
 	"github.com/warrenhq/warren/models"
-	"github.com/warrenhq/warren/systems"
+	"github.com/warrenhq/warren/resources"
 )
 
 const pipelineBlueprint = `
@@ -36,7 +36,7 @@ available_tools = ["echo_inline", "jitter", "slow"]
 func mixedRun(t *testing.T, perGroup int) *harness {
 	t.Helper()
 	h := newHarness(t, options{
-		latency:      systems.Latency{Model: 2, Tool: 1, PerTool: map[string]uint64{"fast": 1, "medium": 3, "slow": 7, "jitter": 2}},
+		latency:      resources.Latency{Model: 2, Tool: 1, PerTool: map[string]uint64{"fast": 1, "medium": 3, "slow": 7, "jitter": 2}},
 		toolCapacity: 8, modelCapacity: 4,
 	})
 	bp := h.blueprint(pipelineBlueprint)
@@ -84,9 +84,9 @@ func TestPipelineRunsTwoStagesToAFixedPoint(t *testing.T) {
 	if r := h.record("thinker-0"); r.Output != "report concluded after 4 turns" || r.Counters.ModelTurns != 4 || r.Counters.ToolCalls != 4 {
 		t.Errorf("thinker-0 %+v", r)
 	}
-	if h.w.Entities() != 0 || h.host.Agents.Live() != 0 || h.host.ToolLane.Pending() != 0 || h.host.ModelLane.Pending() != 0 {
+	if h.w.Entities() != 0 || h.host.Agents.Live() != 0 || h.host.Lanes.Tool.Pending() != 0 || h.host.Lanes.Model.Pending() != 0 {
 		t.Errorf("left behind: %d entities, %d slots, %d tool jobs, %d model jobs",
-			h.w.Entities(), h.host.Agents.Live(), h.host.ToolLane.Pending(), h.host.ModelLane.Pending())
+			h.w.Entities(), h.host.Agents.Live(), h.host.Lanes.Tool.Pending(), h.host.Lanes.Model.Pending())
 	}
 
 	want := []string{

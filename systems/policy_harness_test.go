@@ -16,7 +16,6 @@ import (
 	"github.com/warrenhq/warren/gate"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/policy"
-	"github.com/warrenhq/warren/systems"
 	"github.com/warrenhq/warren/tools"
 )
 
@@ -149,14 +148,14 @@ type reply struct {
 // replies[n] (the last reply repeats); with no replies it has no answer at all.
 type answerer struct {
 	replies []reply
-	asked   []systems.PromptRequest
+	asked   []gate.PromptRequest
 }
 
-var _ systems.Answerer = (*answerer)(nil)
+var _ gate.Answerer = (*answerer)(nil)
 
 func answers(replies ...reply) *answerer { return &answerer{replies: replies} }
 
-func (a *answerer) Answer(req *systems.PromptRequest) (string, uint64, bool) {
+func (a *answerer) Answer(req *gate.PromptRequest) (string, uint64, bool) {
 	r := *req
 	r.Keys = slices.Clone(req.Keys)
 	a.asked = append(a.asked, r)

@@ -10,6 +10,7 @@ import (
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
 	"github.com/warrenhq/warren/models"
+	"github.com/warrenhq/warren/resources"
 	"github.com/warrenhq/warren/systems"
 )
 
@@ -30,7 +31,7 @@ available_tools = ["echo_inline"]
 `
 
 func TestReapWritesTheFinalRecordAndFreesTheAgent(t *testing.T) {
-	h := newHarness(t, options{latency: systems.Latency{Tool: 2}})
+	h := newHarness(t, options{latency: resources.Latency{Tool: 2}})
 	bp := h.blueprint(reapBlueprint)
 	model := scripted(t, "scripted:reap",
 		turn("planning", models.ScriptedCall{Tool: "todo_add", Args: map[string]any{"text": "write the report"}}, call("echo", "a")),
@@ -131,7 +132,7 @@ func TestReapRemovesOnlyTerminalAgents(t *testing.T) {
 }
 
 func TestUnfinishedReportsAgentsLeftMidRun(t *testing.T) {
-	h := newHarness(t, options{latency: systems.Latency{Tool: 1, PerTool: map[string]uint64{"slow": 1000}}})
+	h := newHarness(t, options{latency: resources.Latency{Tool: 1, PerTool: map[string]uint64{"slow": 1000}}})
 	bp := h.blueprint(reapBlueprint + `
 [[stages]]
 name = "wait"

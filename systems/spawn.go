@@ -3,23 +3,31 @@ package systems
 import (
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/internal/leases"
 	"github.com/warrenhq/warren/models"
+	"github.com/warrenhq/warren/resources"
 )
 
 // Spawner creates agents in the Entering phase of their blueprint's entry stage.
 type Spawner struct {
-	host *Host
-	sp   ecs.Spawner6[components.Identity, components.Status, components.Cursor, components.Counters,
+	store
+	leases *leases.Leases
+	sp     ecs.Spawner6[components.Identity, components.Status, components.Cursor, components.Counters,
 		components.RNG, components.Entering]
 }
 
-// NewSpawner resolves a Spawner for w; the world must already hold its Host resource.
+// NewSpawner resolves a Spawner for w; the world must already hold its resources
+// (resources.Set.Install).
 func NewSpawner(w *ecs.World) (*Spawner, error) {
-	h, err := hostOf(w)
+	st, err := resolveStore(w)
 	if err != nil {
 		return nil, err
 	}
-	return &Spawner{host: h, sp: ecs.NewSpawner6[components.Identity, components.Status, components.Cursor, components.Counters,
+	l, err := resources.Get[leases.Leases](w)
+	if err != nil {
+		return nil, err
+	}
+	return &Spawner{store: st, leases: l, sp: ecs.NewSpawner6[components.Identity, components.Status, components.Cursor, components.Counters,
 		components.RNG, components.Entering](w)}, nil
 }
 
@@ -30,7 +38,7 @@ func (s *Spawner) SpawnGroup(w *ecs.World, p *components.Profile, count int, nam
 	if count <= 0 {
 		return
 	}
-	profile := s.host.Profiles.Add(p)
+	profile := s.profiles.Add(p)
 	bp := p.Blueprint
 	stages := len(bp.Stages)
 	visits := make([]uint32, count*stages)
@@ -39,8 +47,8 @@ func (s *Spawner) SpawnGroup(w *ecs.World, p *components.Profile, count int, nam
 	index := 0
 	for q.Next() {
 		id, status, cur, _, rng, _ := q.Get()
-		slot := s.host.Agents.Alloc()
-		d := s.host.Agents.Get(slot)
+		slot := s.agents.Alloc()
+		d := s.agents.Get(slot)
 		*id = components.Identity{ID: w.IDs().Next(), Slot: slot, Index: int32(index), Profile: profile}
 		*status = components.Status{Kind: components.Active}
 		*cur = components.Cursor{Stage: int32(bp.Entry)}
@@ -54,9 +62,9 @@ func (s *Spawner) SpawnGroup(w *ecs.World, p *components.Profile, count int, nam
 				d.Conversation.Append(models.Message{Role: models.RoleUser, Content: task})
 			}
 		}
-		s.host.Trace.Spawn(tick, ref(id, d), p.Group, index, bp.Name, p.ModelID)
+		s.run.Trace.Spawn(tick, ref(id, d), p.Group, index, bp.Name, p.ModelID)
 		index++
 	}
-	s.host.leaseServers(p, count)
+	s.leases.Lease(p.MCPServers, count)
 	w.Touch(count)
 }

@@ -8,7 +8,10 @@ import (
 
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/internal/agenttree"
+	"github.com/warrenhq/warren/internal/leases"
 	"github.com/warrenhq/warren/models"
+	"github.com/warrenhq/warren/resources"
 	"github.com/warrenhq/warren/subagents"
 	"github.com/warrenhq/warren/trace"
 )
@@ -33,6 +36,8 @@ const defaultInboxCap = 64
 type Subagents struct {
 	toolTurn
 	sp       ecs.Spawner6[components.Identity, components.Status, components.Cursor, components.Counters, components.RNG, components.Entering]
+	spawning *resources.Spawning
+	leases   *leases.Leases
 	killer   killer
 	awaiting ecs.Map[components.AwaitingTools]
 	ended    ecs.Map[components.Terminal]
@@ -41,17 +46,27 @@ type Subagents struct {
 
 var _ ecs.System = (*Subagents)(nil)
 
+func init() {
+	Register(Info{ID: IDPrefix + "subagents", Order: 80, New: func() ecs.System { return &Subagents{} }})
+}
+
 // Name implements ecs.System.
 func (*Subagents) Name() string { return "subagents" }
 
 // Initialize implements ecs.System.
 func (s *Subagents) Initialize(w *ecs.World) (err error) {
-	if s.host, err = hostOf(w); err != nil {
+	if err := s.resolveTurn(w); err != nil {
+		return err
+	}
+	if s.spawning, err = resources.Get[resources.Spawning](w); err != nil {
+		return err
+	}
+	if s.leases, err = resources.Get[leases.Leases](w); err != nil {
 		return err
 	}
 	s.maps = newAgentMaps(w)
 	s.sp = ecs.NewSpawner6[components.Identity, components.Status, components.Cursor, components.Counters, components.RNG, components.Entering](w)
-	s.killer = newKiller(w, s.host)
+	s.killer = newKiller(w, s.store, s.tree, s.hub)
 	s.awaiting = ecs.NewMap[components.AwaitingTools](w)
 	s.ended = ecs.NewMap[components.Terminal](w)
 	s.ready = newMover[components.AwaitingTools, components.ReadyToInfer](w)
@@ -61,17 +76,17 @@ func (s *Subagents) Initialize(w *ecs.World) (err error) {
 
 // Update implements ecs.System.
 func (s *Subagents) Update(w *ecs.World) {
-	t := s.host.tree
-	if len(t.ended) == 0 && len(t.requests) == 0 {
+	t := s.tree
+	if len(t.Ended) == 0 && len(t.Requests) == 0 {
 		return
 	}
 	tick := w.Tick()
 	s.settleEnded(w, tick)
-	t.sortRequests()
-	for i := range t.requests {
-		s.handle(w, tick, t.requests[i])
+	t.SortRequests()
+	for i := range t.Requests {
+		s.handle(w, tick, t.Requests[i])
 	}
-	t.resetRequests()
+	t.ResetRequests()
 	w.Touch(s.ready.applyIf(s.awaiting.Has) + s.terminal.applyIf(s.awaiting.Has))
 }
 
@@ -93,37 +108,37 @@ func (s *Subagents) callerOf(w *ecs.World, e ecs.Entity) (caller, bool) {
 		return caller{}, false
 	}
 	id := s.maps.identity.Get(e)
-	c := caller{e: e, id: id, d: s.host.Agents.Get(id.Slot), p: s.host.Profiles.Get(id.Profile)}
+	c := caller{e: e, id: id, d: s.agents.Get(id.Slot), p: s.profiles.Get(id.Profile)}
 	c.node = s.nodeOf(e, id, c.d, c.p)
 	return c, true
 }
 
 // nodeOf returns the agent's node in the tree, making a top-level agent a root on first use.
 func (s *Subagents) nodeOf(e ecs.Entity, id *components.Identity, d *components.AgentData, p *components.Profile) *subagents.Node {
-	t := s.host.tree
-	if n, ok := t.tree.Get(id.ID); ok {
+	t := s.tree
+	if n, ok := t.Tree.Get(id.ID); ok {
 		return n
 	}
-	n := t.tree.Root(id.ID, d.Name, p.Blueprint.Subagents.MaxChildDepth)
-	n.Data = &nodeData{entity: e}
+	n := t.Tree.Root(id.ID, d.Name, p.Blueprint.Subagents.MaxChildDepth)
+	n.Data = &agenttree.Node{Entity: e}
 	return n
 }
 
 // handle settles one request, or parks it when it waits.
-func (s *Subagents) handle(w *ecs.World, tick uint64, r subRequest) {
-	c, ok := s.callerOf(w, r.entity)
+func (s *Subagents) handle(w *ecs.World, tick uint64, r agenttree.Request) {
+	c, ok := s.callerOf(w, r.Entity)
 	if !ok {
 		return // the agent was killed before its request came up
 	}
-	call := c.d.Work.Calls[r.index]
+	call := c.d.Work.Calls[r.Index]
 	var res components.ToolResult
-	switch r.op {
+	switch r.Op {
 	case subagents.OpSpawn:
-		res = s.spawn(w, tick, c, r.index, call)
+		res = s.spawn(w, tick, c, r.Index, call)
 	case subagents.OpCheck:
 		res = s.check(c, call)
 	case subagents.OpWait:
-		res = s.wait(tick, c, r.index, call)
+		res = s.wait(tick, c, r.Index, call)
 	case subagents.OpSend:
 		res = s.send(tick, c, call)
 	case subagents.OpKill:
@@ -131,14 +146,14 @@ func (s *Subagents) handle(w *ecs.World, tick uint64, r subRequest) {
 	case subagents.OpList:
 		res = s.listAgents(c)
 	case subagents.OpFanOut:
-		res = s.fanOut(w, tick, c, r.index, call)
+		res = s.fanOut(w, tick, c, r.Index, call)
 	default:
 		res = errResult(fmt.Errorf("%s is not a sub-agent operation this host knows", call.Name))
 	}
 	if isParked(res) {
 		return
 	}
-	s.settle(tick, c, r.index, res)
+	s.settle(tick, c, r.Index, res)
 }
 
 // listOrNone joins names for a message.
@@ -190,32 +205,31 @@ func (s *Subagents) spawn(w *ecs.World, tick uint64, c caller, index int, call m
 // is the child's index (-1: its position among c's children); forceAttached makes it die with
 // its parent whatever its blueprint says (fan-out workers).
 func (s *Subagents) spawnChild(w *ecs.World, tick uint64, c caller, key, task string, seedContext bool, argDepth, index int, callID string, forceAttached bool) (*subagents.Node, error) {
-	h := s.host
-	if h.Offspring == nil {
+	if s.spawning.Offspring == nil {
 		return nil, fmt.Errorf("%w %q: this host spawns no sub-agents", subagents.ErrUnknownBlueprint, key)
 	}
 	if sub := &c.p.Blueprint.Subagents; !sub.MaySpawn(key) {
 		return nil, fmt.Errorf("%w: blueprint %s may spawn %s, not %q", subagents.ErrNotSpawnable, c.p.Blueprint.Name, listOrNone(sub.Spawnable), key)
 	}
-	cp, err := h.Offspring.Profile(c.p, c.d.Tools.Stage, key)
+	cp, err := s.spawning.Offspring.Profile(c.p, c.d.Tools.Stage, key)
 	if err != nil {
 		return nil, err
 	}
 	bp := cp.Blueprint
-	budget, err := h.tree.tree.CheckSpawn(c.node, bp.Subagents.MaxChildDepth, argDepth, c.p.Blueprint.Subagents.MaxChildren, h.Limits)
+	budget, err := s.tree.Tree.CheckSpawn(c.node, bp.Subagents.MaxChildDepth, argDepth, c.p.Blueprint.Subagents.MaxChildren, s.spawning.Limits)
 	if err != nil {
 		return nil, err
 	}
 	cid := w.IDs().Next()
 	detached := bp.Subagents.Detached && !forceAttached
-	n := h.tree.tree.AddChild(c.node, cid, budget, detached)
+	n := s.tree.Tree.AddChild(c.node, cid, budget, detached)
 	if index < 0 {
 		index = int(c.node.Spawned) - 1
 	}
 	e := s.sp.New()
 	ident, status, cur, _, rng, _ := s.sp.Get(e)
-	slot := h.Agents.Alloc()
-	d := h.Agents.Get(slot)
+	slot := s.agents.Alloc()
+	d := s.agents.Get(slot)
 	*ident = components.Identity{ID: cid, Slot: slot, Index: int32(index), Profile: s.profileIndex(cp)}
 	*status = components.Status{Kind: components.Active}
 	*cur = components.Cursor{Stage: int32(bp.Entry)}
@@ -225,7 +239,7 @@ func (s *Subagents) spawnChild(w *ecs.World, tick uint64, c caller, key, task st
 	d.Conversation.Max = int32(bp.MaxMessages)
 	d.Tools.Stage = -1
 	d.Parent, d.Depth = c.id.ID, n.Depth
-	h.leaseServers(cp, 1)
+	s.leases.Lease(cp.MCPServers, 1)
 	if seedContext {
 		// The parent's conversation up to the turn that spawns: that turn's own calls are
 		// unfinished, so they stay behind.
@@ -243,31 +257,31 @@ func (s *Subagents) spawnChild(w *ecs.World, tick uint64, c caller, key, task st
 	if c.d.Workdir != "" {
 		d.Workdir = filepath.Join(c.d.Workdir, "agents", strconv.FormatUint(uint64(c.node.Spawned), 10))
 	}
-	n.Data = &nodeData{entity: e}
-	h.Trace.SpawnChild(tick, ref(ident, d), cp.Group, index, bp.Name, cp.ModelID, ref(c.id, c.d), callID, int(n.Depth), detached)
+	n.Data = &agenttree.Node{Entity: e}
+	s.run.Trace.SpawnChild(tick, ref(ident, d), cp.Group, index, bp.Name, cp.ModelID, ref(c.id, c.d), callID, int(n.Depth), detached)
 	w.Touch(1)
 	return n, nil
 }
 
 // profileIndex returns the index of p in the world's profiles, adding it on first use.
 func (s *Subagents) profileIndex(p *components.Profile) uint32 {
-	t := s.host.tree
-	if i, ok := t.profiles[p]; ok {
+	t := s.tree
+	if i, ok := t.Profiles[p]; ok {
 		return i
 	}
-	i := s.host.Profiles.Add(p)
-	t.profiles[p] = i
-	t.blueprints[p.Group] = p.Blueprint.Name
+	i := s.profiles.Add(p)
+	t.Profiles[p] = i
+	t.Blueprints[p.Group] = p.Blueprint.Name
 	return i
 }
 
 // park holds call index of c until target ends.
 func (s *Subagents) park(tick uint64, c caller, index int, callID string, target *subagents.Node) {
-	nd := dataOf(target)
-	nd.waiters = append(nd.waiters, waiter{entity: c.e, agent: c.id.ID, index: index, callID: callID})
+	nd := agenttree.DataOf(target)
+	nd.Waiters = append(nd.Waiters, agenttree.Waiter{Entity: c.e, Agent: c.id.ID, Index: index, CallID: callID})
 	c.d.Tools.Waits++
 	s.maps.status.Get(c.e).Kind = components.Waiting
-	s.host.Trace.WaitStart(tick, ref(c.id, c.d), callID, trace.AgentRef{ID: target.ID, Name: target.Name})
+	s.run.Trace.WaitStart(tick, ref(c.id, c.d), callID, trace.AgentRef{ID: target.ID, Name: target.Name})
 }
 
 // check handles check_agent.
@@ -285,7 +299,7 @@ func (s *Subagents) resolve(c caller, call models.ToolCall) (*subagents.Node, er
 	if err != nil {
 		return nil, err
 	}
-	n, err := s.host.tree.tree.Resolve(c.node, name)
+	n, err := s.tree.Tree.Resolve(c.node, name)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", call.Name, err)
 	}
@@ -316,7 +330,7 @@ func (s *Subagents) send(tick uint64, c caller, call models.ToolCall) components
 	if err != nil {
 		return errResult(err)
 	}
-	target, err := s.host.tree.tree.Resolve(c.node, args.ID)
+	target, err := s.tree.Tree.Resolve(c.node, args.ID)
 	if err != nil {
 		return errResult(fmt.Errorf("send_to_agent: %w", err))
 	}
@@ -324,7 +338,7 @@ func (s *Subagents) send(tick uint64, c caller, call models.ToolCall) components
 		return errResult(fmt.Errorf("send_to_agent: %w: %s is %s", subagents.ErrAlreadyEnded, target.Name, s.statusOf(target).Status))
 	}
 	td := s.dataOf(target)
-	limit := s.host.InboxCap
+	limit := s.spawning.InboxCap
 	if limit <= 0 {
 		limit = defaultInboxCap
 	}
@@ -332,7 +346,7 @@ func (s *Subagents) send(tick uint64, c caller, call models.ToolCall) components
 		return errResult(fmt.Errorf("send_to_agent: %w: %s has %d unread messages (the host allows %d); wait for it to read them", subagents.ErrInboxFull, target.Name, len(td.Inbox), limit))
 	}
 	td.Inbox = append(td.Inbox, models.Message{Role: models.RoleUser, Content: "[message from " + c.d.Name + "] " + args.Message})
-	s.host.Trace.Message(tick, trace.AgentRef{ID: target.ID, Name: target.Name}, ref(c.id, c.d), "send", args.Message)
+	s.run.Trace.Message(tick, trace.AgentRef{ID: target.ID, Name: target.Name}, ref(c.id, c.d), "send", args.Message)
 	return components.ToolResult{Content: subagents.SentJSON(target.Name, len(td.Inbox))}
 }
 
@@ -360,7 +374,7 @@ func (s *Subagents) listAgents(c caller) components.ToolResult {
 	var walk func(n *subagents.Node)
 	walk = func(n *subagents.Node) {
 		for _, cid := range n.Children {
-			child, ok := s.host.tree.tree.Get(cid)
+			child, ok := s.tree.Tree.Get(cid)
 			if !ok {
 				continue // forgotten: ended, and nobody above it is live any more
 			}
@@ -383,24 +397,24 @@ func (s *Subagents) live(n *subagents.Node) bool {
 	if !n.Live {
 		return false
 	}
-	e := dataOf(n).entity
+	e := agenttree.DataOf(n).Entity
 	return !s.ended.Has(e) && !s.maps.status.Get(e).Kind.Terminal()
 }
 
 // dataOf returns the agent data of a live node.
 func (s *Subagents) dataOf(n *subagents.Node) *components.AgentData {
-	return s.host.Agents.Get(s.maps.identity.Get(dataOf(n).entity).Slot)
+	return s.agents.Get(s.maps.identity.Get(agenttree.DataOf(n).Entity).Slot)
 }
 
 // statusOf describes the agent of n: from its components while it lives, from its final record
 // once reaped.
 func (s *Subagents) statusOf(n *subagents.Node) subagents.AgentStatus {
-	nd := dataOf(n)
+	nd := agenttree.DataOf(n)
 	if n.Live {
-		e := nd.entity
+		e := nd.Entity
 		id := s.maps.identity.Get(e)
-		d := s.host.Agents.Get(id.Slot)
-		p := s.host.Profiles.Get(id.Profile)
+		d := s.agents.Get(id.Slot)
+		p := s.profiles.Get(id.Profile)
 		cur := s.maps.cursor.Get(e)
 		cnt := s.maps.counters.Get(e)
 		st := subagents.AgentStatus{ID: n.Name, Blueprint: p.Blueprint.Name, Depth: int(n.Depth),
@@ -411,7 +425,7 @@ func (s *Subagents) statusOf(n *subagents.Node) subagents.AgentStatus {
 		}
 		return st
 	}
-	return s.recordStatus(nd.record, n.Name, int(n.Depth))
+	return s.recordStatus(nd.Record, n.Name, int(n.Depth))
 }
 
 // liveStatus describes a child just spawned.
@@ -424,22 +438,22 @@ func (s *Subagents) recordStatus(rec *components.FinalRecord, name string, depth
 	if rec == nil {
 		return subagents.AgentStatus{ID: name, Depth: depth, Status: "unknown"}
 	}
-	return subagents.AgentStatus{ID: rec.Name, Blueprint: s.host.tree.blueprints[rec.Group], Depth: int(rec.Depth), Status: rec.Status.String(),
+	return subagents.AgentStatus{ID: rec.Name, Blueprint: s.tree.Blueprints[rec.Group], Depth: int(rec.Depth), Status: rec.Status.String(),
 		Stage: rec.Stage, Reason: rec.Reason, Output: rec.Output,
 		ModelTurns: int(rec.Counters.ModelTurns), ToolCalls: int(rec.Counters.ToolCalls)}
 }
 
 // settleEnded tells waiters, fan-outs and parents about the sub-agents reap removed.
 func (s *Subagents) settleEnded(w *ecs.World, tick uint64) {
-	t := s.host.tree
-	for _, nd := range t.ended {
-		rec := nd.record
+	t := s.tree
+	for _, nd := range t.Ended {
+		rec := nd.Record
 		consumed := false
-		for _, wt := range nd.waiters {
+		for _, wt := range nd.Waiters {
 			consumed = s.endWait(w, tick, wt, rec) || consumed
 		}
-		nd.waiters = nil
-		if nd.fan != nil {
+		nd.Waiters = nil
+		if nd.Fan != nil {
 			s.workerEnded(w, tick, nd, rec)
 			continue
 		}
@@ -447,35 +461,35 @@ func (s *Subagents) settleEnded(w *ecs.World, tick uint64) {
 			s.notify(w, tick, rec)
 		}
 	}
-	t.ended = resetScratch(t.ended)
+	t.Ended = resetScratch(t.Ended)
 }
 
 // endWait gives a parked wait its target's final record; false when the waiter is gone.
-func (s *Subagents) endWait(w *ecs.World, tick uint64, wt waiter, rec *components.FinalRecord) bool {
-	c, ok := s.callerOf(w, wt.entity)
-	if !ok || wt.index >= len(c.d.Work.Calls) || c.d.Work.Calls[wt.index].ID != wt.callID {
+func (s *Subagents) endWait(w *ecs.World, tick uint64, wt agenttree.Waiter, rec *components.FinalRecord) bool {
+	c, ok := s.callerOf(w, wt.Entity)
+	if !ok || wt.Index >= len(c.d.Work.Calls) || c.d.Work.Calls[wt.Index].ID != wt.CallID {
 		return false
 	}
 	if c.d.Tools.Waits--; c.d.Tools.Waits == 0 && c.d.Tools.Prompts == 0 {
 		s.maps.status.Get(c.e).Kind = components.Active
 	}
-	s.host.Trace.WaitEnd(tick, ref(c.id, c.d), wt.callID, trace.AgentRef{ID: rec.ID, Name: rec.Name}, rec.Status.String())
-	s.settle(tick, c, wt.index, components.ToolResult{Content: s.recordStatus(rec, rec.Name, int(rec.Depth)).JSON()})
+	s.run.Trace.WaitEnd(tick, ref(c.id, c.d), wt.CallID, trace.AgentRef{ID: rec.ID, Name: rec.Name}, rec.Status.String())
+	s.settle(tick, c, wt.Index, components.ToolResult{Content: s.recordStatus(rec, rec.Name, int(rec.Depth)).JSON()})
 	return true
 }
 
 // notify puts a child's end into its parent's inbox: the notify path of work nobody waited for.
 func (s *Subagents) notify(w *ecs.World, tick uint64, rec *components.FinalRecord) {
-	pn, pd, ok := s.host.tree.node(rec.Parent)
+	pn, pd, ok := s.tree.Node(rec.Parent)
 	if !ok || !pn.Live {
 		return
 	}
-	e := pd.entity
+	e := pd.Entity
 	if !w.Alive(e) || s.ended.Has(e) {
 		return
 	}
 	id := s.maps.identity.Get(e)
-	d := s.host.Agents.Get(id.Slot)
+	d := s.agents.Get(id.Slot)
 	text := "[sub-agent " + rec.Name + " ended: " + rec.Status.String() + "] "
 	if rec.Status == components.Done {
 		text += rec.Output
@@ -483,6 +497,6 @@ func (s *Subagents) notify(w *ecs.World, tick uint64, rec *components.FinalRecor
 		text += rec.Reason
 	}
 	d.Inbox = append(d.Inbox, models.Message{Role: models.RoleUser, Content: text})
-	s.host.Trace.Message(tick, ref(id, d), trace.AgentRef{ID: rec.ID, Name: rec.Name}, "notify", text)
+	s.run.Trace.Message(tick, ref(id, d), trace.AgentRef{ID: rec.ID, Name: rec.Name}, "notify", text)
 	w.Touch(1)
 }

@@ -3,6 +3,7 @@ package systems
 import (
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/internal/sandboxwire"
 )
 
 // SyncStage brings an agent into the stage its cursor names. It counts the visit, restarts the
@@ -17,19 +18,23 @@ import (
 // restored or rebuilt, which re-enters its stage, so no agent ever runs under a stale stage's
 // policy.
 type SyncStage struct {
-	host  *Host
+	store
 	view  *ecs.View2[components.Cursor, components.Identity]
 	ready *ecs.Exchange
 }
 
 var _ ecs.System = (*SyncStage)(nil)
 
+func init() {
+	Register(Info{ID: IDPrefix + "sync_stage", Order: 20, New: func() ecs.System { return &SyncStage{} }})
+}
+
 // Name implements ecs.System.
 func (*SyncStage) Name() string { return "sync_stage" }
 
 // Initialize implements ecs.System.
 func (s *SyncStage) Initialize(w *ecs.World) (err error) {
-	if s.host, err = hostOf(w); err != nil {
+	if s.store, err = resolveStore(w); err != nil {
 		return err
 	}
 	s.view = ecs.NewView2[components.Cursor, components.Identity](w, []ecs.Comp{ecs.T[components.Entering]()}, nil)
@@ -43,7 +48,7 @@ func (s *SyncStage) Update(w *ecs.World) {
 	q := s.view.Query()
 	for q.Next() {
 		cur, id := q.Get()
-		d := s.host.Agents.Get(id.Slot)
+		d := s.agents.Get(id.Slot)
 		d.Visits[cur.Stage]++
 		cur.Iteration = 0
 		cur.Outcome = 0
@@ -52,12 +57,12 @@ func (s *SyncStage) Update(w *ecs.World) {
 			d.Tools.Grants.EnterStage(int(cur.Stage))
 		}
 		d.Tools.Stage = cur.Stage
-		profile := s.host.Profiles.Get(id.Profile)
+		profile := s.profiles.Get(id.Profile)
 		if d.Sandbox != nil {
-			d.Sandbox.Point(stageBoundary(profile, cur.Stage))
+			d.Sandbox.Point(sandboxwire.StageBoundary(profile, cur.Stage))
 		}
 		stage := &profile.Blueprint.Stages[cur.Stage]
-		s.host.Trace.StageEnter(tick, ref(id, d), stage.Name, int(d.Visits[cur.Stage]))
+		s.run.Trace.StageEnter(tick, ref(id, d), stage.Name, int(d.Visits[cur.Stage]))
 	}
 	w.Touch(s.view.SwapAll(s.ready))
 }

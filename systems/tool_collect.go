@@ -16,12 +16,16 @@ type ToolCollect struct {
 
 var _ ecs.System = (*ToolCollect)(nil)
 
+func init() {
+	Register(Info{ID: IDPrefix + "tool_collect", Order: 70, New: func() ecs.System { return &ToolCollect{} }})
+}
+
 // Name implements ecs.System.
 func (*ToolCollect) Name() string { return "tool_collect" }
 
 // Initialize implements ecs.System.
 func (s *ToolCollect) Initialize(w *ecs.World) (err error) {
-	if s.host, err = hostOf(w); err != nil {
+	if err := s.resolveTurn(w); err != nil {
 		return err
 	}
 	s.maps = newAgentMaps(w)
@@ -33,16 +37,16 @@ func (s *ToolCollect) Initialize(w *ecs.World) (err error) {
 
 // Update implements ecs.System.
 func (s *ToolCollect) Update(w *ecs.World) {
-	if s.host.ToolLane == nil {
+	if s.lanes.Tool == nil {
 		return
 	}
 	tick := w.Tick()
-	for _, done := range s.host.ToolLane.Collect() {
+	for _, done := range s.lanes.Tool.Collect() {
 		if !w.Alive(done.Entity) || !s.awaiting.Has(done.Entity) {
 			continue // the agent ended while its call ran
 		}
 		id := s.maps.identity.Get(done.Entity)
-		d := s.host.Agents.Get(id.Slot)
+		d := s.agents.Get(id.Slot)
 		if done.Panic != "" {
 			d.Work.Results[done.Index] = components.ToolResult{Content: "tool panicked", IsError: true, Panic: done.Panic}
 		} else {
@@ -53,7 +57,7 @@ func (s *ToolCollect) Update(w *ecs.World) {
 			continue
 		}
 		cur := s.maps.cursor.Get(done.Entity)
-		s.finish(tick, done.Entity, id, d, &s.host.Profiles.Get(id.Profile).Blueprint.Stages[cur.Stage])
+		s.finish(tick, done.Entity, id, d, &s.profiles.Get(id.Profile).Blueprint.Stages[cur.Stage])
 	}
 	w.Touch(s.ready.apply() + s.terminal.apply())
 }

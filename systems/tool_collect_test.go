@@ -8,11 +8,12 @@ import (
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
 	"github.com/warrenhq/warren/models"
+	"github.com/warrenhq/warren/resources"
 	"github.com/warrenhq/warren/systems"
 )
 
 // perToolLatency gives fast, medium and slow their own delays; other tools take one tick.
-var perToolLatency = systems.Latency{Tool: 1, PerTool: map[string]uint64{"fast": 2, "medium": 3, "slow": 5}}
+var perToolLatency = resources.Latency{Tool: 1, PerTool: map[string]uint64{"fast": 2, "medium": 3, "slow": 5}}
 
 func TestToolCollectHonoursPerToolLatency(t *testing.T) {
 	type outstandingAt struct {
@@ -167,7 +168,7 @@ func TestToolCollectIgnoresResultsOfRemovedAgents(t *testing.T) {
 	if len(res) != 1 || res[0].Content != "medium: mine" || res[0].Tick != 2+3 {
 		t.Errorf("late agent's results %+v, want its own medium result at tick 5", res)
 	}
-	if n := h.host.ToolLane.Pending(); n != 0 {
+	if n := h.host.Lanes.Tool.Pending(); n != 0 {
 		t.Errorf("tool lane still owes %d jobs", n)
 	}
 }

@@ -10,8 +10,12 @@ import (
 	"github.com/warrenhq/warren/ecs"
 	"github.com/warrenhq/warren/gate"
 	"github.com/warrenhq/warren/hostconfig"
+	"github.com/warrenhq/warren/internal/agenttree"
+	"github.com/warrenhq/warren/internal/sandboxwire"
+	"github.com/warrenhq/warren/internal/scripthost"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/policy"
+	"github.com/warrenhq/warren/resources"
 	"github.com/warrenhq/warren/subagents"
 	"github.com/warrenhq/warren/tools"
 )
@@ -32,12 +36,16 @@ type ToolDispatch struct {
 
 var _ ecs.System = (*ToolDispatch)(nil)
 
+func init() {
+	Register(Info{ID: IDPrefix + "tool_dispatch", Order: 50, New: func() ecs.System { return &ToolDispatch{} }})
+}
+
 // Name implements ecs.System.
 func (*ToolDispatch) Name() string { return "tool_dispatch" }
 
 // Initialize implements ecs.System.
 func (s *ToolDispatch) Initialize(w *ecs.World) (err error) {
-	if s.host, err = hostOf(w); err != nil {
+	if err := s.resolveTurn(w); err != nil {
 		return err
 	}
 	s.maps = newAgentMaps(w)
@@ -55,8 +63,8 @@ func (s *ToolDispatch) Update(w *ecs.World) {
 	for q.Next() {
 		id, cur := q.Get()
 		e := q.Entity()
-		p := s.host.Profiles.Get(id.Profile)
-		d := s.host.Agents.Get(id.Slot)
+		p := s.profiles.Get(id.Profile)
+		d := s.agents.Get(id.Slot)
 		stage := &p.Blueprint.Stages[cur.Stage]
 		work := &d.Work
 		n := len(work.Calls)
@@ -90,11 +98,11 @@ func (s *ToolDispatch) dispatch(tick uint64, e ecs.Entity, id *components.Identi
 	call := work.Calls[i]
 	h, dec := s.check(id, p, d, stage, call)
 	work.Keys[i] = dec.Keys
-	s.host.Trace.ToolCall(tick, ref(id, d), call.ID, call.Name, call.Args, dec.Keys, dec.Verdict.String(), dec.Layer, dec.Reason)
+	s.run.Trace.ToolCall(tick, ref(id, d), call.ID, call.Name, call.Args, dec.Keys, dec.Verdict.String(), dec.Layer, dec.Reason)
 	switch dec.Verdict {
 	case policy.Allow:
 	case policy.Ask:
-		s.park(tick, e, id, p, d, i, &prompt{kind: PromptApproval})
+		s.park(tick, e, id, p, d, i, &gate.Prompt{Kind: gate.PromptApproval})
 		return
 	default: // deny, or anything that is not a verdict: fail safe
 		work.Results[i] = components.ToolResult{Content: refusal(call.Name, dec), IsError: true}
@@ -107,22 +115,22 @@ func (s *ToolDispatch) dispatch(tick uint64, e ecs.Entity, id *components.Identi
 			return
 		}
 		q.Agent, q.CallID = tools.AgentRef{ID: id.ID, Name: d.Name}, call.ID
-		s.park(tick, e, id, p, d, i, &prompt{kind: PromptQuestion, question: q})
+		s.park(tick, e, id, p, d, i, &gate.Prompt{Kind: gate.PromptQuestion, Question: q})
 		return
 	}
 	s.start(tick, e, id, p, d, uint64(cur.Turn-1), i, msgIndex, h)
 }
 
 // park opens a prompt for call i and parks the call until the hub settles it.
-func (s *ToolDispatch) park(tick uint64, e ecs.Entity, id *components.Identity, p *components.Profile, d *components.AgentData, i int, pr *prompt) {
+func (s *ToolDispatch) park(tick uint64, e ecs.Entity, id *components.Identity, p *components.Profile, d *components.AgentData, i int, pr *gate.Prompt) {
 	call := d.Work.Calls[i]
-	pr.entity, pr.agent, pr.name, pr.index, pr.tool, pr.keys = e, id.ID, d.Name, i, call.Name, d.Work.Keys[i]
+	pr.Entity, pr.Agent, pr.Name, pr.Index, pr.Tool, pr.Keys = e, id.ID, d.Name, i, call.Name, d.Work.Keys[i]
 	timeout := uint64(hostconfig.DefaultTimeoutTicks)
 	if p.Policy != nil && p.Policy.TimeoutTicks > 0 {
 		timeout = p.Policy.TimeoutTicks
 	}
-	s.host.Hub.open(tick, timeout, p.Group, pr)
-	s.host.Trace.Prompt(tick, ref(id, d), call.ID, call.Name, pr.kind.String(), pr.keys, pr.question.Text, pr.deadline)
+	s.hub.Add(tick, timeout, p.Group, pr)
+	s.run.Trace.Prompt(tick, ref(id, d), call.ID, call.Name, pr.Kind.String(), pr.Keys, pr.Question.Text, pr.Deadline)
 	d.Work.Outstanding++
 	d.Tools.Prompts++
 	s.maps.status.Get(e).Kind = components.Waiting
@@ -131,12 +139,12 @@ func (s *ToolDispatch) park(tick uint64, e ecs.Entity, id *components.Identity, 
 // check takes the call through the gate, which says which layer decided; the handle is the tool
 // the call resolves to (nil when it resolves to none).
 func (s *ToolDispatch) check(id *components.Identity, p *components.Profile, d *components.AgentData, stage *blueprint.Stage, call models.ToolCall) (*tools.Handle, gate.Decision) {
-	h, _ := lookupTool(d, p, int32(stage.Index), call.Name)
-	s.req = gate.Request{Ctx: s.host.Context, Agent: tools.AgentRef{ID: id.ID, Name: d.Name},
+	h, _ := scripthost.Lookup(d, p, int32(stage.Index), call.Name)
+	s.req = gate.Request{Ctx: s.run.Context, Agent: tools.AgentRef{ID: id.ID, Name: d.Name},
 		Stage: int(d.Tools.Stage), StageName: stage.Name, Available: stage.AvailableTools,
 		Visible: stage.Advertises(call.Name) || d.Dynamic.Has(call.Name), Handle: h,
 		Tool: call.Name, Args: call.Args, Grants: d.Tools.Grants}
-	dec := s.host.Gate.Decide(p.Policy, &s.req)
+	dec := s.gate.Decide(p.Policy, &s.req)
 	s.req = gate.Request{}
 	return h, dec
 }
@@ -171,11 +179,52 @@ func (*ToolDispatch) Finalize(*ecs.World) {}
 // toolTurn runs allowed calls and finishes an agent's tool turn; shared by tool_dispatch,
 // interact (a prompt was answered) and tool_collect (the last lane result arrived).
 type toolTurn struct {
-	host     *Host
-	maps     agentMaps
-	ready    *mover
-	terminal *mover
-	scratch  tools.ExecContext
+	store
+	lanes      *resources.Lanes
+	gate       gate.Decider
+	hub        *gate.Hub
+	tasks      *tools.TaskBroker
+	tree       *agenttree.State
+	sandbox    *sandboxwire.Wiring
+	background *resources.Background
+	clock      *ecs.Clock
+	seed       uint64
+	maps       agentMaps
+	ready      *mover
+	terminal   *mover
+	scratch    tools.ExecContext
+}
+
+// resolve resolves the resources a tool turn uses, once, in its system's Initialize.
+func (t *toolTurn) resolveTurn(w *ecs.World) (err error) {
+	if t.store, err = resolveStore(w); err != nil {
+		return err
+	}
+	if t.lanes, err = resources.Get[resources.Lanes](w); err != nil {
+		return err
+	}
+	g, err := resources.Get[resources.Gate](w)
+	if err != nil {
+		return err
+	}
+	t.gate = g.Decider
+	if t.hub, err = resources.Get[gate.Hub](w); err != nil {
+		return err
+	}
+	if t.tasks, err = resources.Get[tools.TaskBroker](w); err != nil {
+		return err
+	}
+	if t.tree, err = resources.Get[agenttree.State](w); err != nil {
+		return err
+	}
+	if t.sandbox, err = resources.Get[sandboxwire.Wiring](w); err != nil {
+		return err
+	}
+	if t.background, err = resources.Get[resources.Background](w); err != nil {
+		return err
+	}
+	t.clock, t.seed = w.Clock(), w.Seed()
+	return nil
 }
 
 // start runs call i of the agent's turn: inline now, or on the tool lane (Outstanding counts
@@ -189,7 +238,7 @@ func (t *toolTurn) start(tick uint64, e ecs.Entity, id *components.Identity, p *
 	if wt, ok := h.Tool().(subagents.WorldTool); ok {
 		// A sub-agent tool changes the world: the sub-agent system settles it later this tick.
 		work.Outstanding++
-		t.host.tree.requests = append(t.host.tree.requests, subRequest{entity: e, agent: id.ID, index: i, op: wt.Op()})
+		t.tree.Requests = append(t.tree.Requests, agenttree.Request{Entity: e, Agent: id.ID, Index: i, Op: wt.Op()})
 		return
 	}
 	if h.Inline() {
@@ -205,21 +254,21 @@ func (t *toolTurn) start(tick uint64, e ecs.Entity, id *components.Identity, p *
 	}
 	ec := &tools.ExecContext{}
 	t.fillContext(ec, id, d, p, turn, call.ID, msgIndex)
-	if usesHost(h) {
-		t.hostAccess(ec, id, d, p, d.Tools.Stage)
+	if scripthost.UsesHost(h) {
+		scripthost.Bind(ec, t.gate, t.seed, id, d, p, d.Tools.Stage)
 	}
 	if cu, ok := h.Tool().(tools.CommandUser); ok && cu.UsesCommands() {
-		ec.Commands = t.host.commands(d, p)
+		ec.Commands = t.sandbox.Runner(d, p)
 	}
 	if work.Cancel == nil {
 		// One cancellation per turn, shared by its lane calls, so kill_agent can stop them.
-		work.Ctx, work.Cancel = context.WithCancel(t.host.Context)
+		work.Ctx, work.Cancel = context.WithCancel(t.run.Context)
 	}
 	ec.Ctx = work.Ctx
 	work.Outstanding++
 	args := call.Args
-	t.host.ToolLane.Submit(tick, ecs.Job{
-		Agent: id.ID, Entity: e, Index: i, Latency: t.host.Latency.ForTool(call.Name),
+	t.lanes.Tool.Submit(tick, ecs.Job{
+		Agent: id.ID, Entity: e, Index: i, Latency: t.lanes.Latency.ForTool(call.Name),
 		Run: func() any { return runTool(h, ec, args) },
 	})
 }
@@ -227,24 +276,24 @@ func (t *toolTurn) start(tick uint64, e ecs.Entity, id *components.Identity, p *
 // fillContext sets up the ExecContext of one call.
 func (t *toolTurn) fillContext(ec *tools.ExecContext, id *components.Identity, d *components.AgentData, p *components.Profile, turn uint64, callID string, msgIndex int) {
 	*ec = tools.ExecContext{
-		Ctx:            t.host.Context,
+		Ctx:            t.run.Context,
 		CallID:         callID,
 		TurnID:         turn,
 		Agent:          tools.AgentRef{ID: id.ID, Name: d.Name},
 		Workdir:        d.Workdir,
-		Config:         t.host.Settings,
+		Config:         t.run.Settings,
 		ModelID:        p.ModelID,
 		MessageIndex:   msgIndex,
 		ContextPercent: -1,
-		Tasks:          t.host.Tasks,
+		Tasks:          t.tasks,
 		Writes:         d.Tools.Writes,
-		Now:            t.host.clock.Now(),
+		Now:            t.clock.Now(),
 	}
 	if p.Policy != nil {
 		ec.SafetyMode, ec.PlanFile, ec.Classifier = p.Policy.SafetyMode, p.Policy.PlanFile, p.Policy.Classifier
 	}
 	if p.Blueprint != nil {
-		ec.FileOwner = t.host.fileOwner(p)
+		ec.FileOwner = t.sandbox.FileOwner(p)
 	}
 }
 
@@ -263,20 +312,20 @@ func (t *toolTurn) finish(tick uint64, e ecs.Entity, id *components.Identity, d 
 		}
 		d.ByTool.Add(call.Name)
 		for _, n := range r.Notes {
-			t.host.Trace.ToolNote(tick, ref(id, d), call.ID, call.Name, n.Fn, n.Text, n.OK, n.Err)
-			t.host.warnDegraded(n)
+			t.run.Trace.ToolNote(tick, ref(id, d), call.ID, call.Name, n.Fn, n.Text, n.OK, n.Err)
+			t.sandbox.WarnDegraded(n)
 		}
 		if r.Detached != nil {
-			t.host.background.add(backgroundJob{due: tick + 1, entity: e, agent: id.ID, callID: call.ID, work: r.Detached})
+			t.background.Add(resources.BackgroundJob{Due: tick + 1, Entity: e, Agent: id.ID, CallID: call.ID, Work: r.Detached})
 		}
-		t.host.Trace.ToolResult(tick, ref(id, d), call.ID, call.Name, !r.IsError, r.Content)
+		t.run.Trace.ToolResult(tick, ref(id, d), call.ID, call.Name, !r.IsError, r.Content)
 		if r.Panic != "" && panicked == "" {
 			panicked = "panic in tool " + call.Name + ": " + r.Panic
 		}
 	}
 	work.Reset()
 	if panicked != "" {
-		terminate(t.host, tick, id, d, t.maps.status.Get(e), stage.Name, components.Failed, panicked)
+		terminate(t.run.Trace, tick, id, d, t.maps.status.Get(e), stage.Name, components.Failed, panicked)
 		t.terminal.add(e)
 		return
 	}

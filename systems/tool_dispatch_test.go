@@ -11,6 +11,7 @@ import (
 	"github.com/warrenhq/warren/gate"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/policy"
+	"github.com/warrenhq/warren/resources"
 	"github.com/warrenhq/warren/systems"
 	"github.com/warrenhq/warren/tools"
 )
@@ -178,7 +179,7 @@ func TestInlineToolRunsInTheDispatchTick(t *testing.T) {
 	if got := h.phase(e); got != "ReadyToInfer" {
 		t.Fatalf("phase %s, want ReadyToInfer in the same tick", got)
 	}
-	if n := h.host.ToolLane.Pending(); n != 0 {
+	if n := h.host.Lanes.Tool.Pending(); n != 0 {
 		t.Errorf("inline calls left %d jobs on the tool lane", n)
 	}
 	if runs := h.runs["echo_inline"].Load(); runs != 2 {
@@ -199,7 +200,7 @@ func TestInlineToolRunsInTheDispatchTick(t *testing.T) {
 }
 
 func TestLaneToolParksTheAgent(t *testing.T) {
-	h := newHarness(t, options{systems: toolTurnOnly(), latency: systems.Latency{Tool: 4}})
+	h := newHarness(t, options{systems: toolTurnOnly(), latency: resources.Latency{Tool: 4}})
 	model := scripted(t, "scripted:lane", turn("", call("echo_inline", "now"), call("echo", "later")))
 	e := h.spawn(h.profile("g", h.blueprint(oneStageBlueprint), model, ""), 1)[0]
 	h.step()
@@ -211,7 +212,7 @@ func TestLaneToolParksTheAgent(t *testing.T) {
 	if w.Outstanding != 1 || len(w.Results) != 2 || w.Results[0].Content != "echo: now" {
 		t.Errorf("work %+v, want the inline result filed and one call outstanding", w)
 	}
-	if n := h.host.ToolLane.Pending(); n != 1 {
+	if n := h.host.Lanes.Tool.Pending(); n != 1 {
 		t.Errorf("tool lane owes %d jobs, want 1", n)
 	}
 	if n := len(h.events("tool_result", "")); n != 0 {
@@ -253,7 +254,7 @@ func TestToolErrorIsAResultAndTheAgentGoesOn(t *testing.T) {
 func TestToolPanicFailsOnlyThatAgent(t *testing.T) {
 	for _, tool := range []string{"boom", "boom_lane"} {
 		t.Run(tool, func(t *testing.T) {
-			h := newHarness(t, options{latency: systems.Latency{Tool: 2}})
+			h := newHarness(t, options{latency: resources.Latency{Tool: 2}})
 			bp := h.blueprint(oneStageBlueprint)
 			h.spawn(h.profile("steady", bp, scripted(t, "scripted:steady", turn("", call("echo", "a")), turn("done")), ""), 2)
 			h.spawn(h.profile("reckless", bp, scripted(t, "scripted:reckless",

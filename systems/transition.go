@@ -11,7 +11,7 @@ import (
 // target stage. When none matches the run ends: outcome done ends it done, error and
 // max_iterations end it failed with the visit's reason.
 type Transition struct {
-	host     *Host
+	store
 	maps     agentMaps
 	view     *ecs.View2[components.Cursor, components.Identity]
 	entering *mover
@@ -20,12 +20,16 @@ type Transition struct {
 
 var _ ecs.System = (*Transition)(nil)
 
+func init() {
+	Register(Info{ID: IDPrefix + "transition", Order: 90, New: func() ecs.System { return &Transition{} }})
+}
+
 // Name implements ecs.System.
 func (*Transition) Name() string { return "transition" }
 
 // Initialize implements ecs.System.
 func (s *Transition) Initialize(w *ecs.World) (err error) {
-	if s.host, err = hostOf(w); err != nil {
+	if s.store, err = resolveStore(w); err != nil {
 		return err
 	}
 	s.maps = newAgentMaps(w)
@@ -42,11 +46,11 @@ func (s *Transition) Update(w *ecs.World) {
 	for q.Next() {
 		cur, id := q.Get()
 		e := q.Entity()
-		bp := s.host.Profiles.Get(id.Profile).Blueprint
-		d := s.host.Agents.Get(id.Slot)
+		bp := s.profiles.Get(id.Profile).Blueprint
+		d := s.agents.Get(id.Slot)
 		from := &bp.Stages[cur.Stage]
 		if to, ok := from.Next(cur.Outcome); ok {
-			s.host.Trace.Transition(tick, ref(id, d), from.Name, bp.Stages[to].Name, cur.Outcome.String())
+			s.run.Trace.Transition(tick, ref(id, d), from.Name, bp.Stages[to].Name, cur.Outcome.String())
 			s.maps.counters.Get(e).Transitions++
 			cur.Stage = int32(to)
 			s.entering.add(e)
@@ -56,7 +60,7 @@ func (s *Transition) Update(w *ecs.World) {
 		if cur.Outcome != blueprint.OutcomeDone {
 			kind, reason = components.Failed, d.Reason
 		}
-		terminate(s.host, tick, id, d, s.maps.status.Get(e), from.Name, kind, reason)
+		terminate(s.run.Trace, tick, id, d, s.maps.status.Get(e), from.Name, kind, reason)
 		s.terminal.add(e)
 	}
 	w.Touch(s.entering.apply() + s.terminal.apply())

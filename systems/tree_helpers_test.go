@@ -10,6 +10,7 @@ import (
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
 	"github.com/warrenhq/warren/models"
+	"github.com/warrenhq/warren/resources"
 	"github.com/warrenhq/warren/subagents"
 	"github.com/warrenhq/warren/systems"
 )
@@ -236,7 +237,7 @@ func park(text string) models.ScriptedCall { return call("park", text) }
 
 // parkFor is the latency that keeps a parked agent alive for ticks ticks.
 func parkFor(ticks uint64) options {
-	return options{latency: systems.Latency{PerTool: map[string]uint64{"park": ticks}}}
+	return options{latency: resources.Latency{PerTool: map[string]uint64{"park": ticks}}}
 }
 
 // runAll runs to a fixed point, failing on any other stop.

@@ -121,11 +121,15 @@ type Writer struct {
 type errorSink struct {
 	out *bufio.Writer
 	err error
+	tap func(line []byte)
 }
 
 func (s *errorSink) Write(p []byte) (int, error) {
 	if s.err == nil {
 		_, s.err = s.out.Write(p)
+		if s.tap != nil && s.err == nil {
+			s.tap(p)
+		}
 	}
 	return len(p), nil
 }
@@ -154,6 +158,16 @@ func NewWriter(w io.Writer, h Header) (*Writer, error) {
 		Str("clock", h.Clock).
 		Msg("")
 	return tw, nil
+}
+
+// Tap makes fn see every event from now on, as the JSON line written (newline included), right
+// after it is written: an embedder observes a run's events live without reading the trace
+// back. fn runs on the world's goroutine, must not block, and must not keep line (the slice is
+// reused). A nil fn removes the tap.
+func (w *Writer) Tap(fn func(line []byte)) {
+	if w != nil {
+		w.sink.tap = fn
+	}
 }
 
 // Enabled reports whether events are recorded, so callers can skip building costly

@@ -14,9 +14,9 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/warrenhq/warren"
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/hostconfig"
-	"github.com/warrenhq/warren/scenarios"
 )
 
 type runCmd struct {
@@ -45,7 +45,7 @@ func (r *runCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	sc, err := scenarios.LoadUnder(r.File, scenarios.KnownTools(), host)
+	sc, err := warren.LoadUnder(r.File, host)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "host: %s is not a valid scenario:\n%v\n", r.File, err)
 		return errBadInput
@@ -53,7 +53,7 @@ func (r *runCmd) Run(e *env) error {
 	level, _ := zerolog.ParseLevel(r.LogLevel)
 	log := zerolog.New(zerolog.ConsoleWriter{Out: e.stderr, NoColor: !e.isTerminal, TimeFormat: time.TimeOnly}).
 		Level(level).With().Timestamp().Logger()
-	opt := scenarios.Options{Seed: r.Seed, Agents: r.Agents, WorkRoot: r.Workdir, Log: log,
+	opt := warren.Options{Seed: r.Seed, Agents: r.Agents, WorkRoot: r.Workdir, Log: log,
 		Launch: r.launch(), Unattended: r.Unattended}
 	if err := r.check(); err != nil {
 		fmt.Fprintf(e.stderr, "host: %v\n", err)
@@ -86,7 +86,7 @@ func (r *runCmd) Run(e *env) error {
 			_ = bar.Set(finished)
 		}
 	}
-	sum, err := scenarios.Run(e.ctx, sc, opt)
+	sum, err := warren.Run(e.ctx, sc, opt)
 	if bar != nil {
 		_ = bar.Finish()
 	}
@@ -100,7 +100,7 @@ func (r *runCmd) Run(e *env) error {
 			return fmt.Errorf("trace %s: %w", r.Trace, flushErr)
 		}
 	}
-	if errors.Is(err, scenarios.ErrLaunch) || errors.Is(err, scenarios.ErrAgentNames) {
+	if errors.Is(err, warren.ErrLaunch) || errors.Is(err, warren.ErrAgentNames) {
 		fmt.Fprintf(e.stderr, "host: %v\n", err)
 		return errBadInput
 	}
@@ -144,7 +144,7 @@ func within(path, dir string) bool {
 }
 
 // printSummary writes the end-of-run report.
-func printSummary(w io.Writer, sc *scenarios.Scenario, s *scenarios.Summary, tracePath string) {
+func printSummary(w io.Writer, sc *warren.Scenario, s *warren.Summary, tracePath string) {
 	fmt.Fprintf(w, "scenario     %s (seed %d, %s clock)\n", s.Scenario, s.Seed, s.Clock)
 	var parts []string
 	for k, n := range s.ByStatus {
@@ -197,7 +197,7 @@ func loadHostConfig(e *env, path string) (*hostconfig.Config, error) {
 	if path == "" {
 		return nil, nil
 	}
-	cfg, err := scenarios.LoadHostConfig(path)
+	cfg, err := warren.LoadHostConfig(path)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "host: --config %s is not a valid host config:\n%v\n", path, err)
 		return nil, errBadInput

@@ -43,12 +43,12 @@ func Open(path string, create bool) (d *Dir, made bool, err error) {
 	at := filepath.VolumeName(path) + string(filepath.Separator)
 	r, err := os.OpenRoot(at)
 	if err != nil {
-		return nil, false, &Error{Path: at, Err: bare(err)}
+		return nil, false, &Error{Path: at, Err: Bare(err)}
 	}
 	info, err := r.Stat(".")
 	if err != nil {
 		_ = r.Close()
-		return nil, false, &Error{Path: at, Err: bare(err)}
+		return nil, false, &Error{Path: at, Err: Bare(err)}
 	}
 	var parts []string
 	if rest := strings.TrimPrefix(filepath.Clean(path), at); rest != "" {
@@ -66,7 +66,7 @@ func Open(path string, create bool) (d *Dir, made bool, err error) {
 		}
 		switch {
 		case err != nil:
-			err = bare(err)
+			err = Bare(err)
 		case info.Mode()&fs.ModeSymlink != 0:
 			err = ErrSymlink
 		case !info.IsDir():
@@ -75,7 +75,7 @@ func Open(path string, create bool) (d *Dir, made bool, err error) {
 		var next *os.Root
 		if err == nil {
 			if next, err = r.OpenRoot(name); err != nil {
-				err = bare(err)
+				err = Bare(err)
 			}
 		}
 		_ = r.Close()
@@ -89,15 +89,6 @@ func Open(path string, create bool) (d *Dir, made bool, err error) {
 		r = next
 	}
 	return &Dir{root: r, info: info}, made, nil
-}
-
-// bare is err without the path an *fs.PathError adds.
-func bare(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // Root opens the folder as an os.Root of its own, which stays usable after d is closed.

@@ -1,4 +1,4 @@
-package systems
+package scripthost
 
 import (
 	"encoding/json"
@@ -7,11 +7,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/warrenhq/warren/components"
+	"github.com/warrenhq/warren/internal/testenv"
 	"github.com/warrenhq/warren/scripting"
 	"github.com/warrenhq/warren/tools"
 )
@@ -52,10 +50,10 @@ func hostSecrets(t *testing.T) string {
 // agent's data (its dynamic tools and what it was told).
 func scan(t *testing.T, workdir string) *components.AgentData {
 	t.Helper()
-	h := &Host{ScriptTool: func(s *scripting.Script) tools.Tool { return scriptStub{s} }}
+	h := NewDynamic(func(s *scripting.Script) tools.Tool { return scriptStub{s} }, nil)
 	d := &components.AgentData{Name: "a", Workdir: workdir}
 	p := &components.Profile{Tools: tools.NewScoped(tools.NewRegistry())}
-	h.scanDynamic(1, &components.Identity{ID: 1}, d, p, 0)
+	h.Scan(1, &components.Identity{ID: 1}, d, p, 0)
 	return d
 }
 
@@ -74,47 +72,6 @@ func told(d *components.AgentData) string {
 		sb.WriteString(m.Content + "\n")
 	}
 	return sb.String()
-}
-
-// fifoOpened runs fn and reports whether it opened the FIFO at path. A writer of the test's own
-// frees an fn that blocks opening the FIFO to read, so a host that opens it is caught rather than
-// hung. The writer's open can only complete once a reader has opened, so any open inotify saw by
-// the time fn returns means fn opened the FIFO (inotify may merge the two events into one); the
-// test's own reader, which frees the writer otherwise, opens only after the count.
-func fifoOpened(t *testing.T, path string, fn func()) bool {
-	t.Helper()
-	in, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(in)
-	if _, err := unix.InotifyAddWatch(in, path, unix.IN_OPEN); err != nil {
-		t.Fatal(err)
-	}
-	freed := make(chan error)
-	go func() {
-		f, err := os.OpenFile(path, os.O_WRONLY, 0) // waits for a reader
-		if err == nil {
-			err = f.Close()
-		}
-		freed <- err
-	}()
-	fn()
-	opened := false
-	buf := make([]byte, 64<<10)
-	if n, err := unix.Read(in, buf); err == nil && n >= unix.SizeofInotifyEvent {
-		ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[0]))
-		opened = ev.Mask&unix.IN_OPEN != 0
-	}
-	r, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0) // the reader that frees the writer
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := <-freed; err != nil {
-		t.Fatal(err)
-	}
-	_ = r.Close()
-	return opened
 }
 
 // TestDynamicToolsReadOnlyTheWorkdir: the dynamic-tools scan, run by the host (as root on a root
@@ -188,7 +145,7 @@ func TestDynamicToolsReadOnlyTheWorkdir(t *testing.T) {
 			t.Fatal(err)
 		}
 		var d *components.AgentData
-		if fifoOpened(t, fifo, func() { d = scan(t, w) }) {
+		if testenv.FIFOOpened(t, fifo, func() { d = scan(t, w) }) {
 			t.Fatal("the scan opened the FIFO (without a writer, that blocks the world)")
 		}
 		if names := dynamicNames(d); len(names) != 0 {
@@ -202,7 +159,7 @@ func TestDynamicToolsReadOnlyTheWorkdir(t *testing.T) {
 			t.Fatal(err)
 		}
 		var d *components.AgentData
-		if fifoOpened(t, fifo, func() { d = scan(t, w) }) {
+		if testenv.FIFOOpened(t, fifo, func() { d = scan(t, w) }) {
 			t.Fatal("the scan opened the FIFO")
 		}
 		if names := dynamicNames(d); len(names) != 1 {
@@ -222,7 +179,7 @@ func TestDynamicToolsReadOnlyTheWorkdir(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer root.Close()
-		if fifoOpened(t, fifo, func() { _, err = readDynamic(root, dynamicDir+"/swapped.js") }) {
+		if testenv.FIFOOpened(t, fifo, func() { _, err = readDynamic(root, dynamicDir+"/swapped.js") }) {
 			t.Fatal("the read opened the FIFO (without a writer, that blocks the world)")
 		}
 		if err == nil || err.Error() != "tools/swapped.js: not a regular file" {
@@ -241,62 +198,6 @@ func TestDynamicToolsReadOnlyTheWorkdir(t *testing.T) {
 		}
 		if want := "tools/huge.js: larger than the 1048576 bytes a dynamic tool may have"; !strings.Contains(told(d), want) {
 			t.Fatalf("told %q, want %q", told(d), want)
-		}
-	})
-}
-
-// TestFanOutItemsFileStaysInTheWorkdir: a fan-out's items file is read on the world goroutine,
-// so it must be a regular file inside the agent's workdir: a link to a host file, a workdir
-// reached through a link, or a FIFO is refused, and no host file's content becomes an item.
-func TestFanOutItemsFileStaysInTheWorkdir(t *testing.T) {
-	hostDir := hostSecrets(t)
-	if err := os.WriteFile(filepath.Join(hostDir, "items.txt"), []byte(secret+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	base := t.TempDir()
-	w := filepath.Join(base, "work")
-	if err := os.Mkdir(w, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(w, "own.txt"), []byte("a\nb\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(filepath.Join(hostDir, "items.txt"), filepath.Join(w, "items.txt")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(hostDir, filepath.Join(base, "linked")); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mkfifo(filepath.Join(w, "pipe"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if items, err := readItems(w, "own.txt"); err != nil || strings.Join(items, ",") != "a,b" {
-		t.Fatalf("own items %q, %v", items, err)
-	}
-	for _, tc := range []struct {
-		name, workdir, file, want string
-	}{
-		{"a link to a host file", w, "items.txt", "items file items.txt: path escapes from parent"},
-		{"a workdir reached through a link", filepath.Join(base, "linked"), "items.txt", tools.ErrWorkdirLink.Error()},
-		{"an absolute path", w, filepath.Join(hostDir, "items.txt"), ": path escapes from parent"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			items, err := readItems(tc.workdir, tc.file)
-			if err == nil || !strings.Contains(err.Error(), tc.want) || len(items) != 0 {
-				t.Fatalf("items %q, %v; want refused with %q", items, err, tc.want)
-			}
-			if strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), base) {
-				t.Fatalf("the refusal %q shows a host file or path", err)
-			}
-		})
-	}
-	t.Run("a FIFO", func(t *testing.T) {
-		var err error
-		if fifoOpened(t, filepath.Join(w, "pipe"), func() { _, err = readItems(w, "pipe") }) {
-			t.Fatal("readItems opened the FIFO (without a writer, that blocks the world)")
-		}
-		if err == nil || !strings.Contains(err.Error(), "items file pipe: not a regular file") {
-			t.Fatalf("err = %v", err)
 		}
 	})
 }

@@ -1,4 +1,9 @@
-package systems
+// Package scripthost is what the host gives script tools beyond a plain call: Layer 3 of the
+// permissions (which host functions a script may use), call_tool through the full gate, a
+// per-call random seed, and the dynamic tools an agent with dynamic_tools writes into its
+// workdir. Tool dispatch binds a call's ExecContext with Bind and infer_dispatch keeps an agent's
+// dynamic tools current with Dynamic.Scan; both are tested without a world.
+package scripthost
 
 import (
 	"cmp"
@@ -13,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/warrenhq/warren/components"
+	"github.com/warrenhq/warren/internal/safepath"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/scripting"
 	"github.com/warrenhq/warren/tools"
@@ -28,13 +34,24 @@ const dynamicDir = "tools"
 const maxDynamicToolBytes = 1 << 20
 
 // ScriptTool turns a compiled script into the tool the host registers: a scripting.Tool bound to
-// the run's engine and settings. The runner sets Host.ScriptTool; without it dynamic_tools finds
-// nothing.
+// the run's engine and settings. The composition root gives one to NewDynamic; without it
+// dynamic_tools finds nothing.
 type ScriptTool func(*scripting.Script) tools.Tool
 
-// lookupTool resolves a call's tool for the agent: its own dynamic tools first, then its stage's
+// Dynamic compiles agents' dynamic tools: a world resource, touched only by the world's
+// goroutine.
+type Dynamic struct {
+	tool  ScriptTool
+	trace *trace.Writer
+}
+
+// NewDynamic returns the dynamic-tool scanner that makes tools with tool (nil: dynamic_tools
+// finds nothing) and reports files that do not compile into tw (nil: not traced).
+func NewDynamic(tool ScriptTool, tw *trace.Writer) *Dynamic { return &Dynamic{tool: tool, trace: tw} }
+
+// Lookup resolves a call's tool for the agent: its own dynamic tools first, then its stage's
 // registry.
-func lookupTool(d *components.AgentData, p *components.Profile, stage int32, name string) (*tools.Handle, bool) {
+func Lookup(d *components.AgentData, p *components.Profile, stage int32, name string) (*tools.Handle, bool) {
 	if d.Dynamic != nil {
 		if h, ok := d.Dynamic.Registry.Lookup(name); ok {
 			return h, true
@@ -43,16 +60,16 @@ func lookupTool(d *components.AgentData, p *components.Profile, stage int32, nam
 	return p.Registry(stage).Lookup(name)
 }
 
-// stageTools is what the agent's model is shown in stage: the stage's tools, and its dynamic
+// StageTools is what the agent's model is shown in stage: the stage's tools, and its dynamic
 // tools after them.
-func stageTools(d *components.AgentData, p *components.Profile, stage int32) []models.ToolInfo {
+func StageTools(d *components.AgentData, p *components.Profile, stage int32) []models.ToolInfo {
 	if d.Dynamic == nil || len(d.Dynamic.Infos) == 0 {
 		return p.StageTools[stage]
 	}
 	return append(slices.Clip(p.StageTools[stage]), d.Dynamic.Infos...)
 }
 
-// scanDynamic brings the dynamic tools of an agent with dynamic_tools up to date with its
+// Scan brings the dynamic tools of an agent with dynamic_tools up to date with its
 // workdir's tools/ folder, before its model turn: a file written there (by any tool) is compiled
 // and advertised from this turn on; one that fails to compile, or takes the name of a tool the
 // agent already has, is reported to the agent once per version and not advertised; a removed
@@ -60,8 +77,8 @@ func stageTools(d *components.AgentData, p *components.Profile, stage int32) []m
 // a stat per file. It runs on the world goroutine, inside infer_dispatch: the read is local and
 // small (listDynamic and readDynamic never block on a FIFO, follow a link out of the workdir or
 // read more than maxDynamicToolBytes), and only agents whose blueprint asks for it pay for it.
-func (h *Host) scanDynamic(tick uint64, id *components.Identity, d *components.AgentData, p *components.Profile, stage int32) {
-	if h.ScriptTool == nil || d.Workdir == "" {
+func (h *Dynamic) Scan(tick uint64, id *components.Identity, d *components.AgentData, p *components.Profile, stage int32) {
+	if h == nil || h.tool == nil || d.Workdir == "" {
 		return
 	}
 	root, entries, err := listDynamic(d.Workdir)
@@ -114,7 +131,7 @@ func (h *Host) scanDynamic(tick uint64, id *components.Identity, d *components.A
 			}
 		}
 		if problem == "" {
-			t := h.ScriptTool(script)
+			t := h.tool(script)
 			if _, err := reg.RegisterInScope(scope, t); err != nil {
 				problem = fmt.Sprintf("%s/%s: %v", dynamicDir, file, err)
 			}
@@ -124,7 +141,7 @@ func (h *Host) scanDynamic(tick uint64, id *components.Identity, d *components.A
 				dyn.Reported[file] = problem
 				text := "[dynamic tools] " + problem + " (this tool is not available until the file is fixed)"
 				d.Inbox = append(d.Inbox, models.Message{Role: models.RoleUser, Content: text})
-				h.Trace.Message(tick, ref(id, d), trace.AgentRef{Name: trace.HostName}, "dynamic_tools", text)
+				h.trace.Message(tick, trace.AgentRef{ID: id.ID, Name: d.Name}, trace.AgentRef{Name: trace.HostName}, "dynamic_tools", text)
 			}
 			continue
 		}
@@ -171,7 +188,7 @@ func listDynamic(workdir string) (*os.Root, []fs.DirEntry, error) {
 func readDynamic(root *os.Root, rel string) ([]byte, error) {
 	f, info, err := tools.OpenRegular(root, rel)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", rel, bare(err))
+		return nil, fmt.Errorf("%s: %w", rel, safepath.Bare(err))
 	}
 	defer f.Close()
 	tooBig := fmt.Errorf("%s: larger than the %d bytes a dynamic tool may have", rel, maxDynamicToolBytes)
@@ -181,18 +198,9 @@ func readDynamic(root *os.Root, rel string) ([]byte, error) {
 	src, err := io.ReadAll(io.LimitReader(f, maxDynamicToolBytes+1))
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("%s: %w", rel, bare(err))
+		return nil, fmt.Errorf("%s: %w", rel, safepath.Bare(err))
 	case len(src) > maxDynamicToolBytes:
 		return nil, tooBig
 	}
 	return src, nil
-}
-
-// bare strips the path from an os error (it may name a host path) and keeps the cause.
-func bare(err error) error {
-	var pathErr *fs.PathError
-	if errors.As(err, &pathErr) {
-		return pathErr.Err
-	}
-	return err
 }

@@ -1,4 +1,4 @@
-package systems
+package gate
 
 import (
 	"cmp"
@@ -28,12 +28,16 @@ func (k PromptKind) String() string {
 	return "approval"
 }
 
-// How a prompt was settled, in answer events.
+// How a prompt was settled, as answer events spell it (Prompt.By).
 const (
-	byScript     = "script"
-	byTimeout    = "timeout"
-	byUnanswered = "unanswered"
-	byCancelled  = "cancelled"
+	// ByScript: the answerer gave an answer before the deadline.
+	ByScript = "script"
+	// ByTimeout: the answer would arrive after the deadline (or none came in time).
+	ByTimeout = "timeout"
+	// ByUnanswered: nothing can answer the prompt; it is refused on the next tick.
+	ByUnanswered = "unanswered"
+	// ByCancelled: the agent ended (was killed) with the prompt open.
+	ByCancelled = "cancelled"
 )
 
 // PromptRequest is a prompt as an Answerer sees it.
@@ -52,19 +56,26 @@ type Answerer interface {
 	Answer(req *PromptRequest) (answer string, delay uint64, ok bool)
 }
 
-// prompt is one open prompt: an agent parked on one call of its turn.
-type prompt struct {
-	entity   ecs.Entity
-	agent    uint64
-	name     string
-	index    int
-	tool     string
-	keys     []string
-	kind     PromptKind
-	question tools.Question
-	deadline uint64
-	answer   string
-	by       string
+// Prompt is one open prompt: an agent parked on one call of its turn. The dispatcher fills the
+// call's fields before Add; Add sets Deadline, Answer and By, which the interact system reads
+// when the prompt comes due.
+type Prompt struct {
+	// Entity and Agent are the parked agent; Name is its name (for the answerer and the failure
+	// lines); Index is the call's place in the turn, Tool its tool and Keys its permission keys.
+	Entity ecs.Entity
+	Agent  uint64
+	Name   string
+	Index  int
+	Tool   string
+	Keys   []string
+	// Kind says whether it asks for an approval or is an ask_user_* question (Question).
+	Kind     PromptKind
+	Question tools.Question
+	// Deadline is the tick the prompt times out; Answer is the answer and By how it was settled
+	// (ByScript, ByTimeout, ByUnanswered).
+	Deadline uint64
+	Answer   string
+	By       string
 }
 
 // Hub is the interaction hub: it holds every open prompt until its answer or its deadline, as
@@ -73,8 +84,8 @@ type prompt struct {
 // tick and reported as unanswered, so a scenario that forgot an answer fails instead of hanging.
 type Hub struct {
 	answerer Answerer
-	queue    ecs.DueQueue[*prompt]
-	buf      []*prompt
+	queue    ecs.DueQueue[*Prompt]
+	buf      []*Prompt
 	failures []string
 }
 
@@ -96,10 +107,10 @@ func (h *Hub) Open() int { return h.queue.Len() }
 // opened.
 func (h *Hub) Unanswered() []string { return h.failures }
 
-// open registers p at tick now with the given timeout and schedules its settlement.
-func (h *Hub) open(now, timeout uint64, group string, p *prompt) {
-	p.deadline = now + max(timeout, 1)
-	req := PromptRequest{Agent: p.name, Group: group, Tool: p.tool, Keys: p.keys, Kind: p.kind, Question: p.question}
+// Add registers p at tick now with the given timeout and schedules its settlement.
+func (h *Hub) Add(now, timeout uint64, group string, p *Prompt) {
+	p.Deadline = now + max(timeout, 1)
+	req := PromptRequest{Agent: p.Name, Group: group, Tool: p.Tool, Keys: p.Keys, Kind: p.Kind, Question: p.Question}
 	var answer string
 	var delay uint64
 	ok := false
@@ -109,38 +120,38 @@ func (h *Hub) open(now, timeout uint64, group string, p *prompt) {
 	at := now + 1
 	switch {
 	case !ok:
-		p.by = byUnanswered
-		what := p.tool
-		if p.kind == PromptQuestion {
-			what += " question " + fmt.Sprintf("%q", p.question.Text)
+		p.By = ByUnanswered
+		what := p.Tool
+		if p.Kind == PromptQuestion {
+			what += " question " + fmt.Sprintf("%q", p.Question.Text)
 		} else {
-			what += " (keys " + strings.Join(p.keys, ", ") + ")"
+			what += " (keys " + strings.Join(p.Keys, ", ") + ")"
 		}
-		h.failures = append(h.failures, fmt.Sprintf("agent %s asked about %s at tick %d and nothing answers it (add an [[interactions]] entry); it was refused", p.name, what, now))
-	case now+max(delay, 1) >= p.deadline:
-		p.by = byTimeout
-		at = p.deadline
+		h.failures = append(h.failures, fmt.Sprintf("agent %s asked about %s at tick %d and nothing answers it (add an [[interactions]] entry); it was refused", p.Name, what, now))
+	case now+max(delay, 1) >= p.Deadline:
+		p.By = ByTimeout
+		at = p.Deadline
 	default:
-		p.by, p.answer = byScript, answer
+		p.By, p.Answer = ByScript, answer
 		at = now + max(delay, 1)
 	}
 	h.queue.Push(at, p)
 }
 
-// cancel closes every open prompt of agent (it was killed), returning them in due order. The
+// Cancel closes every open prompt of agent (it was killed), returning them in due order. The
 // returned slice is the hub's scratch, valid until the next call.
-func (h *Hub) cancel(agent uint64) []*prompt {
+func (h *Hub) Cancel(agent uint64) []*Prompt {
 	clear(h.buf)
-	h.buf = h.queue.Remove(func(p *prompt) bool { return p.agent == agent }, h.buf[:0])
+	h.buf = h.queue.Remove(func(p *Prompt) bool { return p.Agent == agent }, h.buf[:0])
 	return h.buf
 }
 
-// due returns the prompts settled at tick now, in canonical order (agent id, call index).
-func (h *Hub) due(now uint64) []*prompt {
+// Due returns the prompts settled at tick now, in canonical order (agent id, call index).
+func (h *Hub) Due(now uint64) []*Prompt {
 	clear(h.buf)
 	h.buf = h.queue.PopDue(now, h.buf[:0])
-	slices.SortFunc(h.buf, func(a, b *prompt) int {
-		return cmp.Or(cmp.Compare(a.agent, b.agent), cmp.Compare(a.index, b.index))
+	slices.SortFunc(h.buf, func(a, b *Prompt) int {
+		return cmp.Or(cmp.Compare(a.Agent, b.Agent), cmp.Compare(a.Index, b.Index))
 	})
 	return h.buf
 }

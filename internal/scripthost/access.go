@@ -1,4 +1,4 @@
-package systems
+package scripthost
 
 import (
 	"context"
@@ -25,20 +25,21 @@ var ErrCallRefused = errors.New("call refused")
 // maxCallDepth bounds tools calling tools calling tools (a script calling a script ...).
 const maxCallDepth = 4
 
-// usesHost reports whether the tool of h needs the host callbacks.
-func usesHost(h *tools.Handle) bool {
+// UsesHost reports whether the tool of h needs the host callbacks.
+func UsesHost(h *tools.Handle) bool {
 	hu, ok := h.Tool().(tools.HostUser)
 	return ok && hu.UsesHost()
 }
 
-// hostAccess fills what a host-using tool (a script tool) gets beyond the usual context: Layer 3
-// (ScriptPermit), call_tool (CallTool) and the call's random seed. Both callbacks run on the
+// Bind fills what a host-using tool (a script tool) gets beyond the usual context: Layer 3
+// (ScriptPermit), call_tool (CallTool) through dec, and the call's random seed, derived from the
+// run's seed. Both callbacks run on the
 // lane's goroutine, so they read only what cannot change under them: the group's tool policy
 // (immutable), the stage the call was made in (the compiled blueprint's, shared read-only), the
 // stage's registry, and a copy of the agent's grants taken now.
-func (t *toolTurn) hostAccess(ec *tools.ExecContext, id *components.Identity, d *components.AgentData, p *components.Profile, stage int32) {
-	ec.Seed = callSeed(t.host.seed, id.ID, ec.CallID)
-	a := &hostAccess{pol: p.Policy, gate: t.host.Gate, stage: &p.Blueprint.Stages[stage], policyStage: int(d.Tools.Stage),
+func Bind(ec *tools.ExecContext, dec gate.Decider, seed uint64, id *components.Identity, d *components.AgentData, p *components.Profile, stage int32) {
+	ec.Seed = callSeed(seed, id.ID, ec.CallID)
+	a := &hostAccess{pol: p.Policy, gate: dec, stage: &p.Blueprint.Stages[stage], policyStage: int(d.Tools.Stage),
 		grants: d.Tools.Grants.Clone(), registry: p.Registry(stage), base: *ec}
 	ec.ScriptPermit = a.permit
 	ec.CallTool = a.callTool
@@ -122,7 +123,7 @@ func (a *hostAccess) callTool(ctx context.Context, name string, args json.RawMes
 	ec := a.base
 	ec.Ctx = ctx
 	ec.CallID = a.base.CallID + "/" + name + "-" + strconv.Itoa(a.depth+1)
-	if usesHost(h) {
+	if UsesHost(h) {
 		nested := *a
 		nested.depth++
 		nested.base = ec

@@ -1,4 +1,4 @@
-package systems
+package sandboxwire
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ import (
 func TestWarnDegradedOncePerWarning(t *testing.T) {
 	var buf bytes.Buffer
 	log := zerolog.New(&buf)
-	h := &Host{Log: &log}
+	h := New(nil, &log)
 	notes := []tools.Note{
 		{Fn: "sandbox", Text: "namespace ...", OK: true},
 		{Fn: "sandbox", Text: "degraded", Err: "landlock: not in this kernel"},
@@ -32,23 +32,23 @@ func TestWarnDegradedOncePerWarning(t *testing.T) {
 		{Fn: "sandbox", Text: "degraded", Err: "bwrap: not installed; running namespace"},
 	}
 	for _, n := range notes {
-		h.warnDegraded(n)
+		h.WarnDegraded(n)
 	}
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	if len(lines) != 2 || !strings.Contains(lines[0], "landlock: not in this kernel") || !strings.Contains(lines[1], "bwrap: not installed") {
 		t.Errorf("log lines %q, want each distinct degradation once", lines)
 	}
-	(&Host{}).warnDegraded(notes[1]) // no logger: nothing to do, no panic
+	New(nil, nil).WarnDegraded(notes[1]) // no logger: nothing to do, no panic
 }
 
 func TestStageBoundary(t *testing.T) {
 	tight := sandbox.Ceiling(sandbox.Spec{})
 	tight.Limits.Timeout /= 2
 	p := &components.Profile{Sandbox: []sandbox.Boundary{sandbox.Ceiling(sandbox.Spec{}), tight}}
-	if got := stageBoundary(p, 1); got.Limits.Timeout != tight.Limits.Timeout {
+	if got := StageBoundary(p, 1); got.Limits.Timeout != tight.Limits.Timeout {
 		t.Errorf("stage 1: %v, want the profile's", got)
 	}
-	if got := stageBoundary(&components.Profile{}, 0); got.String() != defaultBoundary.String() {
+	if got := StageBoundary(&components.Profile{}, 0); got.String() != defaultBoundary.String() {
 		t.Errorf("a profile without boundaries: %v, want the default ceiling", got)
 	}
 }
@@ -107,14 +107,14 @@ available_tools = ["write_file"]`, true},
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := runsCommands(&components.Profile{Blueprint: bp, Tools: scoped}); got != tt.want {
+			if got := RunsCommands(&components.Profile{Blueprint: bp, Tools: scoped}); got != tt.want {
 				t.Errorf("runsCommands = %v, want %v", got, tt.want)
 			}
 		})
 	}
 }
 
-// TestCommandsTellTheWorkRoot: the manager commands makes for an agent is told its profile's work
+// TestCommandsTellTheWorkRoot: the manager Runner makes for an agent is told its profile's work
 // root, so its contained commands see only the agent's own workdir of it.
 func TestCommandsTellTheWorkRoot(t *testing.T) {
 	root, err := os.MkdirTemp("/var/tmp", "warren-systems-root-")
@@ -130,10 +130,10 @@ func TestCommandsTellTheWorkRoot(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	h := &Host{}
+	h := New(nil, nil)
 	p := &components.Profile{WorkRoot: root, Sandbox: []sandbox.Boundary{sandbox.Ceiling(sandbox.Spec{})}}
 	d := &components.AgentData{Workdir: filepath.Join(root, "g", "a")}
-	if h.commands(d, p) == nil || d.Sandbox == nil {
+	if h.Runner(d, p) == nil || d.Sandbox == nil {
 		t.Fatal("no manager for an agent with a workdir")
 	}
 	mgr := d.Sandbox
@@ -151,14 +151,14 @@ func TestCommandsTellTheWorkRoot(t *testing.T) {
 // root gives none) gets no command runner, so the shell tool and host.shell refuse its calls; a
 // manager made for it would have run them in the host's current directory.
 func TestCommandsNeedAWorkdir(t *testing.T) {
-	h := &Host{}
+	h := New(nil, nil)
 	p := &components.Profile{Sandbox: []sandbox.Boundary{sandbox.Ceiling(sandbox.Spec{})}}
 	d := &components.AgentData{}
-	if runner := h.commands(d, p); runner != nil || d.Sandbox != nil {
+	if runner := h.Runner(d, p); runner != nil || d.Sandbox != nil {
 		t.Fatalf("commands for an agent without a workdir: %v (manager %v), want none", runner, d.Sandbox)
 	}
 	ec := tools.NewExecContext(context.Background(), "c1", 1, tools.AgentRef{ID: 1, Name: "a"}, d.Workdir)
-	ec.Commands = h.commands(d, p)
+	ec.Commands = h.Runner(d, p)
 	if _, err := (tools.Shell{}).Execute(ec, []byte(`{"command":"echo ran > escaped"}`)); !errors.Is(err, tools.ErrNoSandbox) {
 		t.Errorf("the shell tool: %v, want tools.ErrNoSandbox", err)
 	}

@@ -1,0 +1,83 @@
+// Package leases ties agents to the world's MCP server sessions: an agent leases the servers its
+// profile advertises from spawn to reap, a session whose last lease goes stops once its calls in
+// flight end, and the sessions' lifecycle events (start, stop, exit, restart) are written into the
+// trace by the mcp_events system. Calls never go through it: a server's tools are ordinary tools
+// that reach their session on the tool lane. It is a world resource, tested without a world.
+package leases
+
+import (
+	"github.com/warrenhq/warren/mcp"
+	"github.com/warrenhq/warren/trace"
+)
+
+// Servers is the world's MCP server sessions as leases uses them (*mcp.Manager implements it).
+type Servers interface {
+	// Lease records one more agent that may call server's tools; Release one fewer.
+	Lease(server string)
+	Release(server string)
+	// Drain returns the lifecycle events since the last Drain, ordered by server and then by
+	// when they happened on that server.
+	Drain() []mcp.Event
+	// Close stops every session; its stop events are left for a last Drain.
+	Close() error
+}
+
+var _ Servers = (*mcp.Manager)(nil)
+
+// Leases is the world's view of its MCP sessions. A nil *Leases, or one with no servers, is a
+// world without MCP servers: every method is then a no-op.
+type Leases struct {
+	servers Servers
+	trace   *trace.Writer
+}
+
+// New returns the leases of servers (nil: no servers), writing lifecycle events to tw (nil: none).
+func New(servers Servers, tw *trace.Writer) *Leases {
+	return &Leases{servers: servers, trace: tw}
+}
+
+// Lease gives each of agents new agents a lease on every server of names.
+func (l *Leases) Lease(names []string, agents int) {
+	if l == nil || l.servers == nil {
+		return
+	}
+	for _, server := range names {
+		for range agents {
+			l.servers.Lease(server)
+		}
+	}
+}
+
+// Release gives back one agent's leases on names: reap's MCP teardown step.
+func (l *Leases) Release(names []string) {
+	if l == nil || l.servers == nil {
+		return
+	}
+	for _, server := range names {
+		l.servers.Release(server)
+	}
+}
+
+// WriteEvents writes the sessions' lifecycle events since the last call into the trace, stamped
+// with tick, and reports how many there were.
+func (l *Leases) WriteEvents(tick uint64) int {
+	if l == nil || l.servers == nil {
+		return 0
+	}
+	events := l.servers.Drain()
+	for _, e := range events {
+		l.trace.MCPServer(tick, e.Server, e.Kind, e.Session, e.Transport, e.Reason)
+	}
+	return len(events)
+}
+
+// Close stops every MCP session at the end of a run and writes their stop events at tick, the
+// run's last: the runner calls it after the scheduler stops and before it closes the trace.
+func (l *Leases) Close(tick uint64) error {
+	if l == nil || l.servers == nil {
+		return nil
+	}
+	err := l.servers.Close()
+	l.WriteEvents(tick)
+	return err
+}

@@ -1,0 +1,269 @@
+// Package resources holds the small typed world resources the systems of a tick share, in the
+// arche-model style: each system resolves the ones it needs once, in Initialize, with Get, and
+// its Update only does the work. A resource is either plain data (the lanes, the limits, the
+// background queue) or a service from a package of its own (the gate and its hub, the agent
+// tree, the MCP leases, the sandbox wiring, the script host).
+//
+// The composition root (the module's root package, warren; the systems' test harness is a
+// second one) fills a Set, and Set.Install applies the defaults, once, and adds every resource
+// to the world before the scheduler initializes. No system ever fills a default: a missing
+// resource is an error naming it (ErrMissing).
+package resources
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+
+	"github.com/rs/zerolog"
+
+	"github.com/warrenhq/warren/components"
+	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/gate"
+	"github.com/warrenhq/warren/internal/agenttree"
+	"github.com/warrenhq/warren/internal/leases"
+	"github.com/warrenhq/warren/internal/sandboxwire"
+	"github.com/warrenhq/warren/internal/scripthost"
+	"github.com/warrenhq/warren/subagents"
+	"github.com/warrenhq/warren/tools"
+	"github.com/warrenhq/warren/trace"
+)
+
+// ErrMissing means a system asked for a resource the composition root did not install.
+var ErrMissing = errors.New("missing world resource")
+
+// Get returns the world's resource of type T, or an error wrapping ErrMissing that names it.
+func Get[T any](w *ecs.World) (*T, error) {
+	r := ecs.Resource[T](w)
+	if r == nil {
+		return nil, fmt.Errorf("%w %s: install the world's resources with resources.Set.Install before the scheduler initializes", ErrMissing, reflect.TypeFor[T]())
+	}
+	return r, nil
+}
+
+// Run is what every part of a run shares: the root of every call's cancellation, the trace, the
+// operator's log and the settings view handed to tools.
+type Run struct {
+	// Context is the root of every model turn's and tool call's cancellation.
+	Context context.Context
+	// Trace receives the run's events; nil disables tracing (its methods are no-ops on nil).
+	Trace *trace.Writer
+	// Log receives operational warnings (never part of the trace); nil logs nothing.
+	Log *zerolog.Logger
+	// Settings is the read-only host settings view handed to tools.
+	Settings tools.Settings
+}
+
+// Lanes are the two worker lanes and the latency model of virtual time.
+type Lanes struct {
+	// Model and Tool run blocking model turns and tool calls.
+	Model, Tool *ecs.Lane
+	// Latency gives virtual completion delays for lane work.
+	Latency Latency
+}
+
+// Latency is the deterministic latency model of virtual time: how many ticks after it starts a
+// job's result becomes available. Zero values count as one tick.
+type Latency struct {
+	Model   uint64
+	Tool    uint64
+	PerTool map[string]uint64
+}
+
+// ForTool returns the latency of one call of tool.
+func (l Latency) ForTool(tool string) uint64 {
+	if v, ok := l.PerTool[tool]; ok {
+		return v
+	}
+	return l.Tool
+}
+
+// Offspring builds the shared profile of sub-agents spawned from blueprint key by an agent of
+// parent's profile while it is in stage parentStage: the child's own blueprint, model and tools,
+// under a tool policy that carries the parent's permission as a ceiling (gate.Inherit). The same
+// arguments must give the same profile, so children spawned alike share one.
+type Offspring interface {
+	Profile(parent *components.Profile, parentStage int32, key string) (*components.Profile, error)
+}
+
+// Spawning is how agents may grow the tree: where children's profiles come from and the host's
+// caps.
+type Spawning struct {
+	// Offspring builds children's profiles (nil: spawn_agent and fan_out refuse every blueprint).
+	Offspring Offspring
+	// Limits are the host's caps on agent trees (zero fields: no cap).
+	Limits subagents.Limits
+	// InboxCap bounds the messages waiting in one inbox; MaxFanOutItems bounds one fan-out.
+	// Install sets their defaults (DefaultInboxCap, DefaultMaxFanOutItems).
+	InboxCap       int
+	MaxFanOutItems int
+}
+
+// The defaults Install applies to Spawning.
+const (
+	DefaultInboxCap       = 64
+	DefaultMaxFanOutItems = 100_000
+)
+
+// Gate is the decision function every tool call passes, from an agent's turn and from inside a
+// script tool.
+type Gate struct {
+	Decider gate.Decider
+}
+
+// BackgroundJob is work a call left running (a background shell command) and the tick its report
+// is due in the agent's inbox.
+type BackgroundJob struct {
+	Due    uint64
+	Entity ecs.Entity
+	Agent  uint64
+	CallID string
+	Work   tools.Detached
+}
+
+// Background is the queue of background jobs not delivered yet, in the order their calls were
+// filed (tool results are filed in canonical order, so the queue is too).
+type Background struct {
+	Pending []BackgroundJob
+}
+
+// Add records a job.
+func (b *Background) Add(j BackgroundJob) { b.Pending = append(b.Pending, j) }
+
+// TeardownOrder places a teardown step among the things reap releases for a terminal agent.
+// Steps run in ascending order; the built-in steps hold the documented places, and an
+// embedder's steps go between them.
+type TeardownOrder uint8
+
+// The documented teardown order. A terminal agent's final record and reap event come first;
+// then, in this order:
+const (
+	// TeardownChildren: live children that are not detached are killed (their subtrees with
+	// them), and the agent leaves the tree.
+	TeardownChildren TeardownOrder = 10
+	// TeardownSandbox: the agent's sandbox (processes, private folders, mounts).
+	TeardownSandbox TeardownOrder = 20
+	// TeardownMCP: the agent's leases on MCP server sessions.
+	TeardownMCP TeardownOrder = 30
+	// TeardownScripts: the agent's dynamic tools (their compiled scripts and registry).
+	TeardownScripts TeardownOrder = 40
+	// TeardownPrompts: prompts still open (closed as cancelled).
+	TeardownPrompts TeardownOrder = 50
+	// TeardownTasks: the agent's checklist.
+	TeardownTasks TeardownOrder = 60
+)
+
+// TeardownStep releases one thing a terminal agent held. Release gets the agent's identity and
+// data before its slot is freed; it must not block (hand slow work to a goroutine it owns).
+type TeardownStep struct {
+	Order   TeardownOrder
+	Name    string
+	Release func(id *components.Identity, d *components.AgentData)
+}
+
+// Teardown holds the teardown steps an embedder adds to reap's built-in ones.
+type Teardown struct {
+	Steps []TeardownStep
+}
+
+// Add registers a step; call it before the scheduler initializes (reap reads the steps once).
+// Steps of equal order run in registration order, after a built-in step of that order.
+func (t *Teardown) Add(step TeardownStep) {
+	t.Steps = append(t.Steps, step)
+	slices.SortStableFunc(t.Steps, func(a, b TeardownStep) int { return cmp.Compare(a.Order, b.Order) })
+}
+
+// Set is every resource of one world, as the composition root assembles it. Fields left zero get
+// their defaults from Install.
+type Set struct {
+	Run      Run
+	Lanes    Lanes
+	Spawning Spawning
+	// Gate decides every tool call (gate.Standard when nil); Hub holds open prompts (one with no
+	// answerer when nil: every prompt is denied as unanswered).
+	Gate gate.Decider
+	Hub  *gate.Hub
+	// Tasks is the checklist broker behind the todo tools (a fresh one when nil).
+	Tasks *tools.TaskBroker
+	// Records, when set, receives every reaped agent's final record: the embedder chose to keep
+	// them all (the scenario runner does, for expectations and the summary). nil keeps none
+	// beyond what check_agent and wait_for_agent need, which the agent tree holds only while
+	// some live agent can still address the agent, so a long-running host does not grow with
+	// every agent it ever ran.
+	Records *components.Records
+	// Agents stores what each agent owns that holds references; Profiles what groups share
+	// (fresh stores when nil).
+	Agents   *components.Agents
+	Profiles *components.Profiles
+	// Servers is the world's MCP server sessions (nil: none).
+	Servers leases.Servers
+	// Sandbox wires agents to the sandbox (one that probes this machine on first use when nil).
+	Sandbox *sandboxwire.Wiring
+	// ScriptTool makes the tool of a script an agent with dynamic_tools wrote into its workdir
+	// (nil: dynamic_tools finds nothing).
+	ScriptTool scripthost.ScriptTool
+	// Teardown are the embedder's teardown steps.
+	Teardown Teardown
+}
+
+// Installed is what Install added, for the composition root to keep: the services it made.
+type Installed struct {
+	Tree   *agenttree.State
+	Leases *leases.Leases
+}
+
+// Install applies the defaults to the fields left zero and adds every resource to w: call it
+// once, after the lanes exist and before the scheduler initializes. It registers the hub as a
+// waiter, so a world with open prompts is not at a fixed point.
+func (s *Set) Install(w *ecs.World) Installed {
+	if s.Run.Context == nil {
+		s.Run.Context = context.Background()
+	}
+	if s.Spawning.InboxCap <= 0 {
+		s.Spawning.InboxCap = DefaultInboxCap
+	}
+	if s.Spawning.MaxFanOutItems <= 0 {
+		s.Spawning.MaxFanOutItems = DefaultMaxFanOutItems
+	}
+	if s.Gate == nil {
+		s.Gate = gate.Standard{}
+	}
+	if s.Hub == nil {
+		s.Hub = gate.NewHub(nil)
+	}
+	if s.Tasks == nil {
+		s.Tasks = tools.NewTaskBroker()
+	}
+	if s.Agents == nil {
+		s.Agents = &components.Agents{}
+	}
+	if s.Profiles == nil {
+		s.Profiles = &components.Profiles{}
+	}
+	if s.Sandbox == nil {
+		s.Sandbox = sandboxwire.New(nil, s.Run.Log)
+	}
+	in := Installed{Tree: agenttree.New(), Leases: leases.New(s.Servers, s.Run.Trace)}
+	ecs.AddResource(w, &s.Run)
+	ecs.AddResource(w, &s.Lanes)
+	ecs.AddResource(w, &s.Spawning)
+	ecs.AddResource(w, &Gate{Decider: s.Gate})
+	ecs.AddResource(w, s.Hub)
+	ecs.AddResource(w, s.Tasks)
+	if s.Records != nil {
+		ecs.AddResource(w, s.Records)
+	}
+	ecs.AddResource(w, s.Agents)
+	ecs.AddResource(w, s.Profiles)
+	ecs.AddResource(w, in.Tree)
+	ecs.AddResource(w, in.Leases)
+	ecs.AddResource(w, s.Sandbox)
+	ecs.AddResource(w, scripthost.NewDynamic(s.ScriptTool, s.Run.Trace))
+	ecs.AddResource(w, &Background{})
+	ecs.AddResource(w, &s.Teardown)
+	w.AddWaiter(s.Hub)
+	return in
+}

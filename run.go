@@ -1,0 +1,436 @@
+package warren
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/warrenhq/warren/components"
+	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/gate"
+	"github.com/warrenhq/warren/hostconfig"
+	"github.com/warrenhq/warren/mcp"
+	"github.com/warrenhq/warren/policy"
+	"github.com/warrenhq/warren/resources"
+	"github.com/warrenhq/warren/scenarios"
+	"github.com/warrenhq/warren/scripting"
+	"github.com/warrenhq/warren/systems"
+	"github.com/warrenhq/warren/tools"
+	"github.com/warrenhq/warren/trace"
+)
+
+// Options adjusts one run of a scenario without editing it.
+type Options struct {
+	// Seed, when set, replaces the scenario's seed.
+	Seed *uint64
+	// Agents, when positive, rescales the groups so the run has this many agents in total,
+	// keeping their proportions (each group keeps at least one agent).
+	Agents int
+	// Trace, when set, receives the JSON Lines trace.
+	Trace io.Writer
+	// Events, when set, sees every trace event as it is written (the JSON line, newline
+	// included), on the world's goroutine: it must not block and must not keep the slice.
+	Events func(line []byte)
+	// Answerer answers the prompts the scenario's [[interactions]] do not (nil: those are
+	// refused as unanswered, and the run reports them).
+	Answerer gate.Answerer
+	// WorkRoot is where agent workdirs are made. Empty: a fresh temporary folder, removed
+	// after the run.
+	WorkRoot string
+	// Log receives operational logs (never the trace).
+	Log zerolog.Logger
+	// Progress, when set, is called after every tick with the agents finished so far.
+	Progress func(finished, total int)
+	// Host, when set, replaces the scenario's host config for the run: its ceilings and settings.
+	// The scenario's script tools were fixed when it loaded; LoadUnder (what host run --config
+	// uses) compiles the scenario under a host config, its tools_dir included.
+	Host *hostconfig.Config
+	// Launch adds launch overrides to the scenario's [launch] (host run --yolo, --allow, --ask,
+	// --deny); Unattended makes the run unattended.
+	Launch     policy.Launch
+	Unattended bool
+}
+
+// Summary is what a run did.
+type Summary struct {
+	Scenario string
+	Seed     uint64
+	Clock    string
+	// Agents counts every agent of the run: the groups' and the sub-agents they spawned
+	// (Spawned of them).
+	Agents  int
+	Spawned int
+	// Tree counts agents by depth in the agent tree (index 0: top level) and final status
+	// (components.StatusKind order).
+	Tree [][5]int
+	// Ticks is how many ticks ran; Stop says why the run ended.
+	Ticks uint64
+	Stop  ecs.Stop
+	// ByStatus counts agents by final status (components.StatusKind order).
+	ByStatus                          [5]int
+	ModelTurns, ToolCalls, ToolErrors uint64
+	// Elapsed is wall time spent ticking (not part of any trace).
+	Elapsed time.Duration
+	// Records holds every agent's final record: reaped agents in reap order, then agents the
+	// run left unfinished.
+	Records []components.FinalRecord
+	// Failures lists the expectations that did not hold, in file order, then the prompts
+	// nothing answered.
+	Failures []string
+	// TraceEvents counts the events written to the trace.
+	TraceEvents uint64
+}
+
+// StepsPerSecond is the run's throughput in agent-steps (model turns with their tool calls) per
+// wall-clock second.
+func (s *Summary) StepsPerSecond() float64 {
+	if s.Elapsed <= 0 {
+		return 0
+	}
+	return float64(s.ModelTurns) / s.Elapsed.Seconds()
+}
+
+// ErrLaunch marks launch overrides that contradict each other.
+var ErrLaunch = errors.New("conflicting launch overrides")
+
+// ErrRan means Run was called on a Runtime that already ran (or was closed).
+var ErrRan = errors.New("this runtime already ran")
+
+// Runtime is one built world, ready to run once.
+type Runtime struct {
+	sc        *Scenario
+	opt       Options
+	seed      uint64
+	total     int
+	world     *ecs.World
+	sched     *ecs.Scheduler
+	set       *resources.Set
+	installed resources.Installed
+	trace     *trace.Writer
+	records   *components.Records
+	cleanup   []func()
+	ran       bool
+}
+
+// Run builds sc's world with opt and runs it under ctx: New, then Runtime.Run. An error means
+// the run could not be carried out; failed expectations are in Summary.Failures.
+func Run(ctx context.Context, sc *Scenario, opt Options) (*Summary, error) {
+	r, err := New(sc, opt)
+	if err != nil {
+		return nil, err
+	}
+	return r.Run(ctx)
+}
+
+// New builds sc's world: the work root, the script engine, the MCP sessions, the tool registry,
+// the world's resources, the tick's systems and every group's agents (spawned, not yet run).
+func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
+	r := &Runtime{sc: sc, opt: opt, seed: sc.Seed}
+	defer func() {
+		if err != nil {
+			r.Close()
+		}
+	}()
+	if opt.Seed != nil {
+		r.seed = *opt.Seed
+	}
+	counts := sc.GroupCounts(opt.Agents)
+	for _, c := range counts {
+		r.total += c
+	}
+	root, removeRoot, err := workRoot(opt.WorkRoot, opt.Log)
+	if err != nil {
+		return nil, err
+	}
+	r.cleanup = append(r.cleanup, removeRoot)
+
+	host := sc.Host
+	if opt.Host != nil {
+		host = opt.Host
+	}
+	engine := scripting.NewEngine(scriptLimits(host))
+	r.cleanup = append(r.cleanup, engine.Close)
+	scriptTool := scriptTools(engine, host)
+	servers := mcp.NewManager(mcp.Options{Log: &opt.Log})
+	r.cleanup = append(r.cleanup, func() { _ = servers.Close() })
+	for i := range sc.MCPServers {
+		if err := servers.Add(&sc.MCPServers[i]); err != nil {
+			return nil, err
+		}
+	}
+	reg, err := scenarios.NewRegistry(sc.Scripts, sc.MCPTools, scriptTool, servers.Tool)
+	if err != nil {
+		return nil, err
+	}
+	scoped := tools.NewScoped(reg)
+	launch := sc.MergeLaunch(opt.Launch)
+	if err := launch.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrLaunch, err)
+	}
+	unattended := sc.Unattended || opt.Unattended || host.Unattended
+
+	out := opt.Trace
+	if out == nil && opt.Events != nil {
+		out = io.Discard // the events are observed, not kept
+	}
+	if out != nil {
+		r.trace, err = trace.NewWriter(out, trace.Header{Scenario: sc.Name, ScenarioHash: runHash(sc, opt, r.total, host, launch),
+			Clock: sc.Clock.Mode.String(), Seed: r.seed})
+		if err != nil {
+			return nil, fmt.Errorf("trace: %w", err)
+		}
+		r.trace.Tap(opt.Events)
+	}
+
+	r.world = ecs.NewWorld(ecs.Config{Seed: r.seed, Clock: sc.Clock})
+	r.records = &components.Records{}
+	var answerer gate.Answerer = sc.Answerer()
+	if opt.Answerer != nil {
+		answerer = firstAnswer{answerer, opt.Answerer}
+	}
+	r.set = &resources.Set{
+		Run:     resources.Run{Context: context.Background(), Trace: r.trace, Log: &opt.Log},
+		Hub:     gate.NewHub(answerer),
+		Records: r.records,
+		Spawning: resources.Spawning{
+			Offspring: &offspring{sc: sc, scoped: scoped, host: host, launch: launch, unattended: unattended, root: root},
+			Limits:    subagentLimits(host), InboxCap: host.Subagents.Inbox, MaxFanOutItems: host.Subagents.MaxFanOutItems,
+		},
+		ScriptTool: scriptTool,
+	}
+	if len(sc.MCPServers) > 0 {
+		r.set.Servers = servers
+	}
+	pipeline := systems.Pipeline()
+	if opt.Progress != nil {
+		pipeline = append(pipeline, &progress{records: r.records, total: r.total, report: opt.Progress})
+	}
+	r.sched = ecs.NewScheduler(r.world, pipeline...)
+	r.set.Lanes = resources.Lanes{Latency: sc.Latency,
+		Model: r.sched.AddLane(ecs.LaneConfig{Name: "model", Capacity: sc.Lanes.ModelCapacity}),
+		Tool:  r.sched.AddLane(ecs.LaneConfig{Name: "tool", Capacity: sc.Lanes.ToolCapacity, Workers: sc.Lanes.ToolWorkers})}
+	r.installed = r.set.Install(r.world)
+	r.cleanup = append(r.cleanup, r.sched.Finalize)
+	if err := r.sched.Initialize(); err != nil {
+		return nil, err
+	}
+	if err := r.spawnGroups(counts, root, scoped, host, launch, unattended); err != nil {
+		return nil, err
+	}
+	opt.Log.Info().Str("scenario", sc.Name).Int("agents", r.total).Uint64("seed", r.seed).Str("workdir", root).Msg("run started")
+	return r, nil
+}
+
+// spawnGroups spawns every group's agents, each group under its own tool policy and profile.
+func (r *Runtime) spawnGroups(counts []int, root string, scoped *tools.ScopedToolRegistry, host *hostconfig.Config, launch policy.Launch, unattended bool) error {
+	sc := r.sc
+	spawner, err := systems.NewSpawner(r.world)
+	if err != nil {
+		return err
+	}
+	namers := make([]func(int) string, len(sc.Groups))
+	for i := range sc.Groups {
+		namers[i] = sc.Groups[i].Namer(counts[i])
+	}
+	if err := sc.CheckNames(counts, namers); err != nil {
+		return err
+	}
+	auto := sc.AutoClassifier()
+	for i := range sc.Groups {
+		g := &sc.Groups[i]
+		pol, err := gate.ForGroup(g.Blueprint, host, launch, gate.Modes{Unattended: unattended,
+			SafetyMode: g.SafetyMode, PlanFile: g.PlanFile, Classifier: auto})
+		if err != nil {
+			return fmt.Errorf("group %q: %w", g.Name, err)
+		}
+		p, err := profile(g, scoped, root, pol, host.SandboxCeiling(), sc.LeasedServers(g.Blueprint))
+		if err != nil {
+			return err
+		}
+		spawner.SpawnGroup(r.world, p, counts[i], namers[i])
+	}
+	return nil
+}
+
+// Run ticks the world to a fixed point, its tick limit or ctx's end (the current tick finishes
+// first), then stops the MCP sessions, closes the trace, checks the expectations, cleans up and
+// returns the summary. A Runtime runs once.
+func (r *Runtime) Run(ctx context.Context) (*Summary, error) {
+	if r.ran {
+		return nil, ErrRan
+	}
+	r.ran = true
+	defer r.Close()
+	r.set.Run.Context = ctx // every model turn's and tool call's cancellation hangs off it
+	start := time.Now()
+	stop, err := r.sched.Run(ctx, r.sc.MaxTicks)
+	elapsed := time.Since(start)
+	if cerr := r.installed.Leases.Close(r.world.Tick()); cerr != nil {
+		r.opt.Log.Warn().Err(cerr).Msg("MCP servers did not stop cleanly")
+	}
+	if err != nil {
+		_ = r.trace.Close() // keep the trace up to the failure: it is the best account of what happened
+		return nil, err
+	}
+	records := append([]components.FinalRecord(nil), r.records.All()...)
+	records = append(records, systems.Unfinished(r.world, "the run ended ("+stop.String()+") before this agent finished")...)
+	if err := r.trace.Close(); err != nil {
+		return nil, fmt.Errorf("trace: %w", err)
+	}
+	sum := &Summary{Scenario: r.sc.Name, Seed: r.seed, Clock: r.sc.Clock.Mode.String(), Agents: len(records),
+		Ticks: r.world.Tick() + 1, Stop: stop, Elapsed: elapsed, Records: records, TraceEvents: r.trace.Events()}
+	for i := range records {
+		rec := &records[i]
+		sum.ByStatus[rec.Status]++
+		for int(rec.Depth) >= len(sum.Tree) {
+			sum.Tree = append(sum.Tree, [5]int{})
+		}
+		sum.Tree[rec.Depth][rec.Status]++
+		if rec.Depth > 0 {
+			sum.Spawned++
+		}
+		sum.ModelTurns += uint64(rec.Counters.ModelTurns)
+		sum.ToolCalls += uint64(rec.Counters.ToolCalls)
+		sum.ToolErrors += uint64(rec.Counters.ToolErrors)
+	}
+	sum.Failures = append(scenarios.Check(r.sc, records), r.set.Hub.Unanswered()...)
+	r.opt.Log.Info().Str("stop", stop.String()).Uint64("ticks", sum.Ticks).Dur("elapsed", elapsed).Msg("run finished")
+	return sum, nil
+}
+
+// Close releases what New made, in reverse order: the scheduler's lanes, the MCP sessions, the
+// script engine and a temporary work root. Run calls it; it is safe to call more than once.
+func (r *Runtime) Close() {
+	for i := len(r.cleanup) - 1; i >= 0; i-- {
+		r.cleanup[i]()
+	}
+	r.cleanup = nil
+	r.ran = true
+}
+
+// firstAnswer asks each answerer in turn: the scenario's scripted answers first, then the
+// embedder's.
+type firstAnswer []gate.Answerer
+
+func (f firstAnswer) Answer(req *gate.PromptRequest) (string, uint64, bool) {
+	for _, a := range f {
+		if answer, delay, ok := a.Answer(req); ok {
+			return answer, delay, true
+		}
+	}
+	return "", 0, false
+}
+
+// runHash is the trace header's scenario hash: the scenario's content hash, followed by what the
+// command line changed (the agent count, a replacing host config, launch overrides, unattended),
+// so two traces of one scenario run differently never claim the same origin.
+func runHash(sc *Scenario, opt Options, total int, host *hostconfig.Config, launch policy.Launch) string {
+	hash := sc.Hash
+	if opt.Agents > 0 {
+		hash += " agents=" + strconv.Itoa(total)
+	}
+	if opt.Host != nil {
+		hash += " config=" + host.Hash
+	}
+	if l := opt.Launch; l.Yolo || len(l.Allow)+len(l.Ask)+len(l.Deny) > 0 {
+		hash += fmt.Sprintf(" launch=yolo:%v,allow:%s,ask:%s,deny:%s", launch.Yolo,
+			strings.Join(launch.Allow, "|"), strings.Join(launch.Ask, "|"), strings.Join(launch.Deny, "|"))
+	}
+	if opt.Unattended {
+		hash += " unattended"
+	}
+	return hash
+}
+
+// workRoot returns the folder agent workdirs live under, with its symbolic links resolved (the
+// file tools refuse a workdir whose path goes through one, as a planted link would: see
+// tools.OpenWorkdir), and what to do when the run ends. A temporary root is removed then with
+// tools.RemoveTree, which follows no link the agents planted and leaves in place, logged, any
+// mount a mode-none command made in it.
+func workRoot(dir string, log zerolog.Logger) (string, func(), error) {
+	if dir != "" {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return "", nil, fmt.Errorf("workdir %s: %w", dir, err)
+		}
+		if err := os.MkdirAll(abs, 0o755); err != nil {
+			return "", nil, fmt.Errorf("workdir: %w", err)
+		}
+		resolved, err := filepath.EvalSymlinks(abs)
+		if err != nil {
+			return "", nil, fmt.Errorf("workdir: %w", err)
+		}
+		return resolved, func() {}, nil
+	}
+	tmp, err := os.MkdirTemp("", "warren-run-")
+	if err != nil {
+		return "", nil, fmt.Errorf("workdir: %w", err)
+	}
+	resolved, err := filepath.EvalSymlinks(tmp)
+	if err != nil {
+		_ = os.Remove(tmp)
+		return "", nil, fmt.Errorf("workdir: %w", err)
+	}
+	return resolved, func() {
+		if err := tools.RemoveTree(resolved); err != nil {
+			log.Warn().Err(err).Msg("the run's temporary workdir root was not removed whole")
+		}
+	}, nil
+}
+
+// progress reports finished agents after every tick; it changes nothing in the world.
+type progress struct {
+	records *components.Records
+	total   int
+	report  func(int, int)
+}
+
+var _ ecs.System = (*progress)(nil)
+
+func (*progress) Name() string                { return "progress" }
+func (*progress) Initialize(*ecs.World) error { return nil }
+func (p *progress) Update(w *ecs.World) {
+	// Sub-agents join the run as they are spawned: the total is what ended plus what lives.
+	p.report(p.records.Len(), max(p.total, p.records.Len()+w.Entities()))
+}
+func (*progress) Finalize(*ecs.World) {}
+
+// scriptLimits are the limits of every script call of a run, from the host's [scripting].
+func scriptLimits(host *hostconfig.Config) scripting.Limits {
+	l := scripting.DefaultLimits()
+	if host.Scripting.CallTimeout > 0 {
+		l.CallTimeout = host.Scripting.CallTimeout
+	}
+	if host.Scripting.MaxCallStack > 0 {
+		l.MaxCallStack = host.Scripting.MaxCallStack
+	}
+	if host.Scripting.MaxMemory > 0 {
+		l.MaxMemory = host.Scripting.MaxMemory
+	}
+	return l
+}
+
+// scriptTools returns how the run makes a script's tool: run by engine with the host's HTTP
+// settings and the environment variables its allow-list names (read once, when the run starts).
+// The scenario's script tools and the dynamic tools agents write share it.
+func scriptTools(engine *scripting.Engine, host *hostconfig.Config) func(*scripting.Script) tools.Tool {
+	env := map[string]string{}
+	for _, name := range host.Scripting.AllowEnv {
+		if v, ok := os.LookupEnv(name); ok {
+			env[name] = v
+		}
+	}
+	httpCfg := scripting.HTTPConfig{Timeout: host.Scripting.HTTPTimeout, MaxResponseBytes: host.Scripting.MaxHTTPResponseBytes,
+		AllowPrivate: host.Scripting.HTTPAllowPrivate}
+	return func(s *scripting.Script) tools.Tool {
+		return &scripting.Tool{Script: s, Engine: engine, HTTP: httpCfg, Env: env}
+	}
+}
