@@ -30,10 +30,10 @@ type Reap struct {
 	leases   *leases.Leases
 	records  *components.Records
 	teardown *resources.Teardown
-	maps    agentMaps
-	view    *ecs.View1[components.Identity]
-	killer  killer
-	orphans []orphan
+	maps     agentMaps
+	view     *ecs.View1[components.Identity]
+	killer   killer
+	orphans  []orphan
 	// steps are the built-in teardown steps and the registered ones, in order; tick and status
 	// are what the built-in steps need to know about the agent being torn down.
 	steps  []resources.TeardownStep
