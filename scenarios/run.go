@@ -20,6 +20,7 @@ import (
 	"github.com/warrenhq/warren/gate"
 	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/mcp"
+	"github.com/warrenhq/warren/mcp/mcpconfig"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/policy"
 	"github.com/warrenhq/warren/sandbox"
@@ -93,7 +94,7 @@ func LoadHostConfig(path string) (*hostconfig.Config, error) {
 		}
 		return names, err
 	}
-	servers := func(s *mcp.ServerConfig) ([]string, error) {
+	servers := func(s *mcpconfig.Server) ([]string, error) {
 		found, err := discover(s)
 		names := make([]string, len(found))
 		for i, t := range found {
