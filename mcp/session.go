@@ -20,7 +20,6 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/warrenhq/warren/internal/mcpdemo"
 	"github.com/warrenhq/warren/mcp/mcpconfig"
 )
 
@@ -215,7 +214,7 @@ func (s *session) openStdio(cfg *mcpconfig.Server) (transport.Interface, error) 
 	}
 	cmd := exec.Command(cfg.Command, cfg.Args...)
 	if cfg.Command == mcpconfig.DemoCommand {
-		cmd = &exec.Cmd{Path: "/proc/self/exe", Args: append([]string{mcpdemo.ReexecName}, cfg.Args...)}
+		cmd = &exec.Cmd{Path: "/proc/self/exe", Args: append([]string{mcpconfig.DemoReexecName}, cfg.Args...)}
 	}
 	cmd.Dir = cfg.Dir
 	cmd.Env = childEnv(hostEnv, cfg.Env)

@@ -77,10 +77,19 @@ func ToolName(server, tool string) string { return server + Separator + tool }
 
 // DemoCommand, written as an entry's command, starts Warren's demo MCP server (a key-value
 // store, echo, a slow tool and fault injectors; package internal/mcpdemo) by re-executing the
-// running binary under the name mcpdemo.ReexecName, so a shipped scenario needs no second
-// program. The binary's main must call reexec.Init first (sandbox.Init does): the host's main
-// and the TestMain of every package whose tests run scenarios do.
+// running binary under the name DemoReexecName, so a shipped scenario needs no second program.
+// The binary's main must call reexec.Init first (sandbox.Init does): the host's main and the
+// TestMain of every package whose tests run scenarios do.
 const DemoCommand = "@demo"
+
+// DemoReexecName is the argv[0] under which a Warren binary runs the demo server instead of its
+// own main: the client starts /proc/self/exe under this name for an entry whose command is
+// DemoCommand, and package internal/mcpdemo registers its server under it (in its init), so the
+// shipped scenarios need no second binary and no Go toolchain at run time. It lives here, not in
+// the client or the server, so that neither imports the other: a binary that runs "@demo" must
+// link internal/mcpdemo itself (cmd/host does, and so do the tests that start it), and call
+// reexec.Init first.
+const DemoReexecName = "warren-mcp-demo"
 
 // Separator joins a server's name and its tool's name in the host's tool names.
 const Separator = "__"
