@@ -4,7 +4,7 @@ import (
 	"strconv"
 
 	"github.com/warrenhq/warren/internal/tomlfile"
-	"github.com/warrenhq/warren/mcp"
+	"github.com/warrenhq/warren/mcp/mcpconfig"
 	"github.com/warrenhq/warren/policy"
 	"github.com/warrenhq/warren/sandbox"
 )
@@ -257,7 +257,7 @@ type Blueprint struct {
 	// file order with defaults filled in (Blueprint set). Whether the
 	// blueprint may declare servers is the host's [mcp]
 	// allow_blueprint_servers, which the scenario loader checks.
-	MCPServers []mcp.ServerConfig
+	MCPServers []mcpconfig.Server
 }
 
 // CheckScriptCeiling reports every [tool_script_permissions] entry of the

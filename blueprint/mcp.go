@@ -9,7 +9,7 @@ import (
 
 	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/internal/tomlfile"
-	"github.com/warrenhq/warren/mcp"
+	"github.com/warrenhq/warren/mcp/mcpconfig"
 )
 
 // Sentinel errors of a stage's connectors. Problems in a blueprint's [[mcp_servers]] wrap the
@@ -28,7 +28,7 @@ var (
 func serversOf(sorted []string) []string {
 	var servers []string
 	for _, name := range sorted {
-		if server, _, ok := strings.Cut(name, mcp.Separator); ok && server != "" {
+		if server, _, ok := strings.Cut(name, mcpconfig.Separator); ok && server != "" {
 			servers = append(servers, server)
 		}
 	}
@@ -39,7 +39,7 @@ func serversOf(sorted []string) []string {
 // serverTools returns the known tools of server, `<server>__*`, a sorted sub-slice of the known
 // tools that the caller must not modify.
 func (ts *toolSet) serverTools(server string) []string {
-	prefix := server + mcp.Separator
+	prefix := server + mcpconfig.Separator
 	start, _ := slices.BinarySearch(ts.sorted, prefix)
 	end := start
 	for end < len(ts.sorted) && strings.HasPrefix(ts.sorted[end], prefix) {
@@ -50,7 +50,7 @@ func (ts *toolSet) serverTools(server string) []string {
 
 // mcpServers compiles the blueprint's [[mcp_servers]] with the host's rules, marking them as a
 // blueprint's.
-func (c *compiler) mcpServers(entries []hostconfig.MCPServerTable) []mcp.ServerConfig {
+func (c *compiler) mcpServers(entries []hostconfig.MCPServerTable) []mcpconfig.Server {
 	if !c.within("mcp_servers", len(entries), MaxMCPServers, "servers", "a blueprint") {
 		return nil
 	}
@@ -72,7 +72,7 @@ func (c *compiler) connectors(path string, servers []string, st *Stage) {
 		elem := tomlfile.JoinIndex(path, j)
 		tools := c.tools.serverTools(server)
 		switch {
-		case server == "" || strings.Contains(server, mcp.Separator) || len(tools) == 0:
+		case server == "" || strings.Contains(server, mcpconfig.Separator) || len(tools) == 0:
 			c.errorf(elem, "%w %q; a connector names a server whose tools the host knows; valid servers: %s", ErrUnknownServer, server, c.tools.servers)
 			continue
 		case slices.Contains(st.Connectors, server):
@@ -117,7 +117,7 @@ func mayDeclareServers(data []byte) bool {
 // unknown are reported by the decoder: decoding it into a shape holding mcp_servers alone made
 // every other key unknown, and the decoder's report of each (with the document's lines for
 // context) cost the square of the file's size, 40 s for 5,000 stages.
-func DeclaredServers(path string) ([]mcp.ServerConfig, error) {
+func DeclaredServers(path string) ([]mcpconfig.Server, error) {
 	data, err := tomlfile.Read(path)
 	if err != nil {
 		return nil, err

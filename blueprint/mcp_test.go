@@ -14,7 +14,7 @@ import (
 
 	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/internal/tomlfile"
-	"github.com/warrenhq/warren/mcp"
+	"github.com/warrenhq/warren/mcp/mcpconfig"
 )
 
 // mcpTools are testTools plus the tools of three MCP servers: kv, web and kvx (whose name
@@ -49,7 +49,7 @@ headers = { X-Key = "k" }
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []mcp.ServerConfig{
+	want := []mcpconfig.Server{
 		{
 			Name: "kv", Command: filepath.Join(dir, "kv-server"), Args: []string{"--stdio"}, Env: map[string]string{"KV_LEVEL": "debug"}, Dir: dir,
 			CallTimeout: 5 * time.Second, MaxConcurrency: 2, MaxResultBytes: 4096, Tools: []string{"kv_get"},
@@ -57,7 +57,7 @@ headers = { X-Key = "k" }
 		},
 		{
 			Name: "web", URL: "http://127.0.0.1:8080/mcp", Headers: map[string]string{"X-Key": "k"}, Dir: dir,
-			CallTimeout: mcp.DefaultCallTimeout, MaxConcurrency: mcp.DefaultMaxConcurrency, MaxResultBytes: mcp.DefaultMaxResultBytes,
+			CallTimeout: mcpconfig.DefaultCallTimeout, MaxConcurrency: mcpconfig.DefaultMaxConcurrency, MaxResultBytes: mcpconfig.DefaultMaxResultBytes,
 			File: file, Line: 14, Key: "mcp_servers[1]", Blueprint: true,
 		},
 	}
@@ -290,7 +290,7 @@ connectors = ["kv"]
 	known := []string{"read_file"}
 	for i := range servers {
 		fmt.Println(servers[i].Name, servers[i].Transport(), servers[i].Blueprint)
-		known = append(known, mcp.ToolName(servers[i].Name, "kv_get"), mcp.ToolName(servers[i].Name, "kv_set"))
+		known = append(known, mcpconfig.ToolName(servers[i].Name, "kv_get"), mcpconfig.ToolName(servers[i].Name, "kv_set"))
 	}
 	bp, err := Load(path, known)
 	if err != nil {

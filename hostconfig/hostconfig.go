@@ -20,7 +20,7 @@ import (
 	"strings"
 
 	"github.com/warrenhq/warren/internal/tomlfile"
-	"github.com/warrenhq/warren/mcp"
+	"github.com/warrenhq/warren/mcp/mcpconfig"
 	"github.com/warrenhq/warren/policy"
 	"github.com/warrenhq/warren/sandbox"
 )
@@ -147,7 +147,7 @@ type Config struct {
 	Sandbox sandbox.Spec
 	// MCPServers are the valid [[mcp_servers]] entries in file order, defaults filled in; their
 	// tools are offered as `<server>__<tool>`.
-	MCPServers []mcp.ServerConfig
+	MCPServers []mcpconfig.Server
 	// AllowBlueprintServers is [mcp] allow_blueprint_servers: whether a blueprint may declare
 	// its own [[mcp_servers]] (false by default, since a blueprint may come from anywhere and a
 	// server runs a program or reaches a URL of its choosing).
@@ -195,7 +195,7 @@ func LoadWithScripts(path string, knownTools []string, names ScriptNames) (*Conf
 // ServerTools lists one server's tools by their host names (<server>__<tool>): discovery. The
 // host's lister starts the server (or reaches it) and asks for its tools, so that the permission
 // tables of the file that declares it may name them.
-type ServerTools func(s *mcp.ServerConfig) ([]string, error)
+type ServerTools func(s *mcpconfig.Server) ([]string, error)
 
 // LoadWithTools is LoadWithScripts that also discovers the tools of the config's [[mcp_servers]]
 // with servers (nil: they are not listed, and a permission name `<declared server>__<tool>` is

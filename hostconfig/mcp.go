@@ -13,7 +13,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/warrenhq/warren/internal/tomlfile"
-	"github.com/warrenhq/warren/mcp"
+	"github.com/warrenhq/warren/mcp/mcpconfig"
 )
 
 // fileMCP is the host config's [mcp] table as written.
@@ -91,23 +91,23 @@ var mcpResultBytesRange = sandboxRange{1 << 10, 16 << 20, "1KiB to 16MiB", "the 
 // ("" for a config or blueprint file, "host" for a scenario's [host] table), and returns the
 // valid servers in file order with every default filled in, and every problem found, each at
 // its key and saying what would be valid. blueprint marks the servers as a blueprint's
-// (ServerConfig.Blueprint); whether a blueprint may declare servers at all is the scenario
+// (mcpconfig.Server.Blueprint); whether a blueprint may declare servers at all is the scenario
 // loader's decision, with the host config in hand. Dir is the absolute folder of doc.File, and a
 // relative command containing a '/' is resolved against it; a bare command name is left for
 // PATH when the server starts.
-func CompileMCPServers(doc *tomlfile.Doc, prefix string, entries []MCPServerTable, blueprint bool) ([]mcp.ServerConfig, tomlfile.Errors) {
+func CompileMCPServers(doc *tomlfile.Doc, prefix string, entries []MCPServerTable, blueprint bool) ([]mcpconfig.Server, tomlfile.Errors) {
 	c := compiler{doc: doc, prefix: prefix}
 	servers := c.mcpServers(entries, blueprint)
 	return servers, c.errs
 }
 
 // mcpServers compiles every entry, keeping the valid ones; see CompileMCPServers.
-func (c *compiler) mcpServers(entries []MCPServerTable, blueprint bool) []mcp.ServerConfig {
+func (c *compiler) mcpServers(entries []MCPServerTable, blueprint bool) []mcpconfig.Server {
 	if len(entries) == 0 {
 		return nil
 	}
 	dir := c.declaringDir()
-	out := make([]mcp.ServerConfig, 0, len(entries))
+	out := make([]mcpconfig.Server, 0, len(entries))
 	firstAt := make(map[string]string, len(entries))
 	for i := range entries {
 		key := tomlfile.JoinIndex("mcp_servers", i)
@@ -145,10 +145,10 @@ func (c *compiler) declaringDir() string {
 }
 
 // mcpServer compiles one entry at key (without the prefix).
-func (c *compiler) mcpServer(key string, t *MCPServerTable, dir string) mcp.ServerConfig {
-	s := mcp.ServerConfig{
+func (c *compiler) mcpServer(key string, t *MCPServerTable, dir string) mcpconfig.Server {
+	s := mcpconfig.Server{
 		Dir: dir, Key: c.path(key),
-		CallTimeout: mcp.DefaultCallTimeout, MaxConcurrency: mcp.DefaultMaxConcurrency, MaxResultBytes: mcp.DefaultMaxResultBytes,
+		CallTimeout: mcpconfig.DefaultCallTimeout, MaxConcurrency: mcpconfig.DefaultMaxConcurrency, MaxResultBytes: mcpconfig.DefaultMaxResultBytes,
 	}
 	if c.doc != nil {
 		s.File = c.doc.File
@@ -202,7 +202,7 @@ func (c *compiler) serverName(path, name string) string {
 // always the part before the first "__", so no two servers can claim one tool name.
 func validServerName(name string) bool {
 	if name == "" || len(name) > 32 || name[0] < 'a' || name[0] > 'z' ||
-		strings.Contains(name, mcp.Separator) || strings.HasSuffix(name, "_") {
+		strings.Contains(name, mcpconfig.Separator) || strings.HasSuffix(name, "_") {
 		return false
 	}
 	for i := 1; i < len(name); i++ {
@@ -214,7 +214,7 @@ func validServerName(name string) bool {
 }
 
 // transport checks the command/url choice and the keys that belong to each, filling s.
-func (c *compiler) transport(key string, t *MCPServerTable, s *mcp.ServerConfig) {
+func (c *compiler) transport(key string, t *MCPServerTable, s *mcpconfig.Server) {
 	switch {
 	case t.Command == nil && t.URL == nil:
 		c.errorf(key, "%w: neither is given; write command = \"program\" for a stdio server or url = \"https://host/mcp\" for a streamable HTTP one", ErrServerTransport)
@@ -248,10 +248,10 @@ func (c *compiler) command(path, cmd, dir string) string {
 	case strings.TrimSpace(cmd) == "":
 		c.errorf(path, "%w; command is the server's program: a name looked up in PATH, or a path (relative paths are relative to this file's folder)", ErrEmptyPath)
 		return ""
-	case cmd == mcp.DemoCommand:
+	case cmd == mcpconfig.DemoCommand:
 		return cmd
 	case strings.HasPrefix(cmd, "@"):
-		c.errorf(path, "%w %q; the only built-in server is %q (Warren's demo server); any other command is a program name or path", ErrUnknownBuiltinServer, cmd, mcp.DemoCommand)
+		c.errorf(path, "%w %q; the only built-in server is %q (Warren's demo server); any other command is a program name or path", ErrUnknownBuiltinServer, cmd, mcpconfig.DemoCommand)
 		return ""
 	case filepath.IsAbs(cmd):
 		return filepath.Clean(cmd)
@@ -325,7 +325,7 @@ func (c *compiler) mcpCallTimeout(path, raw string) time.Duration {
 	default:
 		return d
 	}
-	return mcp.DefaultCallTimeout
+	return mcpconfig.DefaultCallTimeout
 }
 
 // toolAllowList checks a tools allow-list and returns it sorted, non-nil (an empty list is a
@@ -353,13 +353,13 @@ func (c *compiler) toolAllowList(path string, tools []string) []string {
 // declaredServerTool reports whether name is `<server>__<tool>` for a server this config
 // declares, which the permission tables may name before the server's tools are listed.
 func (c *compiler) declaredServerTool(name string) bool {
-	server, tool, ok := strings.Cut(name, mcp.Separator)
+	server, tool, ok := strings.Cut(name, mcpconfig.Separator)
 	return ok && tool != "" && slices.Contains(c.servers, server)
 }
 
 // serverTools makes the tools of the compiled servers known to the permission tables: listed
 // with list and added to c.known, or, when list is nil, accepted by their server's prefix.
-func (c *compiler) serverTools(servers []mcp.ServerConfig, list ServerTools) {
+func (c *compiler) serverTools(servers []mcpconfig.Server, list ServerTools) {
 	if list == nil {
 		for i := range servers {
 			c.servers = append(c.servers, servers[i].Name)

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/warrenhq/warren/hostconfig"
-	"github.com/warrenhq/warren/mcp"
+	"github.com/warrenhq/warren/mcp/mcpconfig"
 )
 
 func ExampleLoadWithTools() {
@@ -31,8 +31,8 @@ kv__kv_set = "ask"
 		return
 	}
 	// A real host starts the server and asks for its tools; this one knows them.
-	list := func(s *mcp.ServerConfig) ([]string, error) {
-		return []string{mcp.ToolName(s.Name, "kv_get"), mcp.ToolName(s.Name, "kv_set")}, nil
+	list := func(s *mcpconfig.Server) ([]string, error) {
+		return []string{mcpconfig.ToolName(s.Name, "kv_get"), mcpconfig.ToolName(s.Name, "kv_set")}, nil
 	}
 	cfg, err := hostconfig.LoadWithTools(path, []string{"read_file"}, nil, list)
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/warrenhq/warren/internal/tomlfile"
-	"github.com/warrenhq/warren/mcp"
+	"github.com/warrenhq/warren/mcp/mcpconfig"
 	"github.com/warrenhq/warren/policy"
 )
 
@@ -63,7 +63,7 @@ command = "/usr/local/bin/../bin/abs-mcp"
 	if !cfg.AllowBlueprintServers {
 		t.Error("AllowBlueprintServers = false, want true")
 	}
-	want := []mcp.ServerConfig{
+	want := []mcpconfig.Server{
 		{
 			Name: "kv", Command: filepath.Join(dir, "bin", "mcpserver"), Args: []string{"--transport", "stdio"},
 			Env: map[string]string{"LEVEL": "info", "KV_DIR": "/srv/kv"}, Dir: dir,
@@ -72,17 +72,17 @@ command = "/usr/local/bin/../bin/abs-mcp"
 		},
 		{
 			Name: "search-2", URL: "https://search.example/mcp", Headers: map[string]string{"Authorization": "Bearer x", "X-Trace": "1"}, Dir: dir,
-			CallTimeout: mcp.DefaultCallTimeout, MaxConcurrency: mcp.DefaultMaxConcurrency, MaxResultBytes: 2048, Tools: []string{},
+			CallTimeout: mcpconfig.DefaultCallTimeout, MaxConcurrency: mcpconfig.DefaultMaxConcurrency, MaxResultBytes: 2048, Tools: []string{},
 			File: path, Line: 14, Key: "mcp_servers[1]",
 		},
 		{
 			Name: "git", Command: "git-mcp", Dir: dir,
-			CallTimeout: mcp.DefaultCallTimeout, MaxConcurrency: mcp.DefaultMaxConcurrency, MaxResultBytes: mcp.DefaultMaxResultBytes,
+			CallTimeout: mcpconfig.DefaultCallTimeout, MaxConcurrency: mcpconfig.DefaultMaxConcurrency, MaxResultBytes: mcpconfig.DefaultMaxResultBytes,
 			File: path, Line: 21, Key: "mcp_servers[2]",
 		},
 		{
 			Name: "abs", Command: "/usr/local/bin/abs-mcp", Dir: dir,
-			CallTimeout: mcp.DefaultCallTimeout, MaxConcurrency: mcp.DefaultMaxConcurrency, MaxResultBytes: mcp.DefaultMaxResultBytes,
+			CallTimeout: mcpconfig.DefaultCallTimeout, MaxConcurrency: mcpconfig.DefaultMaxConcurrency, MaxResultBytes: mcpconfig.DefaultMaxResultBytes,
 			File: path, Line: 25, Key: "mcp_servers[3]",
 		},
 	}
@@ -103,7 +103,7 @@ func TestMCPServersDefaults(t *testing.T) {
 		t.Fatal(errs)
 	}
 	s := cfg.MCPServers[0]
-	if s.CallTimeout != mcp.DefaultCallTimeout || s.MaxConcurrency != mcp.DefaultMaxConcurrency || s.MaxResultBytes != mcp.DefaultMaxResultBytes ||
+	if s.CallTimeout != mcpconfig.DefaultCallTimeout || s.MaxConcurrency != mcpconfig.DefaultMaxConcurrency || s.MaxResultBytes != mcpconfig.DefaultMaxResultBytes ||
 		s.Tools != nil || s.Args != nil || s.Env != nil || s.Blueprint || s.Transport() != "stdio" {
 		t.Errorf("defaults not applied: %+v", s)
 	}
@@ -202,7 +202,7 @@ func TestMCPServerDuplicateName(t *testing.T) {
 }
 
 // serverNames lists the servers' names in order.
-func serverNames(servers []mcp.ServerConfig) []string {
+func serverNames(servers []mcpconfig.Server) []string {
 	names := make([]string, len(servers))
 	for i := range servers {
 		names[i] = servers[i].Name
@@ -253,7 +253,7 @@ func TestCompileMCPServers(t *testing.T) {
 // names under a declared server are accepted by prefix.
 func TestCompileWithServerTools(t *testing.T) {
 	const servers = "[[mcp_servers]]\nname = \"kv\"\ncommand = \"kv\"\n\n[[mcp_servers]]\nname = \"web\"\nurl = \"http://h/mcp\"\n\n"
-	lister := func(s *mcp.ServerConfig) ([]string, error) {
+	lister := func(s *mcpconfig.Server) ([]string, error) {
 		if s.Name == "web" {
 			return nil, errors.New("connection refused")
 		}
@@ -266,8 +266,12 @@ func TestCompileWithServerTools(t *testing.T) {
 		want    string // "" compiles
 		is      error
 	}{
-		{"a listed tool", "kv__kv_get = \"allow\"\n", func(s *mcp.ServerConfig) ([]string, error) { return []string{mcp.ToolName(s.Name, "kv_get")}, nil }, "", nil},
-		{"a tool the server does not list", "kv__kv_del = \"allow\"\n", func(s *mcp.ServerConfig) ([]string, error) { return []string{mcp.ToolName(s.Name, "kv_get")}, nil },
+		{"a listed tool", "kv__kv_get = \"allow\"\n", func(s *mcpconfig.Server) ([]string, error) {
+			return []string{mcpconfig.ToolName(s.Name, "kv_get")}, nil
+		}, "", nil},
+		{"a tool the server does not list", "kv__kv_del = \"allow\"\n", func(s *mcpconfig.Server) ([]string, error) {
+			return []string{mcpconfig.ToolName(s.Name, "kv_get")}, nil
+		},
 			`host.toml:10:1: tool_permissions.kv__kv_del: unknown tool or key "kv__kv_del"`, policy.ErrUnknownName},
 		{"a listing error at its entry", "kv__kv_get = \"allow\"\n", lister,
 			`host.toml:5:3: mcp_servers[1]: server "web" did not start: connection refused`, nil},
@@ -311,7 +315,7 @@ func TestCompileWithServerTools(t *testing.T) {
 func TestCompileWithListsOnlyValidServers(t *testing.T) {
 	src := "[[mcp_servers]]\nname = \"a\"\ncommand = \"a\"\n[[mcp_servers]]\nname = \"B\"\ncommand = \"b\"\n[[mcp_servers]]\nname = \"c\"\nurl = \"http://h/\"\n"
 	var asked []string
-	_, errs := compileSrc(t, src, func(s *mcp.ServerConfig) ([]string, error) {
+	_, errs := compileSrc(t, src, func(s *mcpconfig.Server) ([]string, error) {
 		asked = append(asked, s.Name)
 		return nil, nil
 	})
@@ -325,8 +329,8 @@ func TestCompileWithListsOnlyValidServers(t *testing.T) {
 
 func TestLoadWithTools(t *testing.T) {
 	path := writeConfig(t, "[[mcp_servers]]\nname = \"kv\"\ncommand = \"kv\"\n[agent_tool_permissions.worker]\nkv__kv_get = \"allow\"\n")
-	var listed *mcp.ServerConfig
-	cfg, err := LoadWithTools(path, knownTools, nil, func(s *mcp.ServerConfig) ([]string, error) {
+	var listed *mcpconfig.Server
+	cfg, err := LoadWithTools(path, knownTools, nil, func(s *mcpconfig.Server) ([]string, error) {
 		listed = s
 		return []string{"kv__kv_get"}, nil
 	})
@@ -339,12 +343,12 @@ func TestLoadWithTools(t *testing.T) {
 	if cfg.AgentToolPermissions["worker"]["kv__kv_get"] != policy.Allow || cfg.Path != path || !strings.HasPrefix(cfg.Hash, "sha256:") {
 		t.Errorf("config %+v", cfg)
 	}
-	_, err = LoadWithTools(path, knownTools, nil, func(*mcp.ServerConfig) ([]string, error) { return nil, nil })
+	_, err = LoadWithTools(path, knownTools, nil, func(*mcpconfig.Server) ([]string, error) { return nil, nil })
 	if !errors.Is(err, policy.ErrUnknownName) {
 		t.Errorf("a tool the server does not list was accepted: %v", err)
 	}
 	listErr := errors.New("exec: \"kv\": executable file not found in $PATH")
-	_, err = LoadWithTools(path, knownTools, nil, func(*mcp.ServerConfig) ([]string, error) { return nil, listErr })
+	_, err = LoadWithTools(path, knownTools, nil, func(*mcpconfig.Server) ([]string, error) { return nil, listErr })
 	if !errors.Is(err, listErr) || !strings.Contains(err.Error(), path+":1:3: mcp_servers[0]: server \"kv\" did not start") {
 		t.Errorf("listing error: %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/warrenhq/warren/mcp/mcpconfig"
 	"github.com/warrenhq/warren/tools"
 )
 
@@ -20,7 +21,7 @@ import (
 // or schema does not make a valid tools.Spec is an error naming it (wrapping
 // tools.ErrInvalidSpec). Start failures wrap ErrStart (and ErrServerExited, ErrProtocol or
 // ErrTimeout when one of those is why).
-func Discover(ctx context.Context, cfg *ServerConfig) (infos []ToolInfo, err error) {
+func Discover(ctx context.Context, cfg *mcpconfig.Server) (infos []ToolInfo, err error) {
 	if cfg == nil {
 		return nil, fmt.Errorf("discover: %w: config is nil", ErrUnknownServer)
 	}
@@ -59,7 +60,7 @@ func listTools(ctx context.Context, sess *session) ([]mcp.Tool, error) {
 
 // toolInfos turns a server's tool list into ToolInfos: filtered by the allow-list, sorted by
 // name, each one checked to compile as a tools.Spec.
-func toolInfos(cfg *ServerConfig, listed []mcp.Tool) ([]ToolInfo, error) {
+func toolInfos(cfg *mcpconfig.Server, listed []mcp.Tool) ([]ToolInfo, error) {
 	byName := make(map[string]mcp.Tool, len(listed))
 	for _, tool := range listed {
 		if _, dup := byName[tool.Name]; dup {
@@ -115,7 +116,7 @@ func toolInfo(server string, tool mcp.Tool) (ToolInfo, error) {
 	info := ToolInfo{
 		Server:      server,
 		Tool:        tool.Name,
-		Name:        ToolName(server, tool.Name),
+		Name:        mcpconfig.ToolName(server, tool.Name),
 		Description: tool.Description,
 		Parameters:  schema,
 		Effects:     annotatedEffects(tool.Annotations),

@@ -8,19 +8,14 @@ import (
 	"strings"
 
 	"github.com/warrenhq/warren/mcp"
+	"github.com/warrenhq/warren/mcp/mcpconfig"
 	"github.com/warrenhq/warren/tools"
 )
-
-func ExampleToolName() {
-	cfg := &mcp.ServerConfig{Name: "kv", Command: "mcpserver"}
-	fmt.Println(mcp.ToolName(cfg.Name, "kv_get"), cfg.Transport())
-	// Output: kv__kv_get stdio
-}
 
 // A Manager against Warren's own test server: discover the tools, lease the server for one
 // agent, call a tool, reap the agent and read the lifecycle events.
 func ExampleManager() {
-	cfg := &mcp.ServerConfig{Name: "kv", Command: mcpserverPath, Args: []string{"--log-level", "error"}, Tools: []string{"kv_set", "kv_get"}}
+	cfg := &mcpconfig.Server{Name: "kv", Command: mcpserverPath, Args: []string{"--log-level", "error"}, Tools: []string{"kv_set", "kv_get"}}
 	infos, err := mcp.Discover(context.Background(), cfg)
 	if err != nil {
 		fmt.Println(err)

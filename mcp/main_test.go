@@ -13,6 +13,7 @@ import (
 
 	"github.com/warrenhq/warren/internal/mcpdemo"
 	"github.com/warrenhq/warren/mcp"
+	"github.com/warrenhq/warren/mcp/mcpconfig"
 	"github.com/warrenhq/warren/tools"
 )
 
@@ -42,9 +43,9 @@ func runTests(m *testing.M) int {
 }
 
 // stdioConfig is a stdio server named name running the test server.
-func stdioConfig(t testing.TB, name string) *mcp.ServerConfig {
+func stdioConfig(t testing.TB, name string) *mcpconfig.Server {
 	t.Helper()
-	return &mcp.ServerConfig{
+	return &mcpconfig.Server{
 		Name: name, Command: mcpserverPath, Args: []string{"--transport", "stdio", "--log-level", "error"},
 		Dir: t.TempDir(), File: "host.toml", Line: 3, Key: "mcp_servers[0]",
 	}
@@ -52,7 +53,7 @@ func stdioConfig(t testing.TB, name string) *mcp.ServerConfig {
 
 // httpConfig starts the test server in HTTP mode on a free port (stopped when the test ends)
 // and returns an entry reaching it.
-func httpConfig(t testing.TB, name string) *mcp.ServerConfig {
+func httpConfig(t testing.TB, name string) *mcpconfig.Server {
 	t.Helper()
 	cmd := exec.Command(mcpserverPath, "--transport", "http", "--listen", "127.0.0.1:0", "--log-level", "error")
 	cmd.Dir = t.TempDir()
@@ -64,11 +65,11 @@ func httpConfig(t testing.TB, name string) *mcp.ServerConfig {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		_ = cmd.Wait()
 	})
-	return &mcp.ServerConfig{Name: name, URL: url, File: "host.toml", Line: 9, Key: "mcp_servers[1]"}
+	return &mcpconfig.Server{Name: name, URL: url, File: "host.toml", Line: 9, Key: "mcp_servers[1]"}
 }
 
 // configFor returns a config of the given transport.
-func configFor(t testing.TB, transport, name string) *mcp.ServerConfig {
+func configFor(t testing.TB, transport, name string) *mcpconfig.Server {
 	t.Helper()
 	if transport == "http" {
 		return httpConfig(t, name)
@@ -77,7 +78,7 @@ func configFor(t testing.TB, transport, name string) *mcp.ServerConfig {
 }
 
 // newManager returns a Manager holding cfg, closed when the test ends.
-func newManager(t testing.TB, opt mcp.Options, cfgs ...*mcp.ServerConfig) *mcp.Manager {
+func newManager(t testing.TB, opt mcp.Options, cfgs ...*mcpconfig.Server) *mcp.Manager {
 	t.Helper()
 	m := mcp.NewManager(opt)
 	for _, cfg := range cfgs {
@@ -93,7 +94,7 @@ func newManager(t testing.TB, opt mcp.Options, cfgs ...*mcp.ServerConfig) *mcp.M
 // (checked by Discover elsewhere; here a permissive one keeps the tests independent of it).
 func toolOf(m *mcp.Manager, server, tool string) tools.Tool {
 	return m.Tool(mcp.ToolInfo{
-		Server: server, Tool: tool, Name: mcp.ToolName(server, tool),
+		Server: server, Tool: tool, Name: mcpconfig.ToolName(server, tool),
 		Parameters: json.RawMessage(`{"type":"object"}`),
 	})
 }

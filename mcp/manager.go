@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/warrenhq/warren/mcp/mcpconfig"
 )
 
 // Defaults for Options left at zero.
@@ -131,7 +133,7 @@ func cmpOr(d, def time.Duration) time.Duration {
 // Add registers a server. It starts nothing: the first call does. Add must happen before the
 // server's tools are used; a second server with the same name wraps ErrDuplicateServer, and
 // adding to a closed Manager wraps ErrClosed.
-func (m *Manager) Add(cfg *ServerConfig) error {
+func (m *Manager) Add(cfg *mcpconfig.Server) error {
 	if cfg == nil {
 		return fmt.Errorf("add mcp server: %w: config is nil", ErrUnknownServer)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/warrenhq/warren/mcp"
+	"github.com/warrenhq/warren/mcp/mcpconfig"
 	"github.com/warrenhq/warren/tools"
 )
 
@@ -55,7 +56,7 @@ func TestDiscover(t *testing.T) {
 				var names []string
 				for _, info := range infos {
 					names = append(names, info.Name)
-					if info.Server != "kv" || mcp.ToolName(info.Server, info.Tool) != info.Name {
+					if info.Server != "kv" || mcpconfig.ToolName(info.Server, info.Tool) != info.Name {
 						t.Errorf("info %+v: inconsistent names", info)
 					}
 				}
@@ -89,15 +90,15 @@ func TestDiscover(t *testing.T) {
 func TestDiscoverStartFailure(t *testing.T) {
 	tests := []struct {
 		name string
-		cfg  mcp.ServerConfig
+		cfg  mcpconfig.Server
 		want []error
 	}{
-		{name: "no such command", cfg: mcp.ServerConfig{Name: "kv", Command: "/nonexistent/mcpserver"}, want: []error{mcp.ErrStart}},
-		{name: "exits at once", cfg: mcp.ServerConfig{Name: "kv", Command: mcpserverPath, Args: []string{"--transport", "bogus"}},
+		{name: "no such command", cfg: mcpconfig.Server{Name: "kv", Command: "/nonexistent/mcpserver"}, want: []error{mcp.ErrStart}},
+		{name: "exits at once", cfg: mcpconfig.Server{Name: "kv", Command: mcpserverPath, Args: []string{"--transport", "bogus"}},
 			want: []error{mcp.ErrStart, mcp.ErrServerExited}},
-		{name: "not an MCP server", cfg: mcp.ServerConfig{Name: "kv", Command: "/bin/sh", Args: []string{"-c", "echo hello; sleep 5"}},
+		{name: "not an MCP server", cfg: mcpconfig.Server{Name: "kv", Command: "/bin/sh", Args: []string{"-c", "echo hello; sleep 5"}},
 			want: []error{mcp.ErrStart, mcp.ErrProtocol}},
-		{name: "nothing listens", cfg: mcp.ServerConfig{Name: "kv", URL: "http://127.0.0.1:1/mcp"}, want: []error{mcp.ErrStart}},
+		{name: "nothing listens", cfg: mcpconfig.Server{Name: "kv", URL: "http://127.0.0.1:1/mcp"}, want: []error{mcp.ErrStart}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -489,7 +490,7 @@ func TestManagerErrors(t *testing.T) {
 	}
 	m.Lease("nope") // ignored, must not panic
 	m.Release("nope")
-	broken := newManager(t, mcp.Options{}, &mcp.ServerConfig{Name: "gone", Command: "/nonexistent/server", Dir: t.TempDir()})
+	broken := newManager(t, mcp.Options{}, &mcpconfig.Server{Name: "gone", Command: "/nonexistent/server", Dir: t.TempDir()})
 	res := call(t, toolOf(broken, "gone", "echo"), `{}`)
 	if !res.IsError || !strings.Contains(res.Content, "could not start") || res.Notes[0].Text != "gone/echo session 1" {
 		t.Errorf("start failure: %+v", res)

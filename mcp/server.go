@@ -5,13 +5,15 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/warrenhq/warren/mcp/mcpconfig"
 )
 
 // server is the Manager's state for one configured server. mu guards every field below it and
 // is held only for bookkeeping, never while a call or a start runs.
 type server struct {
 	mgr *Manager
-	cfg ServerConfig
+	cfg mcpconfig.Server
 
 	mu       sync.Mutex
 	current  *session      // the live session, nil when none

@@ -20,7 +20,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/warrenhq/warren/internal/mcpdemo"
+	"github.com/warrenhq/warren/mcp/mcpconfig"
 )
 
 const (
@@ -113,7 +113,7 @@ func (s *session) isEnded() bool {
 // startSession starts a session for cfg and completes the MCP handshake under initCtx (and
 // startTimeout). The session itself lives under a context of its own, so the caller that
 // triggered the start can give up without ending it. Errors wrap ErrStart.
-func startSession(initCtx context.Context, cfg *ServerConfig, number uint64, onBreak func(*session)) (*session, error) {
+func startSession(initCtx context.Context, cfg *mcpconfig.Server, number uint64, onBreak func(*session)) (*session, error) {
 	sessCtx, cancel := context.WithCancel(context.Background())
 	s := &session{
 		server:    cfg.Name,
@@ -197,7 +197,7 @@ func (s *session) explain(ctx context.Context, what string, err error) error {
 
 // openStdio starts the child process with its three pipes and the goroutines that drain stderr
 // and wait for it, and returns a transport over its stdin and stdout.
-func (s *session) openStdio(cfg *ServerConfig) (transport.Interface, error) {
+func (s *session) openStdio(cfg *mcpconfig.Server) (transport.Interface, error) {
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("stdin pipe: %w", err)
@@ -213,8 +213,8 @@ func (s *session) openStdio(cfg *ServerConfig) (transport.Interface, error) {
 		return nil, fmt.Errorf("stderr pipe: %w", err)
 	}
 	cmd := exec.Command(cfg.Command, cfg.Args...)
-	if cfg.Command == DemoCommand {
-		cmd = &exec.Cmd{Path: "/proc/self/exe", Args: append([]string{mcpdemo.ReexecName}, cfg.Args...)}
+	if cfg.Command == mcpconfig.DemoCommand {
+		cmd = &exec.Cmd{Path: "/proc/self/exe", Args: append([]string{mcpconfig.DemoReexecName}, cfg.Args...)}
 	}
 	cmd.Dir = cfg.Dir
 	cmd.Env = childEnv(hostEnv, cfg.Env)
@@ -257,7 +257,7 @@ func exitReason(err error) string {
 
 // openHTTP builds a streamable HTTP transport with a connection pool sized for the session's
 // concurrency, so a thousand calls reuse connections instead of exhausting ports.
-func (s *session) openHTTP(cfg *ServerConfig) (transport.Interface, error) {
+func (s *session) openHTTP(cfg *mcpconfig.Server) (transport.Interface, error) {
 	base, ok := http.DefaultTransport.(*http.Transport)
 	if !ok {
 		return nil, errors.New("http.DefaultTransport is not an *http.Transport")

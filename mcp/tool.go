@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/warrenhq/warren/mcp/mcpconfig"
 	"github.com/warrenhq/warren/tools"
 )
 
@@ -23,7 +24,7 @@ type ToolInfo struct {
 	Server string
 	// Tool is the server's own name for the tool.
 	Tool string
-	// Name is ToolName(Server, Tool), the name agents call it by.
+	// Name is mcpconfig.ToolName(Server, Tool), the name agents call it by.
 	Name string
 	// Description is the server's description of the tool.
 	Description string
@@ -289,23 +290,23 @@ func cut(text string, max int) string {
 }
 
 // callTimeout, maxConcurrency and maxResultBytes read a config's limits, defaults for zero.
-func callTimeout(cfg *ServerConfig) time.Duration {
+func callTimeout(cfg *mcpconfig.Server) time.Duration {
 	if cfg.CallTimeout <= 0 {
-		return DefaultCallTimeout
+		return mcpconfig.DefaultCallTimeout
 	}
 	return cfg.CallTimeout
 }
 
-func maxConcurrency(cfg *ServerConfig) int {
+func maxConcurrency(cfg *mcpconfig.Server) int {
 	if cfg.MaxConcurrency <= 0 {
-		return DefaultMaxConcurrency
+		return mcpconfig.DefaultMaxConcurrency
 	}
 	return cfg.MaxConcurrency
 }
 
-func maxResultBytes(cfg *ServerConfig) int {
+func maxResultBytes(cfg *mcpconfig.Server) int {
 	if cfg.MaxResultBytes <= 0 {
-		return DefaultMaxResultBytes
+		return mcpconfig.DefaultMaxResultBytes
 	}
 	return cfg.MaxResultBytes
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/mcp"
+	"github.com/warrenhq/warren/mcp/mcpconfig"
 	"github.com/warrenhq/warren/policy"
 	"github.com/warrenhq/warren/scripting"
 	"github.com/warrenhq/warren/subagents"
@@ -80,7 +81,7 @@ func LoadHostConfig(path string) (*hostconfig.Config, error) {
 		}
 		return names, err
 	}
-	servers := func(s *mcp.ServerConfig) ([]string, error) {
+	servers := func(s *mcpconfig.Server) ([]string, error) {
 		found, err := discover(s)
 		names := make([]string, len(found))
 		for i, t := range found {

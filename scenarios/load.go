@@ -19,6 +19,7 @@ import (
 	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/internal/tomlfile"
 	"github.com/warrenhq/warren/mcp"
+	"github.com/warrenhq/warren/mcp/mcpconfig"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/policy"
 	"github.com/warrenhq/warren/resources"
@@ -60,7 +61,7 @@ type Scenario struct {
 	// MCPServers are the MCP servers the scenario may use, sorted by name (the host config's,
 	// and the blueprints' when the host allows them), and MCPTools their tools as the host
 	// advertises them, listed once at load; serverOf maps a tool's name to its server's.
-	MCPServers []mcp.ServerConfig
+	MCPServers []mcpconfig.Server
 	MCPTools   []mcp.ToolInfo
 	serverOf   map[string]string
 	// Hash identifies the scenario's content: the scenario file, every blueprint it uses and

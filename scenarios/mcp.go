@@ -16,6 +16,7 @@ import (
 	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/internal/tomlfile"
 	"github.com/warrenhq/warren/mcp"
+	"github.com/warrenhq/warren/mcp/mcpconfig"
 	"github.com/warrenhq/warren/subagents"
 )
 
@@ -36,7 +37,7 @@ var ErrBlueprintServer = errors.New("blueprint MCP server refused")
 // settings and tool lists the scenario's hash. It reports whether every server listed its
 // tools.
 func (c *compiler) servers(hash interface{ Write([]byte) (int, error) }) bool {
-	var servers []mcp.ServerConfig
+	var servers []mcpconfig.Server
 	allow := false
 	switch h := c.file.Host; {
 	case c.hostOverride != nil:
@@ -47,7 +48,7 @@ func (c *compiler) servers(hash interface{ Write([]byte) (int, error) }) bool {
 		servers, _ = hostconfig.CompileMCPServers(c.doc, "host", h.MCPServers, false)
 		allow = h.MCP.AllowBlueprintServers
 	}
-	byName := map[string]mcp.ServerConfig{}
+	byName := map[string]mcpconfig.Server{}
 	for _, s := range servers {
 		byName[s.Name] = s
 	}
@@ -73,7 +74,7 @@ func (c *compiler) servers(hash interface{ Write([]byte) (int, error) }) bool {
 			}
 		}
 	}
-	slices.SortFunc(servers, func(a, b mcp.ServerConfig) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(servers, func(a, b mcpconfig.Server) int { return strings.Compare(a.Name, b.Name) })
 	ok := true
 	c.sc.serverOf = map[string]string{}
 	for i := range servers {
@@ -105,7 +106,7 @@ func (c *compiler) servers(hash interface{ Write([]byte) (int, error) }) bool {
 }
 
 // discover lists one server's tools, bounded by DiscoveryTimeout.
-func discover(s *mcp.ServerConfig) ([]mcp.ToolInfo, error) {
+func discover(s *mcpconfig.Server) ([]mcp.ToolInfo, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), DiscoveryTimeout)
 	defer cancel()
 	return mcp.Discover(ctx, s)
@@ -113,7 +114,7 @@ func discover(s *mcp.ServerConfig) ([]mcp.ToolInfo, error) {
 
 // serverTools is the hostconfig.ServerTools of a scenario's [host] table: the names listed when
 // the scenario's servers were discovered.
-func (c *compiler) serverTools(s *mcp.ServerConfig) ([]string, error) {
+func (c *compiler) serverTools(s *mcpconfig.Server) ([]string, error) {
 	var names []string
 	for _, t := range c.sc.MCPTools {
 		if t.Server == s.Name {
@@ -124,14 +125,14 @@ func (c *compiler) serverTools(s *mcp.ServerConfig) ([]string, error) {
 }
 
 // serverError reports a problem with a server where it was declared.
-func (c *compiler) serverError(s *mcp.ServerConfig, format string, args ...any) {
+func (c *compiler) serverError(s *mcpconfig.Server, format string, args ...any) {
 	err := fmt.Errorf(format, args...)
 	c.errs = append(c.errs, &tomlfile.Error{File: s.File, Line: s.Line, Key: s.Key, Msg: err.Error(), Err: err})
 }
 
 // sameServer reports whether two declarations describe the same server, wherever they were
 // written: blueprints that sit side by side may share one server.
-func sameServer(a, b *mcp.ServerConfig) bool {
+func sameServer(a, b *mcpconfig.Server) bool {
 	x, y := *a, *b
 	x.File, x.Line, x.Key, y.File, y.Line, y.Key = "", 0, "", "", 0, ""
 	return reflect.DeepEqual(x, y)
@@ -182,4 +183,4 @@ func (sc *Scenario) LeasedServers(bp *blueprint.Blueprint) []string {
 
 // DiscoverServer starts one server, lists its tools as the host would advertise them, and stops
 // it again (`host mcp list`), bounded by DiscoveryTimeout.
-func DiscoverServer(s *mcp.ServerConfig) ([]mcp.ToolInfo, error) { return discover(s) }
+func DiscoverServer(s *mcpconfig.Server) ([]mcp.ToolInfo, error) { return discover(s) }

@@ -12,6 +12,7 @@ import (
 	"github.com/warrenhq/warren"
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/internal/mcpdemo"
+	"github.com/warrenhq/warren/mcp/mcpconfig"
 	"github.com/warrenhq/warren/scenarios"
 )
 
@@ -171,7 +172,7 @@ func TestMCPGarbageReplyStdio(t *testing.T) {
 // (this test binary re-executed as the demo server), and returns its URL.
 func startHTTPDemo(t *testing.T) string {
 	t.Helper()
-	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{mcpdemo.ReexecName, "--transport", "http", "--listen", "127.0.0.1:0", "--log-level", "error"}}
+	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{mcpconfig.DemoReexecName, "--transport", "http", "--listen", "127.0.0.1:0", "--log-level", "error"}}
 	url, err := mcpdemo.StartHTTP(cmd)
 	if err != nil {
 		t.Fatalf("the HTTP demo server: %v", err)

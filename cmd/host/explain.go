@@ -12,6 +12,7 @@ import (
 	"github.com/warrenhq/warren/gate"
 	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/mcp"
+	"github.com/warrenhq/warren/mcp/mcpconfig"
 	"github.com/warrenhq/warren/policy"
 	"github.com/warrenhq/warren/scenarios"
 	"github.com/warrenhq/warren/scripting"
@@ -213,7 +214,7 @@ func (x *explainCmd) fileTools(cfg *hostconfig.Config) ([]*scripting.Script, []m
 				return nil, nil, fmt.Errorf("%w: %s declares MCP server %q, and the host config does not allow blueprint servers ([mcp] allow_blueprint_servers)",
 					scenarios.ErrBlueprintServer, s.Origin(), s.Name)
 			}
-			if !slices.ContainsFunc(servers, func(o mcp.ServerConfig) bool { return o.Name == s.Name }) {
+			if !slices.ContainsFunc(servers, func(o mcpconfig.Server) bool { return o.Name == s.Name }) {
 				servers = append(servers, s)
 			}
 		}

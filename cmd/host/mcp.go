@@ -8,6 +8,7 @@ import (
 
 	"github.com/warrenhq/warren/internal/mcpdemo"
 	"github.com/warrenhq/warren/mcp"
+	"github.com/warrenhq/warren/mcp/mcpconfig"
 	"github.com/warrenhq/warren/scenarios"
 )
 
@@ -33,7 +34,7 @@ func (l *mcpListCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	var servers []mcp.ServerConfig
+	var servers []mcpconfig.Server
 	var tools []mcp.ToolInfo
 	if l.Scenario != "" {
 		sc, err := scenarios.LoadUnder(l.Scenario, scenarios.KnownTools(), host)
@@ -58,7 +59,7 @@ func (l *mcpListCmd) Run(e *env) error {
 }
 
 // printServers writes each server, how it is reached and its limits, then its tools.
-func printServers(w io.Writer, servers []mcp.ServerConfig, tools []mcp.ToolInfo) {
+func printServers(w io.Writer, servers []mcpconfig.Server, tools []mcp.ToolInfo) {
 	if len(servers) == 0 {
 		fmt.Fprintln(w, "no MCP servers")
 		return

@@ -36,7 +36,7 @@ func ReadAnnouncement(r *bufio.Reader) (string, error) {
 }
 
 // StartHTTP starts cmd, the demo server in HTTP mode (its own binary, or a Warren binary
-// re-executed under ReexecName), and returns the URL it announces. The caller stops the process.
+// re-executed under mcpconfig.DemoReexecName), and returns the URL it announces. The caller stops the process.
 func StartHTTP(cmd *exec.Cmd) (string, error) {
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

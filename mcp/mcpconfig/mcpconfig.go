@@ -1,4 +1,10 @@
-package mcp
+// Package mcpconfig is the configuration of an MCP tool server as the host config and blueprints
+// declare it ([[mcp_servers]]): the validated entry (Server), the defaults of what an entry leaves
+// out, and the rules of the names the host gives server tools. The loaders (hostconfig,
+// blueprint) produce it and the client (package mcp) consumes it; it imports nothing of Warren,
+// so a config package can name a server without importing the client. Parsing and validation
+// live with the loaders, in hostconfig.CompileMCPServers.
+package mcpconfig
 
 import (
 	"fmt"
@@ -17,10 +23,10 @@ const (
 	DefaultMaxResultBytes = 64 << 10
 )
 
-// ServerConfig is one validated [[mcp_servers]] entry, from the host config or (when the host
-// opts in) a blueprint. Exactly one of Command and URL is set: Command starts a child process
-// that speaks MCP on its stdin and stdout; URL reaches a streamable HTTP endpoint.
-type ServerConfig struct {
+// Server is one validated [[mcp_servers]] entry, from the host config or (when the host opts in)
+// a blueprint. Exactly one of Command and URL is set: Command starts a child process that speaks
+// MCP on its stdin and stdout; URL reaches a streamable HTTP endpoint.
+type Server struct {
 	// Name is the server's name, the prefix of its tools (`<name>__<tool>`): 1 to 32 characters,
 	// lower-case letters, digits, '_' and '-', starting with a letter, with no "__".
 	Name string
@@ -53,12 +59,12 @@ type ServerConfig struct {
 }
 
 // Origin renders where the entry was declared, "file:line: key", for messages.
-func (c *ServerConfig) Origin() string {
+func (c *Server) Origin() string {
 	return fmt.Sprintf("%s:%d: %s", c.File, c.Line, c.Key)
 }
 
 // Transport names how the server is reached: "stdio" or "http".
-func (c *ServerConfig) Transport() string {
+func (c *Server) Transport() string {
 	if c.URL != "" {
 		return "http"
 	}
@@ -71,10 +77,19 @@ func ToolName(server, tool string) string { return server + Separator + tool }
 
 // DemoCommand, written as an entry's command, starts Warren's demo MCP server (a key-value
 // store, echo, a slow tool and fault injectors; package internal/mcpdemo) by re-executing the
-// running binary under the name mcpdemo.ReexecName, so a shipped scenario needs no second
-// program. The binary's main must call reexec.Init first (sandbox.Init does): the host's main
-// and the TestMain of every package whose tests run scenarios do.
+// running binary under the name DemoReexecName, so a shipped scenario needs no second program.
+// The binary's main must call reexec.Init first (sandbox.Init does): the host's main and the
+// TestMain of every package whose tests run scenarios do.
 const DemoCommand = "@demo"
+
+// DemoReexecName is the argv[0] under which a Warren binary runs the demo server instead of its
+// own main: the client starts /proc/self/exe under this name for an entry whose command is
+// DemoCommand, and package internal/mcpdemo registers its server under it (in its init), so the
+// shipped scenarios need no second binary and no Go toolchain at run time. It lives here, not in
+// the client or the server, so that neither imports the other: a binary that runs "@demo" must
+// link internal/mcpdemo itself (cmd/host does, and so do the tests that start it), and call
+// reexec.Init first.
+const DemoReexecName = "warren-mcp-demo"
 
 // Separator joins a server's name and its tool's name in the host's tool names.
 const Separator = "__"
