@@ -17,10 +17,14 @@ type recorder struct {
 	msgs []string
 }
 
-func (r *recorder) Helper()                        {}
-func (r *recorder) Errorf(format string, a ...any) { r.msgs = append(r.msgs, fmt.Sprintf(format, a...)) }
-func (r *recorder) Fatalf(format string, a ...any) { r.msgs = append(r.msgs, fmt.Sprintf(format, a...)) }
-func (r *recorder) Fatal(a ...any)                 { r.msgs = append(r.msgs, fmt.Sprint(a...)) }
+func (r *recorder) Helper() {}
+func (r *recorder) Errorf(format string, a ...any) {
+	r.msgs = append(r.msgs, fmt.Sprintf(format, a...))
+}
+func (r *recorder) Fatalf(format string, a ...any) {
+	r.msgs = append(r.msgs, fmt.Sprintf(format, a...))
+}
+func (r *recorder) Fatal(a ...any) { r.msgs = append(r.msgs, fmt.Sprint(a...)) }
 
 const page = `# Page
 
