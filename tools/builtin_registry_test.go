@@ -29,8 +29,8 @@ func fakeInfo(id, name string) BuiltinInfo {
 }
 
 // TestBuiltinIDs checks the id scheme on every registered built-in of this package: the id is
-// "tools." and the name the tool's Spec gives, LookupBuiltin finds it, and Builtins lists the
-// same tools in id order.
+// "tools." and the name the tool's Spec gives, LookupBuiltin finds it, Builtins lists the same
+// tools in id order, and each declares its effects.
 func TestBuiltinIDs(t *testing.T) {
 	infos := BuiltinInfos(Namespace)
 	if len(infos) == 0 {
@@ -53,6 +53,9 @@ func TestBuiltinIDs(t *testing.T) {
 		}
 		if got := tools[i].Spec().Name; got != name {
 			t.Errorf("Builtins()[%d] is %q, want %q", i, got, name)
+		}
+		if !EffectsOf(tools[i]).Declared() {
+			t.Errorf("%q declares no effects; every built-in must (Declarer), or the read-only floor refuses it", info.ID)
 		}
 	}
 	if _, ok := LookupBuiltin("read_file"); ok {
