@@ -63,7 +63,8 @@ func (w *World) Seed() uint64 { return w.seed }
 func (w *World) IDs() *IDAllocator { return &w.ids }
 
 // Touch records that a system changed n entities this tick. A tick in which nothing is touched
-// and no lane holds work is a fixed point.
+// and no lane or waiter owes work is a fixed point, so a system that changed something must say
+// so, or the run may stop early.
 func (w *World) Touch(n int) { w.touched += n }
 
 // AddWaiter registers work the scheduler must wait for besides the lanes (for example the

@@ -12,6 +12,10 @@
 // the arguments with ParseSpawn, ParseTarget, ParseSend and ParseFanOut, and answers with
 // AgentStatus.JSON, ListJSON, KillJSON, SentJSON or Merge.
 //
+// The tools register themselves in the tools package's built-in registry from this package's
+// init, under the namespace "subagents" (Namespace): "subagents.spawn_agent",
+// "subagents.check_agent" and so on. Tools and Register read that registry, sorted by id.
+//
 // # The tree
 //
 // Every agent that takes part in a sub-agent tree is a Node. A top-level agent is a root (depth

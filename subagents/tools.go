@@ -63,7 +63,7 @@ type WorldTool interface {
 	Op() Op
 }
 
-// Compile-time guards: every sub-agent tool is a WorldTool.
+// Compile-time guards: every sub-agent tool is a WorldTool, and so a tools.Tool.
 var (
 	_ WorldTool = Spawn{}
 	_ WorldTool = Check{}
@@ -73,6 +73,26 @@ var (
 	_ WorldTool = List{}
 	_ WorldTool = FanOut{}
 )
+
+// Namespace is the built-in registry's namespace of the sub-agent tools: their ids are
+// "subagents.<name>" ("subagents.spawn_agent"), the package that defines them.
+const Namespace = "subagents"
+
+// init registers the sub-agent tools in the built-in registry (tools.RegisterBuiltin), which
+// Tools and Register read, so no hand-written list has to be kept in step with the tools.
+func init() {
+	for _, info := range []tools.BuiltinInfo{
+		{ID: "subagents.spawn_agent", New: func() tools.Tool { return Spawn{} }},
+		{ID: "subagents.check_agent", New: func() tools.Tool { return Check{} }},
+		{ID: "subagents.wait_for_agent", New: func() tools.Tool { return Wait{} }},
+		{ID: "subagents.send_to_agent", New: func() tools.Tool { return Send{} }},
+		{ID: "subagents.kill_agent", New: func() tools.Tool { return Kill{} }},
+		{ID: "subagents.list_agents", New: func() tools.Tool { return List{} }},
+		{ID: "subagents.fan_out", New: func() tools.Tool { return FanOut{} }},
+	} {
+		tools.RegisterBuiltin(info)
+	}
+}
 
 // Limits on arguments, enforced by the schemas and by the Parse functions alike.
 const (
@@ -320,19 +340,16 @@ func (FanOut) Execute(*tools.ExecContext, json.RawMessage) (tools.Result, error)
 	return tools.Result{}, needsWorld(NameFanOut)
 }
 
-// Tools returns one of each sub-agent tool, in name order. The tools are stateless values: all
-// their work happens in the world's sub-agent system, so one set serves every agent.
-func Tools() []tools.Tool {
-	return []tools.Tool{Check{}, FanOut{}, Kill{}, List{}, Send{}, Spawn{}, Wait{}}
-}
+// Tools returns one of each sub-agent tool, sorted by id (namespace "subagents"), which is name
+// order. It reads the built-in registry that this package's init fills. The tools are stateless
+// values: all their work happens in the world's sub-agent system, so one set serves every agent.
+func Tools() []tools.Tool { return tools.BuiltinsIn(Namespace) }
 
-// Register registers every sub-agent tool in r. It fails (registering nothing further) if a name
-// is already taken.
+// Register registers every sub-agent tool in r (Tools, in that order). It fails (registering
+// nothing further) if a name is already taken.
 func Register(r *tools.Registry) error {
-	for _, t := range Tools() {
-		if err := r.Register(t); err != nil {
-			return fmt.Errorf("register sub-agent tools: %w", err)
-		}
+	if err := tools.RegisterBuiltinsIn(r, Namespace); err != nil {
+		return fmt.Errorf("register sub-agent tools: %w", err)
 	}
 	return nil
 }

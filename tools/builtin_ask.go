@@ -26,16 +26,31 @@ const (
 	maxChoiceLength   = 200
 )
 
+// init registers the interaction tools as built-ins (see RegisterBuiltin).
+func init() {
+	RegisterBuiltin(BuiltinInfo{ID: "tools.ask_user_text", New: func() Tool { return AskUserText{} }})
+	RegisterBuiltin(BuiltinInfo{ID: "tools.ask_user_choice", New: func() Tool { return AskUserChoice{} }})
+	RegisterBuiltin(BuiltinInfo{ID: "tools.ask_user_confirm", New: func() Tool { return AskUserConfirm{} }})
+}
+
 var (
 	_ Interactive = AskUserText{}
 	_ Interactive = AskUserChoice{}
 	_ Interactive = AskUserConfirm{}
 )
 
-// InteractionTools returns the built-in tools that ask a person, in name order. The host drops
-// them from what an unattended stage advertises unless the stage requires them.
+// InteractionTools returns the built-in tools that ask a person (those of Builtins that implement
+// Interactive), in name order. The host drops them from what an unattended stage advertises
+// unless the stage requires them. It reads the built-in registry, so a new interaction tool is
+// listed once its file registers it.
 func InteractionTools() []Tool {
-	return []Tool{AskUserChoice{}, AskUserConfirm{}, AskUserText{}}
+	var out []Tool
+	for _, t := range Builtins() {
+		if _, ok := t.(Interactive); ok {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // IsInteraction reports whether name is one of the built-in interaction tools, so the host and the
@@ -99,6 +114,8 @@ type askChoiceArgs struct {
 // AskUserText is the ask_user_text tool: a question with a free-text answer.
 type AskUserText struct{}
 
+var _ Tool = AskUserText{} // compile-time guard: AskUserText stays a Tool
+
 // Spec describes ask_user_text.
 func (AskUserText) Spec() Spec {
 	return Spec{
@@ -133,6 +150,8 @@ func (t AskUserText) Execute(ec *ExecContext, args json.RawMessage) (Result, err
 
 // AskUserChoice is the ask_user_choice tool: a question answered by picking one of 2-20 choices.
 type AskUserChoice struct{}
+
+var _ Tool = AskUserChoice{} // compile-time guard: AskUserChoice stays a Tool
 
 // Spec describes ask_user_choice.
 func (AskUserChoice) Spec() Spec {
@@ -199,6 +218,8 @@ func (t AskUserChoice) Execute(ec *ExecContext, args json.RawMessage) (Result, e
 
 // AskUserConfirm is the ask_user_confirm tool: a yes/no question.
 type AskUserConfirm struct{}
+
+var _ Tool = AskUserConfirm{} // compile-time guard: AskUserConfirm stays a Tool
 
 // Spec describes ask_user_confirm.
 func (AskUserConfirm) Spec() Spec {

@@ -136,8 +136,19 @@ func openRegularFile(root *os.Root, rel string, flag int, verb, shown string) (*
 	return nil, nil, fsError(verb, shown, err)
 }
 
+// init registers the file tools as built-ins (see RegisterBuiltin): the file that defines a tool
+// registers it, so no list elsewhere has to be kept in step.
+func init() {
+	RegisterBuiltin(BuiltinInfo{ID: "tools.read_file", New: func() Tool { return ReadFile{} }})
+	RegisterBuiltin(BuiltinInfo{ID: "tools.write_file", New: func() Tool { return WriteFile{} }})
+	RegisterBuiltin(BuiltinInfo{ID: "tools.edit_file", New: func() Tool { return EditFile{} }})
+	RegisterBuiltin(BuiltinInfo{ID: "tools.list_dir", New: func() Tool { return ListDir{} }})
+}
+
 // ReadFile is the read_file tool: it returns a text file's lines, optionally a window of them.
 type ReadFile struct{}
+
+var _ Tool = ReadFile{} // compile-time guard: ReadFile stays a Tool
 
 var readFileSchema = json.RawMessage(`{
 	"type": "object",
@@ -315,6 +326,8 @@ func cutAtRuneStart(b []byte, next byte) int {
 // WriteFile is the write_file tool: it creates or replaces a file, creating parent directories.
 type WriteFile struct{}
 
+var _ Tool = WriteFile{} // compile-time guard: WriteFile stays a Tool
+
 var writeFileSchema = json.RawMessage(`{
 	"type": "object",
 	"properties": {
@@ -428,6 +441,8 @@ func missingFolders(root *os.Root, dir string) []string {
 // EditFile is the edit_file tool: exact string replacement inside one file.
 type EditFile struct{}
 
+var _ Tool = EditFile{} // compile-time guard: EditFile stays a Tool
+
 var editFileSchema = json.RawMessage(`{
 	"type": "object",
 	"properties": {
@@ -526,6 +541,8 @@ func rewrite(f *os.File, content string) error {
 
 // ListDir is the list_dir tool: a directory's entries, sorted, directories suffixed "/".
 type ListDir struct{}
+
+var _ Tool = ListDir{} // compile-time guard: ListDir stays a Tool
 
 var listDirSchema = json.RawMessage(`{
 	"type": "object",

@@ -56,6 +56,11 @@ var (
 	_ CommandUser = Shell{}
 )
 
+// init registers the shell tool as a built-in (see RegisterBuiltin).
+func init() {
+	RegisterBuiltin(BuiltinInfo{ID: "tools.shell", New: func() Tool { return Shell{} }})
+}
+
 // UsesCommands implements CommandUser: the shell tool runs its command through the agent's sandbox.
 func (Shell) UsesCommands() bool { return true }
 

@@ -22,8 +22,17 @@ var (
 	_ Inline = TodoList{}
 )
 
+// init registers the checklist tools as built-ins (see RegisterBuiltin).
+func init() {
+	RegisterBuiltin(BuiltinInfo{ID: "tools.todo_add", New: func() Tool { return TodoAdd{} }})
+	RegisterBuiltin(BuiltinInfo{ID: "tools.todo_done", New: func() Tool { return TodoDone{} }})
+	RegisterBuiltin(BuiltinInfo{ID: "tools.todo_list", New: func() Tool { return TodoList{} }})
+}
+
 // TodoAdd is the todo_add tool: it appends a task to the calling agent's checklist.
 type TodoAdd struct{}
+
+var _ Tool = TodoAdd{} // compile-time guard: TodoAdd stays a Tool
 
 var todoAddSchema = json.RawMessage(fmt.Sprintf(`{
 	"type": "object",
@@ -75,6 +84,8 @@ func (TodoAdd) Execute(ec *ExecContext, args json.RawMessage) (Result, error) {
 
 // TodoDone is the todo_done tool: it marks one of the calling agent's tasks done.
 type TodoDone struct{}
+
+var _ Tool = TodoDone{} // compile-time guard: TodoDone stays a Tool
 
 var todoDoneSchema = json.RawMessage(`{
 	"type": "object",
@@ -130,6 +141,8 @@ func (TodoDone) Execute(ec *ExecContext, args json.RawMessage) (Result, error) {
 
 // TodoList is the todo_list tool: it shows the calling agent's checklist.
 type TodoList struct{}
+
+var _ Tool = TodoList{} // compile-time guard: TodoList stays a Tool
 
 var todoListSchema = json.RawMessage(`{"type": "object", "additionalProperties": false}`)
 

@@ -24,25 +24,19 @@ const (
 	NameAskUserConfirm = "ask_user_confirm"
 )
 
-// Builtins returns one of each built-in tool, in name order. The tools are stateless values: the
-// file tools take their workdir, the checklist tools their broker and the interaction tools their
-// question broker from the ExecContext, so one set serves every agent of a world.
-func Builtins() []Tool {
-	return []Tool{
-		AskUserChoice{}, AskUserConfirm{}, AskUserText{},
-		EditFile{}, ListDir{}, ReadFile{}, Shell{},
-		TodoAdd{}, TodoDone{}, TodoList{},
-		WriteFile{},
-	}
-}
+// Builtins returns one of each built-in tool of this package (namespace "tools"), sorted by id,
+// which within the namespace is name order. It reads the built-in registry, which each tool's
+// file fills from its init function (RegisterBuiltin), so the list cannot forget a tool. The
+// tools are stateless values: the file tools take their workdir, the checklist tools their broker
+// and the interaction tools their question broker from the ExecContext, so one set serves every
+// agent of a world.
+func Builtins() []Tool { return BuiltinsIn(Namespace) }
 
-// RegisterBuiltins registers every built-in tool in r. It fails (registering nothing further) if a
-// name is already taken.
+// RegisterBuiltins registers every built-in tool of this package in r (Builtins, in that order).
+// It fails (registering nothing further) if a name is already taken.
 func RegisterBuiltins(r *Registry) error {
-	for _, t := range Builtins() {
-		if err := r.Register(t); err != nil {
-			return fmt.Errorf("register built-in tools: %w", err)
-		}
+	if err := RegisterBuiltinsIn(r, Namespace); err != nil {
+		return fmt.Errorf("register built-in tools: %w", err)
 	}
 	return nil
 }

@@ -1,8 +1,29 @@
 // Package tools defines what a Warren agent can call: the Tool interface, the ExecContext a call
 // runs with, the base Registry and the ScopedToolRegistry (a LIFO stack of scopes over the base,
-// higher scopes shadowing lower ones by name), the TaskBroker behind the checklist tools, the
-// WriteBudget behind the file-writing tools, and the ten built-in tools. It imports no other
-// Warren package and nothing of the ECS, so every tool is testable without a world.
+// higher scopes shadowing lower ones by name), the registry of built-in tools, the TaskBroker
+// behind the checklist tools, the WriteBudget behind the file-writing tools, and eleven built-in
+// tools: read_file, write_file, edit_file, list_dir, shell, todo_add, todo_done, todo_list,
+// ask_user_text, ask_user_choice and ask_user_confirm. Of Warren it imports only policy (the shell
+// tool reads its line's redirect keys), sandbox (the shell tool's command runner) and
+// internal/safepath (the workdir walk), and nothing of the ECS, so every tool is testable without
+// a world.
+//
+// # The built-in registry
+//
+// Built-in tools register themselves, Caddy style: the file that defines a tool calls
+// RegisterBuiltin from its init function with a BuiltinInfo, an id and a constructor, and keeps a
+// compile-time guard (var _ Tool = ReadFile{}) beside the type. An id is "<namespace>.<name>":
+// the namespace is the defining package ("tools.read_file", "subagents.spawn_agent"), the name is
+// exactly the tool's Spec().Name, which is what models, blueprints, permissions and traces use, so
+// names are unique across namespaces. RegisterBuiltin panics on a malformed id, a nil tool, a
+// name that is not the tool's, or a clash, so a bad registration stops the binary at start.
+//
+// BuiltinInfos, LookupBuiltin, BuiltinsIn and RegisterBuiltinsIn read the registry, every listing
+// sorted by id, so the order packages and files register in never shows. Builtins and
+// RegisterBuiltins are those for namespace "tools" (Namespace); package subagents offers Tools and
+// Register for its own. Within one namespace id order is name order. docs/tools.md's tables of
+// built-ins are generated from the registry and checked by TestDocsListBuiltinTools (and
+// subagents' TestDocsListSubagentTools); go test -update rewrites them.
 //
 // # Calls
 //
@@ -62,6 +83,20 @@
 // paths outside the workdir, and `cannot <verb> "p": path is outside the workdir (a symbolic link
 // or '..' leads out of it)` when a symlink inside the workdir points out of it. An absolute path
 // inside the workdir is accepted.
+//
+// shell {command, timeout_seconds?, background?}: runs the line with bash in the agent's sandbox
+// (ExecContext.Commands), the workdir its current directory, and returns the output (stdout and
+// stderr together, invalid UTF-8 replaced; past the sandbox's cap a line "[output cut: N more
+// bytes not shown]") then one of "[exit code N]", "[killed: the command ran past its timeout]",
+// "[killed: the call was cancelled]" or "[ended by signal: S]". Anything but exit code 0 is an
+// error result. timeout_seconds is 1 to 3600, never past the sandbox's own timeout. With
+// background set it returns at once, "Started in the background; its output and exit code will
+// reach your inbox when it ends.", and the host later delivers "[background command finished]
+// <line>" and the outcome. Errors: ErrNoSandbox (`this call has no sandbox to run commands in`)
+// without a command runner; `shell: the command cannot start: <reason>` for an unusable workdir
+// or a sandbox that refuses. Files the line writes by redirect are charged to the write budget
+// once it ends; over the budget they are cut back and the result says so. The boundary the
+// command ran under is a "sandbox" note, which the trace records.
 //
 // todo_add {text}: `Added task N: text` (whitespace runs in text collapse to one space).
 // todo_done {id}: `Completed task N: text`, or `Task N was already done: text`; an unknown id is

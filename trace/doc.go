@@ -8,30 +8,22 @@
 //
 //	{"format":"warren-trace","version":3,"scenario":"<name>","scenario_hash":"sha256:<hex>","seed":<n>,"clock":"virtual"}
 //
+// The writer records ScenarioHash as given; the host puts after the hash whatever on its command
+// line changed the run (" agents=N", " config=sha256:...", " launch=...", " unattended"), so a
+// trace of a changed run is never compared with the golden trace as if it were the same run.
+// [ReadAll] rejects a header of another format or version.
+//
 // Every other line is one event. Each event starts with the same five fields, in this
 // order: "tick" (the scheduler tick), "seq" (1, 2, 3, ... assigned by the writer),
-// "agent" (the agent id), "name" (the agent name) and "kind", followed by the kind's
-// own fields:
+// "agent" (the agent id; 0 for a world event), "name" (the agent name) and "kind",
+// followed by the kind's own fields. There is one Writer method per event (two for spawn:
+// Spawn and SpawnChild), and the kinds, as [Kinds] returns them: answer, fanout_start, kill,
+// mcp_server, merge, message, model_turn, prompt, reap, spawn, stage_enter, terminal,
+// tool_call, tool_note, tool_result, transition, wait_end, wait_start, worker_end.
+// docs/trace.md gives each kind's fields in order, in a table a test generates from what the
+// Writer writes, so it cannot drift from this package.
 //
-//	spawn         group, index, blueprint, model; for a child agent also parent, parent_name, depth, detached, call
-//	stage_enter   stage, visit
-//	model_turn    stage, iteration, text, calls (the number of tool calls), error (only when the model failed)
-//	tool_call     call_id, tool, args (JSON), keys, verdict, layer, reason
-//	prompt        call_id, tool, prompt, keys, text, deadline
-//	answer        call_id, tool, answer, by, verdict
-//	tool_result   call_id, tool, ok, content
-//	transition    from, to, on
-//	terminal      status, reason, stage
-//	reap          status, model_turns, tool_calls, tool_errors
-//	message       sender, sender_name, via, text (the event's agent is the recipient)
-//	wait_start    call_id, target, target_name
-//	wait_end      call_id, target, target_name, status
-//	kill          killer, killer_name, reason, cascade (the event's agent is the top of the cascade)
-//	fanout_start  call_id, blueprint, items, max_workers, on_worker_failure, mode
-//	worker_end    call_id, item, worker, worker_name, status
-//	merge         call_id, done, failed, killed, not_run, chars, ok
-//
-// Agent ids in other fields (parent, from, target, by, worker) come with the agent's
+// Agent ids in other fields (parent, sender, target, killer, worker) come with the agent's
 // name in a "_name" field; id 0 is the host, named [HostName].
 //
 // Values are only integers, strings, booleans and, for args, JSON: never floats or
@@ -40,14 +32,15 @@
 //
 // tool_call args is the call's arguments compacted onto one line; arguments that are
 // not valid UTF-8 JSON are recorded as a JSON string holding the raw text, and empty
-// arguments as null. tool_result content and message text longer than [MaxContentBytes]
-// bytes keep their first MaxContentBytes bytes (cut back to a UTF-8 boundary) followed
-// by " …[truncated N bytes]", where N is the number of bytes dropped.
+// arguments as null. tool_result content, message and tool_note text and mcp_server reason
+// longer than [MaxContentBytes] bytes keep their first MaxContentBytes bytes (cut back to a
+// UTF-8 boundary) followed by " …[truncated N bytes]", where N is the number of bytes dropped.
 //
 // The events are encoded by github.com/rs/zerolog (no timestamp, no level, no message
 // field). zerolog's global level is honoured like any zerolog logger: if a program sets
-// zerolog.SetGlobalLevel(zerolog.Disabled), events cannot be written and [Writer.Flush]
-// reports [ErrSuppressed] rather than leaving a silently incomplete trace.
+// zerolog.SetGlobalLevel(zerolog.Disabled), events cannot be written: [NewWriter] fails, or
+// [Writer.Flush] and [Writer.Close] report [ErrSuppressed], rather than leaving a silently
+// incomplete trace.
 //
 // [Diff] and [Compare] report the first divergent event between two traces in a form
 // meant to be read in a failing test's output.

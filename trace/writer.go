@@ -260,8 +260,8 @@ func (w *Writer) Prompt(tick uint64, a AgentRef, callID, tool, kind string, keys
 }
 
 // Answer records how a prompt was answered: the answer ("once", "stage", "run", "deny", or a
-// question's reply), who gave it ("script", "timeout", "unanswered", "unattended") and the
-// verdict that follows.
+// question's reply), who gave it ("script", "timeout", "unanswered", or "cancelled" for a prompt
+// still open when its agent was killed or ended; the host's values) and the verdict that follows.
 func (w *Writer) Answer(tick uint64, a AgentRef, callID, tool, answer, by, verdict string) {
 	e := w.begin(tick, a, KindAnswer)
 	if e == nil {
