@@ -48,8 +48,19 @@ func (c *Conversation) Append(m models.Message) {
 
 // LastAssistantText returns the text of the most recent assistant message (the agent's output).
 func (c *Conversation) LastAssistantText() string {
+	return c.last(models.RoleAssistant)
+}
+
+// LastUserText returns the content of the latest user message (the task, a person's answer, a
+// message from another agent or the host): the turn's stated intent, "" when there is none.
+func (c *Conversation) LastUserText() string {
+	return c.last(models.RoleUser)
+}
+
+// last returns the content of the latest non-empty message of role.
+func (c *Conversation) last(role models.Role) string {
 	for i := len(c.Messages) - 1; i >= 0; i-- {
-		if c.Messages[i].Role == models.RoleAssistant && c.Messages[i].Content != "" {
+		if c.Messages[i].Role == role && c.Messages[i].Content != "" {
 			return c.Messages[i].Content
 		}
 	}

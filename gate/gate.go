@@ -43,6 +43,8 @@ type Request struct {
 	Args json.RawMessage
 	// Grants are the agent's own grants (nil: none).
 	Grants *policy.Grants
+	// Intent is the turn's stated intent (the agent's latest user message), for the classifier.
+	Intent string
 }
 
 // Decision is the gate's verdict, the layer that made it and why, and the keys it judged: the
@@ -176,7 +178,7 @@ func classify(pol *Policy, req *Request, d Decision, x *Explanation) Decision {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	v, err := pol.Classifier.Classify(ctx, tools.ClassifyRequest{Agent: req.Agent, Tool: req.Tool, Args: req.Args, Keys: d.Keys})
+	v, err := pol.Classifier.Classify(ctx, tools.ClassifyRequest{Agent: req.Agent, Tool: req.Tool, Args: req.Args, Keys: d.Keys, Intent: req.Intent})
 	switch {
 	case err != nil:
 		x.step(LayerClassifier, req.Tool, "ask", "the classifier failed ("+err.Error()+"): fails safe to ask")

@@ -44,8 +44,8 @@ func Get[T any](w *ecs.World) (*T, error) {
 	return r, nil
 }
 
-// Run is what every part of a run shares: the root of every call's cancellation, the trace, the
-// operator's log and the settings view handed to tools.
+// Run is what every part of a run shares: the root of every call's cancellation, the trace and
+// the operator's log.
 type Run struct {
 	// Context is the root of every model turn's and tool call's cancellation.
 	Context context.Context
@@ -53,8 +53,6 @@ type Run struct {
 	Trace *trace.Writer
 	// Log receives operational warnings (never part of the trace); nil logs nothing.
 	Log *zerolog.Logger
-	// Settings is the read-only host settings view handed to tools.
-	Settings tools.Settings
 }
 
 // Lanes are the two worker lanes and the latency model of virtual time.

@@ -457,7 +457,8 @@ func TestPolicyGateAutoMode(t *testing.T) {
 }
 
 // The classifier settles asks only: calls the layers allow, deny, or a safe key covers never
-// reach it, and neither does anything outside auto mode.
+// reach it, and neither does anything outside auto mode. It is told the turn's intent: the
+// agent's latest user message.
 func TestClassifierSeesOnlyStandingAsks(t *testing.T) {
 	for _, mode := range []tools.SafetyMode{tools.SafetyAuto, tools.SafetyDefault} {
 		t.Run(mode.String(), func(t *testing.T) {
@@ -469,8 +470,10 @@ func TestClassifierSeesOnlyStandingAsks(t *testing.T) {
 			bp := h.blueprint(gatedBlueprint("", ""))
 			model := scripted(t, "scripted:auto", turn("",
 				readCall("notes.txt"), shellCall("rm -rf x"), shellCall("ls"), writeCall("new.txt", "hello")), turn("done"))
-			h.spawn(h.gatedProfile("g", bp, model, policySpec{mode: mode, classifier: stub,
-				host: policy.HostLayer{Global: map[string]policy.Verdict{"shell:rm": policy.Deny}}}), 1)
+			p := h.gatedProfile("g", bp, model, policySpec{mode: mode, classifier: stub,
+				host: policy.HostLayer{Global: map[string]policy.Verdict{"shell:rm": policy.Deny}}})
+			p.Task = func(string, int) string { return "write the release notes" }
+			h.spawn(p, 1)
 			if stop := h.run(50); stop != ecs.FixedPoint {
 				t.Fatalf("stop %v", stop)
 			}
@@ -486,8 +489,8 @@ func TestClassifierSeesOnlyStandingAsks(t *testing.T) {
 			if !slices.Equal(layers, want) {
 				t.Errorf("deciding layers %q, want %q", layers, want)
 			}
-			if len(stub.asked) != wantAsked || (wantAsked == 1 && stub.asked[0].Tool != "write_file") {
-				t.Errorf("the classifier was asked %+v, want %d question(s) about write_file", stub.asked, wantAsked)
+			if len(stub.asked) != wantAsked || (wantAsked == 1 && (stub.asked[0].Tool != "write_file" || stub.asked[0].Intent != "write the release notes")) {
+				t.Errorf("the classifier was asked %+v, want %d question(s) about write_file, with the task as the intent", stub.asked, wantAsked)
 			}
 		})
 	}

@@ -201,6 +201,9 @@ type execRecord struct {
 	ModelID      string
 	MessageIndex int
 	Tasks        *tools.TaskBroker
+	Origin       tools.CheckpointOrigin
+	Intent       string
+	Context      int
 }
 
 // ctxProbe records the ExecContext of every call, inline. Only the world's goroutine runs it.
@@ -221,6 +224,7 @@ func (t ctxProbe) Execute(ec *tools.ExecContext, _ json.RawMessage) (tools.Resul
 	*t.seen = append(*t.seen, execRecord{
 		CallID: ec.CallID, TurnID: ec.TurnID, Agent: ec.Agent, Workdir: ec.Workdir,
 		ModelID: ec.ModelID, MessageIndex: ec.MessageIndex, Tasks: ec.Tasks,
+		Origin: ec.CheckpointOrigin(), Intent: ec.Intent, Context: ec.ContextPercent,
 	})
 	return tools.TextResult("recorded"), nil
 }

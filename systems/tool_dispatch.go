@@ -144,6 +144,9 @@ func (s *ToolDispatch) check(id *components.Identity, p *components.Profile, d *
 		Stage: int(d.Tools.Stage), StageName: stage.Name, Available: stage.AvailableTools,
 		Visible: stage.Advertises(call.Name) || d.Dynamic.Has(call.Name), Handle: h,
 		Tool: call.Name, Args: call.Args, Grants: d.Tools.Grants}
+	if p.Policy != nil && p.Policy.Classifier != nil {
+		s.req.Intent = d.Conversation.LastUserText() // only the auto classifier reads it
+	}
 	dec := s.gate.Decide(p.Policy, &s.req)
 	s.req = gate.Request{}
 	return h, dec
@@ -273,7 +276,8 @@ func (t *toolTurn) start(tick uint64, e ecs.Entity, id *components.Identity, p *
 	})
 }
 
-// fillContext sets up the ExecContext of one call.
+// fillContext sets up the ExecContext of one call: every field the reference's ExecContext has
+// that Warren keeps (docs/decisions.md, "ExecContext: every field real") gets its live value.
 func (t *toolTurn) fillContext(ec *tools.ExecContext, id *components.Identity, d *components.AgentData, p *components.Profile, turn uint64, callID string, msgIndex int) {
 	*ec = tools.ExecContext{
 		Ctx:            t.run.Context,
@@ -281,10 +285,11 @@ func (t *toolTurn) fillContext(ec *tools.ExecContext, id *components.Identity, d
 		TurnID:         turn,
 		Agent:          tools.AgentRef{ID: id.ID, Name: d.Name},
 		Workdir:        d.Workdir,
-		Config:         t.run.Settings,
 		ModelID:        p.ModelID,
+		SessionID:      d.Name,
 		MessageIndex:   msgIndex,
 		ContextPercent: -1,
+		Intent:         d.Conversation.LastUserText(),
 		Tasks:          t.tasks,
 		Writes:         d.Tools.Writes,
 		Now:            t.clock.Now(),

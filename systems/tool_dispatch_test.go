@@ -293,7 +293,9 @@ func TestToolPanicFailsOnlyThatAgent(t *testing.T) {
 }
 
 // The ExecContext of a call names the agent, the call and the turn that issued it, consistently
-// with the call id ("<agent>-t<turn>-c<index>") and the model's View.Turn.
+// with the call id ("<agent>-t<turn>-c<index>") and the model's View.Turn; its checkpoint origin
+// is the agent's conversation at the dispatching position, and its intent the latest user
+// message (the task).
 func TestToolExecContextDescribesTheCall(t *testing.T) {
 	h := newHarness(t, options{})
 	model := scripted(t, "scripted:ctx",
@@ -326,6 +328,10 @@ func TestToolExecContextDescribesTheCall(t *testing.T) {
 		}
 		if got.TurnID != w.TurnID {
 			t.Errorf("call %s: TurnID %d, want %d (the turn named in its call id)", got.CallID, got.TurnID, w.TurnID)
+		}
+		origin := tools.CheckpointOrigin{SessionID: "g-0", MessageIndex: w.MessageIndex, CallID: w.CallID, TurnID: w.TurnID}
+		if got.Origin != origin || got.Intent != "the task (g-0)" || got.Context != -1 {
+			t.Errorf("call %s: origin %+v intent %q context %d, want %+v, the task (g-0), -1 (no context window)", got.CallID, got.Origin, got.Intent, got.Context, origin)
 		}
 	}
 }

@@ -6,50 +6,11 @@ import (
 	"fmt"
 )
 
-// This file declares the small interfaces through which a tool reaches the host. They are
-// implemented by later subsystems (the scheduler's notify queue, the trace's progress recorder,
-// the host config, the policy gate's classifier, the interaction hub); tools depend only on these
-// shapes so that they stay testable without a world.
-
-// Settings is a read-only view of host settings, addressed by dotted key (for example
-// "model.endpoint"). Implemented by the host config loader.
-type Settings interface {
-	// Setting returns the value of key and whether it is set.
-	Setting(key string) (string, bool)
-}
-
-// ProgressEvent is one progress report from a running call.
-type ProgressEvent struct {
-	// CallID is the reporting call; ExecContext.ReportProgress fills it when empty.
-	CallID string
-	// Message says what the call is doing now.
-	Message string
-	// Current and Total measure progress in the tool's own unit; Total 0 means unknown.
-	Current, Total int64
-}
-
-// ProgressSink receives per-call progress. Implemented by the tool lanes, which forward events to
-// the trace and any live observer. Progress must not block: a slow observer drops events rather
-// than stalling the tool.
-type ProgressSink interface {
-	Progress(ev ProgressEvent)
-}
-
-// DetachedNotice is a message from work that outlived its turn (a backgrounded command or
-// sub-agent), stamped with where it came from.
-type DetachedNotice struct {
-	Agent   AgentRef
-	CallID  string
-	TurnID  uint64
-	Message string
-}
-
-// Notifier is the turn-independent channel back to the host loop. Implemented by the scheduler's
-// wake-up queue. Notify must not block; it returns false when the notice could not be accepted
-// (the host is shutting down or the agent is gone).
-type Notifier interface {
-	Notify(n DetachedNotice) bool
-}
+// This file declares the small shapes through which a tool reaches the host: the auto-mode
+// classifier (implemented by a scenario's [[classifier]] rules, and by live models to come) and
+// the question a person is asked (answered through the interaction hub, gate.Hub, which parks the
+// asking agent as data). Tools depend only on these shapes so that they stay testable without a
+// world.
 
 // ClassifyRequest is what the auto-mode classifier judges: one tool call and the user's intent.
 type ClassifyRequest struct {
@@ -94,59 +55,6 @@ type ClassifierVerdict struct {
 // back end. An error, like a missing classifier, makes the gate escalate to ask.
 type AutoClassifier interface {
 	Classify(ctx context.Context, req ClassifyRequest) (ClassifierVerdict, error)
-}
-
-// ApprovalRequest asks a human to approve one call.
-type ApprovalRequest struct {
-	Agent  AgentRef
-	CallID string
-	Tool   string
-	// Keys are the permission keys the call needs (for example "shell:git push"), sorted.
-	Keys []string
-	// Summary is a one-line description of the call for the prompt.
-	Summary string
-}
-
-// ApprovalAnswer is a human's answer. The zero value is ApprovalDeny, so an answer that was never
-// given refuses.
-type ApprovalAnswer uint8
-
-const (
-	// ApprovalDeny refuses the call.
-	ApprovalDeny ApprovalAnswer = iota
-	// ApprovalOnce allows this call only.
-	ApprovalOnce
-	// ApprovalStage allows the call's keys until the agent enters a different stage.
-	ApprovalStage
-	// ApprovalRun allows the call's keys for the rest of the run.
-	ApprovalRun
-)
-
-var approvalAnswerNames = [...]string{ApprovalDeny: "deny", ApprovalOnce: "once", ApprovalStage: "stage", ApprovalRun: "run"}
-
-// String returns "deny", "once", "stage" or "run", the spelling scenarios use for scripted answers.
-func (a ApprovalAnswer) String() string {
-	if int(a) < len(approvalAnswerNames) {
-		return approvalAnswerNames[a]
-	}
-	return fmt.Sprintf("ApprovalAnswer(%d)", uint8(a))
-}
-
-// ParseApprovalAnswer parses "deny", "once", "stage" or "run"; anything else wraps ErrUnknownValue.
-func ParseApprovalAnswer(s string) (ApprovalAnswer, error) {
-	for a, name := range approvalAnswerNames {
-		if s == name {
-			return ApprovalAnswer(a), nil
-		}
-	}
-	return ApprovalDeny, fmt.Errorf("approval answer %q: %w (want deny, once, stage or run)", s, ErrUnknownValue)
-}
-
-// ApprovalBroker is the inline approval back-channel. Implemented by the interaction hub
-// (scripted answers in scenarios, an API in live hosting). RequestApproval parks until answered or
-// ctx is done.
-type ApprovalBroker interface {
-	RequestApproval(ctx context.Context, req ApprovalRequest) (ApprovalAnswer, error)
 }
 
 // QuestionKind says what kind of answer a Question wants, so the hub can offer the right prompt
@@ -218,8 +126,3 @@ type Question struct {
 	Choices []string
 }
 
-// QuestionBroker is the inline question back-channel. Implemented by the interaction hub.
-// Ask parks until answered or ctx is done.
-type QuestionBroker interface {
-	Ask(ctx context.Context, q Question) (answer string, err error)
-}

@@ -7,7 +7,8 @@ import (
 )
 
 // UnattendedAnswer is the result of an interaction tool when no one can answer: the headless
-// Execute path without a QuestionBroker, and the host's answer in an unattended run. Proceeding
+// Execute path (a tool run outside a world, where no hub parks the call), and the host's answer
+// in an unattended run. Proceeding
 // with best judgment, and saying so, keeps an unattended agent moving instead of blocking it for
 // ever on a person who is not there.
 const UnattendedAnswer = "No one is available to answer right now. Proceed with your best judgment and say which assumptions you made."
@@ -289,22 +290,14 @@ func checkKind(tool string, want QuestionKind, q Question) error {
 	return nil
 }
 
-// askHeadless is Execute for every interaction tool: build the question, then ask the context's
-// broker, or give the unattended answer when there is none.
-func askHeadless(ec *ExecContext, tool Interactive, args json.RawMessage) (Result, error) {
-	q, err := tool.Question(args)
-	if err != nil {
+// askHeadless is Execute for every interaction tool: the question is checked (bad arguments are
+// an error as on the hub's path), and with nobody to ask the answer is the unattended one. Inside
+// a world the host never calls it: the hub parks the agent and Answer formats the reply.
+func askHeadless(_ *ExecContext, tool Interactive, args json.RawMessage) (Result, error) {
+	if _, err := tool.Question(args); err != nil {
 		return Result{}, err
 	}
-	if ec == nil || ec.Questions == nil {
-		return TextResult(UnattendedAnswer), nil
-	}
-	q.Agent, q.CallID = ec.Agent, ec.CallID
-	answer, err := ec.Questions.Ask(ec.Context(), q)
-	if err != nil {
-		return Result{}, fmt.Errorf("the question was not answered: %w", err)
-	}
-	return tool.Answer(q, answer)
+	return TextResult(UnattendedAnswer), nil
 }
 
 // unattendedStandIn replaces an interaction tool in an unattended run's stage scope: nobody is

@@ -143,8 +143,8 @@
 // "b"); the answer must match a choice exactly, case included`; `invalid answer: "x" is not yes
 // or no (accepted, in any case: yes, y, true, no, n, false)`.
 //
-// Execute is the headless path: it asks ExecContext.Questions when set (an error from it reads
-// `the question was not answered: <reason>`) and otherwise returns UnattendedAnswer:
+// Execute is the headless path (a tool run outside a world, where no hub parks the call): it
+// checks the question and returns UnattendedAnswer:
 //
 //	No one is available to answer right now. Proceed with your best judgment and say which assumptions you made.
 //

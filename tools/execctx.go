@@ -17,29 +17,21 @@ type AgentRef struct {
 	Name string
 }
 
-// ExecContext is what one tool execution receives: cancellation and "background this" signals,
-// progress and notify channels, the call's ids, the workdir, safety and plan mode, and the brokers
-// later subsystems provide. Every field is optional in the sense that its zero value has a
+// ExecContext is what one tool execution receives: cancellation, the call's ids and its place in
+// the conversation, the workdir, the model, safety and plan mode, the turn's intent, the
+// classifier and the checklist broker, and the host's per-call services (the write budget, the
+// command runner, the script host's callbacks). It carries the reference runtime's ExecContext
+// translated to a world of many agents; the fields Warren left out, and why, are listed in
+// docs/decisions.md ("ExecContext: every field real"). Every field is optional in the sense that its zero value has a
 // documented headless meaning, and every method is safe on a nil *ExecContext, so a tool run from
 // a bare test context degrades instead of crashing.
 //
-// The live dispatch path fills the fields after NewExecContext (like the reference runtime sets
-// background, notify, scratchpad and plan state after construction).
+// The live dispatch path (tool dispatch in package systems) fills every field after
+// NewExecContext.
 type ExecContext struct {
 	// Ctx carries cancellation (the reference's token): tools doing I/O or waiting select on
 	// Ctx.Done(). nil means context.Background() (never cancelled); read it through Context().
 	Ctx context.Context
-	// Background is the "background this" signal, parallel to Ctx. Tools that can detach a running
-	// child (a shell command, a sub-agent) select on it and, when it fires, return early while the
-	// child keeps running and later reports through Notify. nil never fires (tests, headless runs
-	// that never background).
-	Background <-chan struct{}
-	// Notify is the turn-independent channel back to the host loop. Detached work reports through
-	// it after the owning turn is gone (the per-call progress sink dies with the turn). nil in
-	// tests and contexts that never detach.
-	Notify Notifier
-	// Progress receives per-call progress events while the call runs. nil drops them.
-	Progress ProgressSink
 	// CallID is the id of this tool call (from the model's reply), echoed in progress and results.
 	CallID string
 	// TurnID numbers the agent's turn that issued the call.
@@ -49,25 +41,16 @@ type ExecContext struct {
 	// Workdir is the absolute path of the agent's working directory. File tools are confined to it
 	// and create it on first use.
 	Workdir string
-	// Config is a read-only view of the host's settings. Most tools never consult it; the ones that
-	// do (a sub-agent spawner needs the same model endpoint and preferences as its parent) get the
-	// dependency through this typed field instead of a global. nil in bare contexts.
-	Config Settings
 	// ModelID is the calling agent's active model id; sub-agents inherit it so they hit the same
 	// provider.
 	ModelID string
-	// TaskID is the durable host task that owns this call when it was launched through a task
-	// queue; "" when none.
-	TaskID string
-	// SessionID is the conversation id of the interactive session dispatching this call, so that
-	// checkpoints can be anchored to a conversation position; "" on headless paths.
+	// SessionID names the conversation dispatching this call: the calling agent's, by its name,
+	// which is unique in a run and the same in every replay, so checkpoints anchor to a
+	// conversation position (with MessageIndex). "" on headless paths.
 	SessionID string
 	// MessageIndex is the conversation length at dispatch; it pairs with SessionID for checkpoint
 	// anchoring (see CheckpointOrigin). -1 when unknown.
 	MessageIndex int
-	// Scratchpad is the per-session scratch directory once it exists on disk; "" when none (tests,
-	// and before the directory is confirmed).
-	Scratchpad string
 	// SafetyMode is the effective live safety mode for this call — from the session, not the static
 	// config, and floored to read-only while a plan is being drafted. The policy gate builds its
 	// decision from it.
@@ -76,32 +59,25 @@ type ExecContext struct {
 	// the read-only floor, and the flag the plan carve-outs and the task tools key on. "" when not
 	// planning.
 	PlanFile string
-	// PlanPermissions are the live per-category plan permission levels (live, because a frozen
-	// startup copy would go stale under plan-config edits). Only consulted while PlanFile != "".
-	PlanPermissions PlanPermissions
-	// ContextPercent is the context-window fill at dispatch (0-100), when known; -1 when unknown.
+	// ContextPercent is the context-window fill at dispatch (0-100), when the agent's model back
+	// end reports its context size; -1 when it does not (the scripted and js kinds have no context
+	// window).
 	ContextPercent int
-	// Intent is the user's stated intent for the turn (the latest user message), passed to the auto
-	// mode classifier so it can judge whether an action is aligned with it.
+	// Intent is the stated intent for the turn: the latest user message of the agent's
+	// conversation (its task, a person's answer, a message from another agent), passed to the auto
+	// mode classifier so it can judge whether an action is aligned with it. "" when there is none.
 	Intent string
 	// Classifier is the model-backed classifier for SafetyAuto. Set only when the effective mode is
 	// auto and a provider is bound; nil means the gate fails safe and escalates to ask.
 	Classifier AutoClassifier
-	// Approvals is the inline approval back-channel (interactive or scripted-human runs): the gate
-	// can ask and park until answered. nil is headless: no inline prompt, the out-of-band or
-	// unattended flow decides.
-	Approvals ApprovalBroker
-	// Questions is the inline question back-channel for the ask-the-user tools. nil is headless:
-	// those tools proceed with best judgment instead of blocking.
-	Questions QuestionBroker
 	// Writes is the write budget of the agent run this call belongs to: the write ceilings in
 	// effect and what the run has spent of them. write_file and edit_file charge it before they
 	// write. It is shared (a pointer) rather than copied because the running total has to survive
 	// across every batch the run makes: a per-run budget that reset per batch would bound nothing.
 	// nil is headless: no budget configured, nothing is charged and no write is refused.
 	Writes *WriteBudget
-	// Tasks is the checklist broker, the single writer of all checklist state. Present on every
-	// live path; nil only in bare contexts, where the checklist tools return a graceful no-op
+	// Tasks is the checklist broker, the single writer of all checklist state (one per world, a
+	// world resource). Present on every live path; nil only in bare contexts, where the checklist tools return a graceful no-op
 	// result.
 	Tasks *TaskBroker
 	// Now is the world clock's time when the call was dispatched (virtual time in scenarios), so
@@ -162,41 +138,6 @@ func (ec *ExecContext) Context() context.Context {
 
 // Cancelled reports whether the call has been cancelled.
 func (ec *ExecContext) Cancelled() bool { return ec.Context().Err() != nil }
-
-// Backgrounded reports, without blocking, whether the "background this" signal has fired.
-func (ec *ExecContext) Backgrounded() bool {
-	if ec == nil || ec.Background == nil {
-		return false
-	}
-	select {
-	case <-ec.Background:
-		return true
-	default:
-		return false
-	}
-}
-
-// ReportProgress sends ev to the progress sink, stamping the call id when ev has none. Without a
-// sink the event is dropped.
-func (ec *ExecContext) ReportProgress(ev ProgressEvent) {
-	if ec == nil || ec.Progress == nil {
-		return
-	}
-	if ev.CallID == "" {
-		ev.CallID = ec.CallID
-	}
-	ec.Progress.Progress(ev)
-}
-
-// NotifyDetached reports a message from detached work through the turn-independent channel,
-// stamped with the agent, call and turn. It returns false when there is no channel or the
-// receiver refused the message.
-func (ec *ExecContext) NotifyDetached(msg string) bool {
-	if ec == nil || ec.Notify == nil {
-		return false
-	}
-	return ec.Notify.Notify(DetachedNotice{Agent: ec.Agent, CallID: ec.CallID, TurnID: ec.TurnID, Message: msg})
-}
 
 // CheckpointOrigin is the provenance of a checkpoint: the conversation position (session and
 // message index) and the call that produced a file snapshot, so rewind and fork can surface
@@ -270,47 +211,4 @@ func (m *SafetyMode) UnmarshalText(text []byte) error {
 	}
 	*m = parsed
 	return nil
-}
-
-// PlanLevel is the permission level of one plan-mode carve-out. The zero value is PlanAsk, the
-// fail-safe default.
-type PlanLevel uint8
-
-const (
-	// PlanAsk asks before acting.
-	PlanAsk PlanLevel = iota
-	// PlanAllow acts without asking.
-	PlanAllow
-	// PlanDeny refuses.
-	PlanDeny
-)
-
-var planLevelNames = [...]string{PlanAsk: "ask", PlanAllow: "allow", PlanDeny: "deny"}
-
-// String returns "ask", "allow" or "deny".
-func (l PlanLevel) String() string {
-	if int(l) < len(planLevelNames) {
-		return planLevelNames[l]
-	}
-	return fmt.Sprintf("PlanLevel(%d)", uint8(l))
-}
-
-// ParsePlanLevel parses "ask", "allow" or "deny"; anything else wraps ErrUnknownValue.
-func ParsePlanLevel(s string) (PlanLevel, error) {
-	for l, name := range planLevelNames {
-		if s == name {
-			return PlanLevel(l), nil
-		}
-	}
-	return PlanAsk, fmt.Errorf("plan permission level %q: %w (want ask, allow or deny)", s, ErrUnknownValue)
-}
-
-// PlanPermissions are the per-category levels of the plan-mode carve-outs: actions that remain
-// possible under the read-only floor while a plan is drafted. Only consulted while
-// ExecContext.PlanFile is set. The zero value asks for everything.
-type PlanPermissions struct {
-	// MemoryWrites covers writing the agent's memory notes while planning.
-	MemoryWrites PlanLevel
-	// KnownSafeBuilds covers running builds and tests from the known-safe command list.
-	KnownSafeBuilds PlanLevel
 }

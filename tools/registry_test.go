@@ -268,8 +268,6 @@ func TestInvalidArgumentCorpus(t *testing.T) {
 				}
 				ec, workdir := newWorkdirEC(t)
 				ec.Tasks = NewTaskBroker()
-				questions := &scriptedQuestions{answer: "yes"}
-				ec.Questions = questions
 				_, err = run(t, tool, ec, string(args))
 				wantError(t, err, ErrInvalidArguments, fmt.Sprintf("invalid arguments for tool %q", dir.Name()))
 				if _, statErr := os.Stat(workdir); !os.IsNotExist(statErr) {
@@ -277,9 +275,6 @@ func TestInvalidArgumentCorpus(t *testing.T) {
 				}
 				if ec.Tasks.Agents() != 0 {
 					t.Fatal("the tool ran (it touched the checklist) despite invalid arguments")
-				}
-				if len(questions.asked) != 0 {
-					t.Fatal("the tool ran (it asked a question) despite invalid arguments")
 				}
 			})
 		}

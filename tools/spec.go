@@ -104,8 +104,8 @@ type CommandUser interface {
 // dispatch path when a hub is attached: it builds the Question, parks the agent until an answer
 // (or a timeout, or the unattended answer) arrives, and turns the answer into the result. Parking
 // the agent instead of a lane worker is what lets a world of waiting agents cost no threads.
-// Execute remains the headless path (no hub): it asks ExecContext.Questions when set and otherwise
-// returns UnattendedAnswer.
+// Execute remains the headless path (no hub, a tool run outside a world): it checks the question
+// and returns UnattendedAnswer.
 type Interactive interface {
 	Tool
 	// Question builds the question from the call's arguments, which a Handle has validated;

@@ -109,7 +109,7 @@ func (a *hostAccess) callTool(ctx context.Context, name string, args json.RawMes
 	}
 	req := gate.Request{Ctx: ctx, Agent: a.base.Agent, Stage: a.policyStage, StageName: a.stage.Name,
 		Visible: a.stage.Advertises(name), Available: a.stage.AvailableTools, Handle: h,
-		Tool: name, Args: args, Grants: a.grants}
+		Tool: name, Args: args, Grants: a.grants, Intent: a.base.Intent}
 	switch dec := a.gate.Decide(a.pol, &req); {
 	case dec.Verdict == policy.Allow:
 	case dec.Verdict == policy.Ask:
