@@ -186,3 +186,30 @@ func TestAgentsReleasesEmptyPages(t *testing.T) {
 		t.Fatalf("first slot after a reset = %d, want 0", s)
 	}
 }
+
+// The turn's intent is the latest non-empty user message appended, whatever came after it, and
+// it stands when a bounded conversation drops that message.
+func TestConversationLastUserText(t *testing.T) {
+	c := Conversation{Max: 3}
+	if got := c.LastUserText(); got != "" {
+		t.Fatalf("empty conversation: intent %q", got)
+	}
+	c.Append(models.Message{Role: models.RoleUser, Content: "the task"})
+	c.Append(models.Message{Role: models.RoleAssistant, Content: "on it", Calls: []models.ToolCall{{ID: "c1"}}})
+	c.Append(models.Message{Role: models.RoleTool, Content: "done", CallID: "c1"})
+	if got := c.LastUserText(); got != "the task" {
+		t.Fatalf("intent %q, want the task", got)
+	}
+	c.Append(models.Message{Role: models.RoleUser, Content: ""})
+	c.Append(models.Message{Role: models.RoleUser, Content: "a message from the boss"})
+	c.Append(models.Message{Role: models.RoleAssistant, Content: "ok"})
+	c.Append(models.Message{Role: models.RoleAssistant, Content: "still ok"})
+	if got := c.LastUserText(); got != "a message from the boss" {
+		t.Fatalf("intent %q, want the latest non-empty user message", got)
+	}
+	for _, m := range c.Messages {
+		if m.Content == "a message from the boss" {
+			t.Fatalf("the boss's message is still held (%+v): the test no longer checks a dropped intent", c.Messages)
+		}
+	}
+}

@@ -14,11 +14,17 @@ type Conversation struct {
 	Max int32
 	// Dropped counts messages dropped to stay within Max.
 	Dropped int32
+	// lastUser is the content of the latest non-empty user message appended, kept even when
+	// the message itself is dropped (see LastUserText).
+	lastUser string
 }
 
 // Append adds m, then drops the oldest whole turns while the conversation is over Max.
 func (c *Conversation) Append(m models.Message) {
 	c.Messages = append(c.Messages, m)
+	if m.Role == models.RoleUser && m.Content != "" {
+		c.lastUser = m.Content
+	}
 	if c.Max <= 0 {
 		return
 	}
@@ -48,21 +54,16 @@ func (c *Conversation) Append(m models.Message) {
 
 // LastAssistantText returns the text of the most recent assistant message (the agent's output).
 func (c *Conversation) LastAssistantText() string {
-	return c.last(models.RoleAssistant)
-}
-
-// LastUserText returns the content of the latest user message (the task, a person's answer, a
-// message from another agent or the host): the turn's stated intent, "" when there is none.
-func (c *Conversation) LastUserText() string {
-	return c.last(models.RoleUser)
-}
-
-// last returns the content of the latest non-empty message of role.
-func (c *Conversation) last(role models.Role) string {
 	for i := len(c.Messages) - 1; i >= 0; i-- {
-		if c.Messages[i].Role == role && c.Messages[i].Content != "" {
+		if c.Messages[i].Role == models.RoleAssistant && c.Messages[i].Content != "" {
 			return c.Messages[i].Content
 		}
 	}
 	return ""
 }
+
+// LastUserText returns the content of the latest user message appended (the task, a person's
+// answer, a message from another agent or the host): the turn's stated intent, "" when there is
+// none. It is kept when a full conversation drops that message, since what was asked still
+// stands, and costs nothing per call (every tool call's ExecContext carries it).
+func (c *Conversation) LastUserText() string { return c.lastUser }
