@@ -61,3 +61,13 @@ func ParseBlueprint(name, src string) (*blueprint.Blueprint, error) {
 // ErrAgentNames means a run's agent names are unusable or not unique (a group's agent_name
 // template).
 var ErrAgentNames = scenarios.ErrAgentNames
+
+// Spec is a scenario described with Go values (see FromSpec); GroupSpec is one of its groups.
+type (
+	Spec      = scenarios.Spec
+	GroupSpec = scenarios.GroupSpec
+)
+
+// FromSpec compiles a scenario from Go values, with the defaults a scenario file gets for what it
+// leaves out (virtual clock, one-tick latencies, the default lanes and host config).
+func FromSpec(s Spec) (*Scenario, error) { return scenarios.FromSpec(s) }
