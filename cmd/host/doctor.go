@@ -3,8 +3,7 @@ package main
 import (
 	"fmt"
 
-	"github.com/warrenhq/warren/hostconfig"
-	"github.com/warrenhq/warren/sandbox"
+	"github.com/warrenhq/warren"
 )
 
 // doctorCmd reports what this machine supports for containing agents' commands, and what the
@@ -18,27 +17,23 @@ func (d *doctorCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	if cfg == nil {
-		cfg = hostconfig.Default()
-	}
-	caps := sandbox.Probe()
-	for _, line := range caps.Report() {
+	report := warren.CheckSandbox(cfg)
+	for _, line := range report.Machine {
 		fmt.Fprintln(e.stdout, line)
 	}
-	ceiling := cfg.SandboxCeiling()
+	ceiling := report.Ceiling
 	source := "the built-in default"
 	if d.Config != "" {
 		source = d.Config
 	}
 	fmt.Fprintf(e.stdout, "ceiling (%s): %s on_unavailable=%s\n", source, ceiling, ceiling.OnUnavailable)
-	effective, warning, err := caps.Effective(ceiling)
 	switch {
-	case err != nil:
-		fmt.Fprintf(e.stdout, "here: commands refused: %v\n", err)
-	case warning != "":
-		fmt.Fprintf(e.stdout, "here: commands run as %s (degraded: %s)\n", effective.Mode, warning)
+	case report.Refused != nil:
+		fmt.Fprintf(e.stdout, "here: commands refused: %v\n", report.Refused)
+	case report.Degraded != "":
+		fmt.Fprintf(e.stdout, "here: commands run as %s (degraded: %s)\n", report.Effective.Mode, report.Degraded)
 	default:
-		fmt.Fprintf(e.stdout, "here: commands run as %s, as configured\n", effective.Mode)
+		fmt.Fprintf(e.stdout, "here: commands run as %s, as configured\n", report.Effective.Mode)
 	}
 	return nil
 }

@@ -24,7 +24,7 @@ import (
 
 	"github.com/alecthomas/kong"
 
-	"github.com/warrenhq/warren/sandbox"
+	"github.com/warrenhq/warren"
 )
 
 // Exit codes.
@@ -61,7 +61,7 @@ func main() {
 	// First of all: this process may be one of the sandbox's helpers (a contained command's
 	// pid 1 or its exec trampoline), or the demo MCP server an "@demo" entry starts (registered
 	// by internal/mcpdemo, which this binary links for `host mcp serve`), which run and exit here.
-	sandbox.Init()
+	warren.Init()
 	// Local time is UTC in the host: goja's Date reads time.Local for its local-time methods
 	// (getHours, toString), and a script's output reaches the trace, which must not depend on
 	// the machine's time zone.

@@ -6,10 +6,11 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/warrenhq/warren"
+	// The demo MCP server is the one package besides the root that this binary links: the root
+	// package must not (internal/archtest: only cmd/ binaries and tests link a test server), and
+	// host mcp serve runs it, as the "@demo" entry it registers does (warren.Init runs it).
 	"github.com/warrenhq/warren/internal/mcpdemo"
-	"github.com/warrenhq/warren/mcp"
-	"github.com/warrenhq/warren/mcp/mcpconfig"
-	"github.com/warrenhq/warren/scenarios"
 )
 
 // mcpCmd groups the MCP commands.
@@ -34,38 +35,30 @@ func (l *mcpListCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	var servers []mcpconfig.Server
-	var tools []mcp.ToolInfo
+	var sc *warren.Scenario
 	if l.Scenario != "" {
-		sc, err := scenarios.LoadUnder(l.Scenario, scenarios.KnownTools(), host)
-		if err != nil {
+		if sc, err = warren.LoadUnder(l.Scenario, host); err != nil {
 			fmt.Fprintf(e.stderr, "host: %s is not a valid scenario:\n%v\n", l.Scenario, err)
 			return errBadInput
 		}
-		servers, tools = sc.MCPServers, sc.MCPTools
-	} else {
-		servers = host.MCPServers
-		for i := range servers {
-			found, err := scenarios.DiscoverServer(&servers[i])
-			if err != nil {
-				fmt.Fprintf(e.stderr, "host: %s: server %q could not list its tools: %v\n", servers[i].Origin(), servers[i].Name, err)
-				return errBadInput
-			}
-			tools = append(tools, found...)
-		}
 	}
-	printServers(e.stdout, servers, tools)
+	servers, err := warren.MCPServers(sc, host)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "host: %v\n", err)
+		return errBadInput
+	}
+	printServers(e.stdout, servers)
 	return nil
 }
 
 // printServers writes each server, how it is reached and its limits, then its tools.
-func printServers(w io.Writer, servers []mcpconfig.Server, tools []mcp.ToolInfo) {
+func printServers(w io.Writer, servers []warren.MCPServer) {
 	if len(servers) == 0 {
 		fmt.Fprintln(w, "no MCP servers")
 		return
 	}
 	for i := range servers {
-		s := &servers[i]
+		s := &servers[i].Config
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
@@ -77,17 +70,12 @@ func printServers(w io.Writer, servers []mcpconfig.Server, tools []mcp.ToolInfo)
 		fmt.Fprintf(w, "  declared at %s\n", s.Origin())
 		fmt.Fprintf(w, "  call_timeout %v, max_concurrency %d, max_result_bytes %d\n", s.CallTimeout, s.MaxConcurrency, s.MaxResultBytes)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		n := 0
-		for _, t := range tools {
-			if t.Server != s.Name {
-				continue
-			}
-			n++
+		for _, t := range servers[i].Tools {
 			desc, _, _ := strings.Cut(t.Description, "\n")
 			fmt.Fprintf(tw, "  %s\t%s\n", t.Name, desc)
 		}
 		_ = tw.Flush()
-		if n == 0 {
+		if len(servers[i].Tools) == 0 {
 			fmt.Fprintln(w, "  (no tools)")
 		}
 	}

@@ -15,8 +15,6 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/warrenhq/warren"
-	"github.com/warrenhq/warren/components"
-	"github.com/warrenhq/warren/hostconfig"
 )
 
 type runCmd struct {
@@ -149,7 +147,7 @@ func printSummary(w io.Writer, sc *warren.Scenario, s *warren.Summary, tracePath
 	var parts []string
 	for k, n := range s.ByStatus {
 		if n > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", components.StatusKind(k), n))
+			parts = append(parts, fmt.Sprintf("%s %d", warren.Status(k), n))
 		}
 	}
 	fmt.Fprintf(w, "agents       %d: %s\n", s.Agents, strings.Join(parts, ", "))
@@ -160,7 +158,7 @@ func printSummary(w io.Writer, sc *warren.Scenario, s *warren.Summary, tracePath
 			total := 0
 			for k, n := range counts {
 				if n > 0 {
-					parts = append(parts, fmt.Sprintf("%s %d", components.StatusKind(k), n))
+					parts = append(parts, fmt.Sprintf("%s %d", warren.Status(k), n))
 					total += n
 				}
 			}
@@ -193,7 +191,7 @@ func printSummary(w io.Writer, sc *warren.Scenario, s *warren.Summary, tracePath
 
 // loadHostConfig loads the --config file (nil when none is given), reporting a bad one on
 // stderr as the usage error it is.
-func loadHostConfig(e *env, path string) (*hostconfig.Config, error) {
+func loadHostConfig(e *env, path string) (*warren.HostConfig, error) {
 	if path == "" {
 		return nil, nil
 	}

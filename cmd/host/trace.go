@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	"github.com/warrenhq/warren/trace"
+	"github.com/warrenhq/warren"
 )
 
 type traceCmd struct {
@@ -16,7 +16,7 @@ type traceDiffCmd struct {
 }
 
 func (d *traceDiffCmd) Run(e *env) error {
-	report, err := trace.Compare(d.Want, d.Got)
+	report, err := warren.CompareTraces(d.Want, d.Got)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "host: %v\n", err)
 		return errBadInput

@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	"github.com/warrenhq/warren/scenarios"
+	"github.com/warrenhq/warren"
 )
 
 type validateCmd struct {
@@ -18,7 +18,7 @@ func (v *validateCmd) Run(e *env) error {
 	}
 	bad := 0
 	for _, f := range v.Files {
-		sc, err := scenarios.LoadUnder(f, scenarios.KnownTools(), host)
+		sc, err := warren.LoadUnder(f, host)
 		if err != nil {
 			bad++
 			fmt.Fprintf(e.stderr, "%s: invalid:\n%v\n", f, err)
