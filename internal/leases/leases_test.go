@@ -1,0 +1,216 @@
+package leases
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/warrenhq/warren/mcp"
+	"github.com/warrenhq/warren/trace"
+)
+
+// fakeServers records the calls leases makes; Drain hands over the queued events once, and Close
+// queues one stop event per server it knows, as mcp.Manager leaves its stop events for a last
+// Drain.
+type fakeServers struct {
+	calls    []string
+	events   []mcp.Event
+	closed   int
+	closeErr error
+	names    []string
+}
+
+func (f *fakeServers) Lease(server string)   { f.calls = append(f.calls, "lease "+server) }
+func (f *fakeServers) Release(server string) { f.calls = append(f.calls, "release "+server) }
+
+func (f *fakeServers) Drain() []mcp.Event {
+	f.calls = append(f.calls, "drain")
+	out := f.events
+	f.events = nil
+	return out
+}
+
+func (f *fakeServers) Close() error {
+	f.calls = append(f.calls, "close")
+	f.closed++
+	for _, name := range f.names {
+		f.events = append(f.events, mcp.Event{Server: name, Kind: mcp.EventStop, Session: 1, Transport: "stdio", Reason: "the world ended"})
+	}
+	return f.closeErr
+}
+
+var _ Servers = (*fakeServers)(nil)
+
+// mcpLine is an mcp_server event as the trace holds it.
+type mcpLine struct {
+	Tick      uint64 `json:"tick"`
+	Agent     uint64 `json:"agent"`
+	Name      string `json:"name"`
+	Kind      string `json:"kind"`
+	Server    string `json:"server"`
+	Event     string `json:"event"`
+	Session   uint64 `json:"session"`
+	Transport string `json:"transport"`
+	Reason    string `json:"reason"`
+}
+
+// newTrace returns a trace writer on a buffer, and a function that closes it and reads its events
+// back.
+func newTrace(t *testing.T) (*trace.Writer, func() []mcpLine) {
+	t.Helper()
+	var buf bytes.Buffer
+	tw, err := trace.NewWriter(&buf, trace.Header{Scenario: "leases", Clock: trace.ClockVirtual})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tw, func() []mcpLine {
+		t.Helper()
+		if err := tw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		_, raw, err := trace.ReadAll(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := make([]mcpLine, len(raw))
+		for i, r := range raw {
+			if err := json.Unmarshal(r, &lines[i]); err != nil {
+				t.Fatalf("event %d: %v: %s", i, err, r)
+			}
+		}
+		return lines
+	}
+}
+
+func TestLeaseAndRelease(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		names  []string
+		agents int
+		want   []string
+	}{
+		{name: "each server once per agent", names: []string{"kv", "search"}, agents: 3,
+			want: []string{"lease kv", "lease kv", "lease kv", "lease search", "lease search", "lease search"}},
+		{name: "one agent", names: []string{"kv"}, agents: 1, want: []string{"lease kv"}},
+		{name: "no agents", names: []string{"kv"}, agents: 0},
+		{name: "no servers", agents: 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeServers{}
+			New(f, nil).Lease(tc.names, tc.agents)
+			if !slices.Equal(f.calls, tc.want) {
+				t.Fatalf("Lease(%v, %d) made %q, want %q", tc.names, tc.agents, f.calls, tc.want)
+			}
+		})
+	}
+	t.Run("release gives one back per server", func(t *testing.T) {
+		f := &fakeServers{}
+		New(f, nil).Release([]string{"kv", "search"})
+		if want := []string{"release kv", "release search"}; !slices.Equal(f.calls, want) {
+			t.Fatalf("Release made %q, want %q", f.calls, want)
+		}
+	})
+}
+
+func TestWriteEvents(t *testing.T) {
+	f := &fakeServers{events: []mcp.Event{
+		{Server: "kv", Kind: mcp.EventStart, Session: 1, Transport: "stdio"},
+		{Server: "kv", Kind: mcp.EventExit, Session: 1, Transport: "stdio", Reason: "exit status 3"},
+		{Server: "search", Kind: mcp.EventStart, Session: 1, Transport: "http"},
+	}}
+	tw, read := newTrace(t)
+	l := New(f, tw)
+	if n := l.WriteEvents(4); n != 3 {
+		t.Fatalf("WriteEvents = %d, want 3", n)
+	}
+	if n := l.WriteEvents(5); n != 0 {
+		t.Fatalf("second WriteEvents = %d, want 0 (the events were drained)", n)
+	}
+	f.events = []mcp.Event{{Server: "kv", Kind: mcp.EventRestart, Session: 2, Transport: "stdio", Reason: "exit status 3"}}
+	if n := l.WriteEvents(6); n != 1 {
+		t.Fatalf("third WriteEvents = %d, want 1", n)
+	}
+	want := []mcpLine{
+		{Tick: 4, Kind: trace.KindMCPServer, Server: "kv", Event: mcp.EventStart, Session: 1, Transport: "stdio"},
+		{Tick: 4, Kind: trace.KindMCPServer, Server: "kv", Event: mcp.EventExit, Session: 1, Transport: "stdio", Reason: "exit status 3"},
+		{Tick: 4, Kind: trace.KindMCPServer, Server: "search", Event: mcp.EventStart, Session: 1, Transport: "http"},
+		{Tick: 6, Kind: trace.KindMCPServer, Server: "kv", Event: mcp.EventRestart, Session: 2, Transport: "stdio", Reason: "exit status 3"},
+	}
+	if got := read(); !slices.Equal(got, want) {
+		t.Fatalf("trace holds\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+func TestWriteEventsWithoutATrace(t *testing.T) {
+	f := &fakeServers{events: []mcp.Event{{Server: "kv", Kind: mcp.EventStart, Session: 1}}}
+	l := New(f, nil)
+	if n := l.WriteEvents(1); n != 1 {
+		t.Fatalf("WriteEvents = %d, want 1 (events are drained and counted without a trace)", n)
+	}
+	if len(f.events) != 0 {
+		t.Fatal("events left undrained")
+	}
+}
+
+func TestClose(t *testing.T) {
+	boom := errors.New("kv did not stop")
+	for _, tc := range []struct {
+		name string
+		err  error
+	}{
+		{name: "clean", err: nil},
+		{name: "a server fails to stop", err: boom},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeServers{names: []string{"kv", "search"}, closeErr: tc.err}
+			tw, read := newTrace(t)
+			l := New(f, tw)
+			if err := l.Close(17); !errors.Is(err, tc.err) {
+				t.Fatalf("Close = %v, want %v", err, tc.err)
+			}
+			if f.closed != 1 {
+				t.Fatalf("servers closed %d times, want once", f.closed)
+			}
+			// The stop events Close leaves behind are drained after it, so they reach the trace.
+			if want := []string{"close", "drain"}; !slices.Equal(f.calls, want) {
+				t.Fatalf("calls %q, want %q", f.calls, want)
+			}
+			want := []mcpLine{
+				{Tick: 17, Kind: trace.KindMCPServer, Server: "kv", Event: mcp.EventStop, Session: 1, Transport: "stdio", Reason: "the world ended"},
+				{Tick: 17, Kind: trace.KindMCPServer, Server: "search", Event: mcp.EventStop, Session: 1, Transport: "stdio", Reason: "the world ended"},
+			}
+			if got := read(); !slices.Equal(got, want) {
+				t.Fatalf("trace holds\n%+v\nwant\n%+v", got, want)
+			}
+		})
+	}
+}
+
+// TestNoServers: a nil *Leases and leases of no servers are a world without MCP servers: every
+// method is a no-op, and nothing reaches the trace.
+func TestNoServers(t *testing.T) {
+	tw, read := newTrace(t)
+	for _, tc := range []struct {
+		name string
+		l    *Leases
+	}{
+		{name: "nil leases", l: nil},
+		{name: "no servers", l: New(nil, tw)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.l.Lease([]string{"kv"}, 3)
+			tc.l.Release([]string{"kv"})
+			if n := tc.l.WriteEvents(1); n != 0 {
+				t.Fatalf("WriteEvents = %d, want 0", n)
+			}
+			if err := tc.l.Close(2); err != nil {
+				t.Fatalf("Close = %v, want nil", err)
+			}
+		})
+	}
+	if got := read(); len(got) != 0 {
+		t.Fatalf("trace holds %+v, want nothing", got)
+	}
+}
