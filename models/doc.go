@@ -9,6 +9,10 @@
 // host stores in a component. This keeps an idle agent's model cost to a few bytes and
 // lets the host call one back end from many goroutines at once.
 //
+// Every turn also receives a context, cancelled when the host no longer wants the turn
+// (its agent was killed, the run was cancelled or reached its deadline), so a back end that
+// waits (on the network, on a script) stops instead of holding a lane worker.
+//
 // # The scripted back end
 //
 // [Scripted] replays turns written in a scenario. The turns form one ordered list that

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
@@ -147,7 +148,14 @@ type Model interface {
 	ID() string
 	// Turn decides the agent's next step. It may update st. A returned error is a model
 	// failure: the host ends the stage with outcome "error" and records the message.
-	Turn(st *State, v *View) (Reply, error)
+	//
+	// ctx is cancelled when the turn is no longer wanted: the agent was killed (kill_agent,
+	// its subtree's kill, its parent's end), the run was cancelled, or a deadline of the run
+	// passed. A back end that waits (a network call, a script) must stop soon after and
+	// return, typically with an error wrapping ctx.Err(); the host drops the reply of a
+	// killed agent, and a lane that never got its turn back could not close. A back end that
+	// only computes (Scripted) may ignore ctx.
+	Turn(ctx context.Context, st *State, v *View) (Reply, error)
 }
 
 // Errors a back end returns, testable with errors.Is.

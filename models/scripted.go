@@ -1,6 +1,7 @@
 package models
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -208,8 +209,8 @@ func (s *Scripted) Inline() bool { return true }
 // Turn replays the turn at st.Cursor for the agent in v and advances the cursor (see
 // the package documentation for exhaustion). The returned calls carry deterministic ids
 // "<agent>-t<turn>-c<index>"; their Args may share memory with other calls and must not
-// be modified.
-func (s *Scripted) Turn(st *State, v *View) (Reply, error) {
+// be modified. A scripted turn is pure memory work that cannot block, so it ignores ctx.
+func (s *Scripted) Turn(_ context.Context, st *State, v *View) (Reply, error) {
 	if st == nil || v == nil {
 		return Reply{}, errors.New("scripted model: Turn needs a state and a view")
 	}
