@@ -5,8 +5,8 @@
 // conversation so far and the tools the stage advertises) plus the agent's own tiny
 // [State], and returns a [Reply]: text and zero or more tool calls. A reply without
 // calls means the stage's work is done. Back ends are stateless values shared by every
-// agent that uses them; anything they must remember per agent lives in State, which the
-// host stores in a component. This keeps an idle agent's model cost to a few bytes and
+// agent that uses them; anything they must remember per agent lives in State (one int32),
+// which the host keeps in the agent's side store. This keeps an idle agent's model cost to a few bytes and
 // lets the host call one back end from many goroutines at once.
 //
 // Every turn also receives a context, cancelled when the host no longer wants the turn

@@ -129,15 +129,17 @@ type Reply struct {
 	Calls []ToolCall
 }
 
-// State is the per-agent memory of a model back end, stored by the host in a component
-// and passed back on every turn. It must stay tiny because the host may hold a million
-// of them: Cursor covers position-based back ends such as Scripted, and Data is for a
-// back end that truly needs more (nil for Scripted).
+// State is the per-agent memory of a model back end, kept by the host in the agent's side
+// store (components.AgentData) and passed back on every turn. It must stay tiny, and it holds
+// no pointer, because the host may hold a million of them and copies one to the model lane and
+// back on every lane turn: Cursor covers position-based back ends such as Scripted. A future
+// back end that needs real per-agent memory (a live model's session, a summary of a long
+// conversation) keeps it in the agent side store, a field of components.AgentData beside the
+// conversation, where references are safe and reap frees them; see docs/architecture.md,
+// "Agent data: pointer-free components and the side store", and docs/decisions.md.
 type State struct {
 	// Cursor is the back end's position (for Scripted, the index of the next turn).
 	Cursor int32
-	// Data is back-end specific state; nil unless a back end documents otherwise.
-	Data any
 }
 
 // Model is one back end deciding agents' next steps. Implementations are shared by many
