@@ -16,6 +16,9 @@ type Doc struct {
 	// File names the document in error messages.
 	File    string
 	entries map[string]entry
+	// values holds where the value of each key/value and array element starts, for errors
+	// about a value found in a part of the document decoded later (DecodeTable).
+	values map[string]position
 }
 
 // entry is what the index knows about one path.
@@ -52,10 +55,17 @@ func (d *Doc) Errorf(path string, format string, args ...any) *Error {
 	if d == nil {
 		return e
 	}
+	d.place(e)
+	return e
+}
+
+// place sets e's file and position from its Key, as Errorf describes.
+func (d *Doc) place(e *Error) {
+	path := e.Key
 	e.File = d.File
 	if line, col, ok := d.Pos(path); ok {
 		e.Line, e.Column = line, col
-		return e
+		return
 	}
 	// Try the parents, longest first; a malformed path's valid prefix counts
 	// as a parent.
@@ -67,10 +77,9 @@ func (d *Doc) Errorf(path string, format string, args ...any) *Error {
 	for ; n > 0; n-- {
 		if line, col, ok := d.Pos(prefixPath(path, segs, n)); ok {
 			e.Line, e.Column = line, col
-			break
+			return
 		}
 	}
-	return e
 }
 
 // prefixPath returns the path made of the first n segments of path.
@@ -109,13 +118,15 @@ type indexer struct {
 	// keys and added are scratch space reused across statements.
 	keys  []*unstable.Node
 	added []position
+	// also are keys the caller of a DecodeTable reads itself: valid at the root, never decoded.
+	also []string
 }
 
 // index parses data and builds its Doc. A syntax error is returned as an
 // Error positioned where the parser stopped.
 func index(file string, data []byte) (*indexer, *Error) {
 	ix := &indexer{
-		doc:        &Doc{File: file, entries: make(map[string]entry)},
+		doc:        &Doc{File: file, entries: make(map[string]entry), values: make(map[string]position)},
 		data:       data,
 		lineStarts: lineStarts(data),
 		at:         make(map[position]target),
@@ -191,6 +202,8 @@ func (ix *indexer) mark(pos position, path string, value bool) {
 	ix.at[pos] = target{path: path, stmt: path, value: value}
 	if !value {
 		ix.added = append(ix.added, pos)
+	} else if _, ok := ix.doc.values[path]; !ok {
+		ix.doc.values[path] = pos
 	}
 }
 
