@@ -13,6 +13,20 @@
 // (its agent was killed, the run was cancelled or reached its deadline), so a back end that
 // waits (on the network, on a script) stops instead of holding a lane worker.
 //
+// # Kinds
+//
+// A scenario names a back end by its kind ([models.worker] kind = "scripted"). Kinds form an
+// open registry, after Caddy's modules: each is a [Kind] with a namespaced id
+// ("models.scripted", whose name "scripted" is what a scenario writes), registered with
+// [RegisterKind] from the init function of the file that implements it (scripted_kind.go
+// here; the JavaScript policy's in package scripting). A kind's New returns the struct its
+// tables decode into (the struct's toml tags are the table's keys), and that struct's Compile
+// builds the model from the decoded table and a [KindEnv]: the model's key and id, a way to
+// resolve files relative to the scenario, the host's scripting limits and a hash sink. The
+// scenario loader knows no kind by name: it looks the kind up ([LookupKind]), decodes the table
+// strictly into the kind's struct, and positions what Compile reports ([KeyError]) in the
+// file. [Kinds] lists the ids, sorted, for messages, help and docs.
+//
 // # The scripted back end
 //
 // [Scripted] replays turns written in a scenario. The turns form one ordered list that
