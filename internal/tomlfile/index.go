@@ -16,8 +16,11 @@ type Doc struct {
 	// File names the document in error messages.
 	File    string
 	entries map[string]entry
-	// values holds where the value of each key/value and array element starts, for errors
-	// about a value found in a part of the document decoded later (DecodeTable).
+	// data is the document's text; values holds where the value of each key/value and array
+	// element starts, for errors about a value in a part of the document decoded later
+	// (DecodeTable), indexed from data on the first such decoding so that documents never
+	// decoded that way (a 20,000-stage blueprint) do not pay for it.
+	data   []byte
 	values map[string]position
 }
 
@@ -120,20 +123,35 @@ type indexer struct {
 	added []position
 	// also are keys the caller of a DecodeTable reads itself: valid at the root, never decoded.
 	also []string
+	// values, when set, receives the position of every value (Doc.values).
+	values map[string]position
 }
 
 // index parses data and builds its Doc. A syntax error is returned as an
 // Error positioned where the parser stopped.
 func index(file string, data []byte) (*indexer, *Error) {
-	ix := &indexer{
-		doc:        &Doc{File: file, entries: make(map[string]entry), values: make(map[string]position)},
+	ix := newIndexer(file, data)
+	if err := ix.walk(); err != nil {
+		return nil, ix.syntaxError(err)
+	}
+	return ix, nil
+}
+
+// newIndexer prepares the indexing of data, a document named file.
+func newIndexer(file string, data []byte) *indexer {
+	return &indexer{
+		doc:        &Doc{File: file, entries: make(map[string]entry), data: data},
 		data:       data,
 		lineStarts: lineStarts(data),
 		at:         make(map[position]target),
 		arrays:     make(map[string]int),
 	}
+}
+
+// walk indexes every expression of the document, returning the parser's error if it stops.
+func (ix *indexer) walk() error {
 	var p unstable.Parser
-	p.Reset(data)
+	p.Reset(ix.data)
 	table := ""
 	for p.NextExpression() {
 		expr := p.Expression()
@@ -144,10 +162,7 @@ func index(file string, data []byte) (*indexer, *Error) {
 			ix.keyValue(table, expr)
 		}
 	}
-	if err := p.Error(); err != nil {
-		return nil, ix.syntaxError(err)
-	}
-	return ix, nil
+	return p.Error()
 }
 
 // syntaxError positions a parser error. The parser highlights a subslice of
@@ -202,9 +217,21 @@ func (ix *indexer) mark(pos position, path string, value bool) {
 	ix.at[pos] = target{path: path, stmt: path, value: value}
 	if !value {
 		ix.added = append(ix.added, pos)
-	} else if _, ok := ix.doc.values[path]; !ok {
-		ix.doc.values[path] = pos
+	} else if _, ok := ix.values[path]; !ok && ix.values != nil {
+		ix.values[path] = pos
 	}
+}
+
+// valuePos returns where the value at path starts, indexing the document's values on first use.
+func (d *Doc) valuePos(path string) (position, bool) {
+	if d.values == nil {
+		d.values = map[string]position{}
+		ix := newIndexer(d.File, d.data)
+		ix.values = d.values
+		_ = ix.walk() // the document parsed once already
+	}
+	pos, ok := d.values[path]
+	return pos, ok
 }
 
 // finishStatement sets the statement path of every key part marked since

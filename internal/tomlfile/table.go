@@ -58,7 +58,7 @@ func (d *Doc) rebase(path string, ix *indexer, e *Error) *Error {
 		out.Key = path + "." + e.Key
 	}
 	if t, ok := ix.at[position{line: e.Line, col: e.Column}]; ok && t.value && t.path == e.Key {
-		if pos, ok := d.values[path+"."+t.path]; ok {
+		if pos, ok := d.valuePos(path + "." + t.path); ok {
 			out.File, out.Line, out.Column = d.File, pos.line, pos.col
 			return out
 		}
