@@ -367,16 +367,15 @@ func (c *compiler) compileModels(hash io.Writer) {
 		table := c.file.Models[key]
 		path := tomlfile.JoinKey("models", key)
 		kindPath := tomlfile.JoinKey(path, "kind")
-		var name string
-		switch raw, ok := table["kind"]; {
-		case !ok || raw == "":
+		raw, written := table["kind"]
+		name, isString := raw.(string)
+		switch {
+		case !written || isString && name == "":
 			c.errorf(path, "missing kind; valid kinds: %s", valid)
 			continue
-		default:
-			if name, ok = raw.(string); !ok {
-				c.errorf(kindPath, "%v is not a kind: name one as a string; valid kinds: %s", raw, valid)
-				continue
-			}
+		case !isString:
+			c.errorf(kindPath, "%v is not a kind: name one as a string; valid kinds: %s", raw, valid)
+			continue
 		}
 		kind, ok := models.LookupKind(models.KindNamespace + name)
 		if !ok {
