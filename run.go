@@ -269,10 +269,16 @@ func (r *Runtime) Run(ctx context.Context) (*Summary, error) {
 	}
 	r.ran = true
 	defer r.Close()
-	r.set.Run.Context = ctx // every model turn's and tool call's cancellation hangs off it
+	// Every model turn's and tool call's cancellation hangs off the run's context; it is cancelled
+	// as soon as the ticking stops (a tick limit, a fixed point with work left blocked), so no lane
+	// job outlives the run and the lanes close without waiting on one.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	r.set.Run.Context = ctx
 	start := time.Now()
 	stop, err := r.sched.Run(ctx, r.sc.MaxTicks)
 	elapsed := time.Since(start)
+	cancel()
 	if cerr := r.installed.Leases.Close(r.world.Tick()); cerr != nil {
 		r.opt.Log.Warn().Err(cerr).Msg("MCP servers did not stop cleanly")
 	}

@@ -101,8 +101,11 @@ type ToolWork struct {
 	// Outstanding counts calls not finished yet: on the tool lane, waiting on a prompt, or
 	// handed to the sub-agent system.
 	Outstanding int32
-	// Ctx is the cancellation of the turn's lane calls, made when the first one starts; Cancel
-	// ends it when the turn finishes or the agent is killed.
+	// Ctx is the cancellation of the turn's lane work: made when a lane model's turn starts
+	// (infer_dispatch, ended by infer_collect once the turn is back) and again when the turn's
+	// first lane tool call starts; Cancel ends it when that work is done or the agent is killed,
+	// so kill_agent, a subtree's kill and a parent's reap stop a model mid-turn as they stop
+	// tool calls.
 	Ctx    context.Context
 	Cancel context.CancelFunc
 }

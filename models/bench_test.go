@@ -1,6 +1,9 @@
 package models
 
-import "testing"
+import (
+	"context"
+	"testing"
+)
 
 func BenchmarkScriptedTurnConstant(b *testing.B) {
 	s := mustScripted(b, []ScriptedTurn{{
@@ -11,7 +14,7 @@ func BenchmarkScriptedTurnConstant(b *testing.B) {
 	var st State
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := s.Turn(&st, v); err != nil {
+		if _, err := s.Turn(context.Background(), &st, v); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -30,7 +33,7 @@ func BenchmarkScriptedTurnTemplated(b *testing.B) {
 	var st State
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := s.Turn(&st, v); err != nil {
+		if _, err := s.Turn(context.Background(), &st, v); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -5,9 +5,27 @@
 // conversation so far and the tools the stage advertises) plus the agent's own tiny
 // [State], and returns a [Reply]: text and zero or more tool calls. A reply without
 // calls means the stage's work is done. Back ends are stateless values shared by every
-// agent that uses them; anything they must remember per agent lives in State, which the
-// host stores in a component. This keeps an idle agent's model cost to a few bytes and
+// agent that uses them; anything they must remember per agent lives in State (one int32),
+// which the host keeps in the agent's side store. This keeps an idle agent's model cost to a few bytes and
 // lets the host call one back end from many goroutines at once.
+//
+// Every turn also receives a context, cancelled when the host no longer wants the turn
+// (its agent was killed, the run was cancelled or reached its deadline), so a back end that
+// waits (on the network, on a script) stops instead of holding a lane worker.
+//
+// # Kinds
+//
+// A scenario names a back end by its kind ([models.worker] kind = "scripted"). Kinds form an
+// open registry, after Caddy's modules: each is a [Kind] with a namespaced id
+// ("models.scripted", whose name "scripted" is what a scenario writes), registered with
+// [RegisterKind] from the init function of the file that implements it (scripted_kind.go
+// here; the JavaScript policy's in package scripting). A kind's New returns the struct its
+// tables decode into (the struct's toml tags are the table's keys), and that struct's Compile
+// builds the model from the decoded table and a [KindEnv]: the model's key and id, a way to
+// resolve files relative to the scenario, the host's scripting limits and a hash sink. The
+// scenario loader knows no kind by name: it looks the kind up ([LookupKind]), decodes the table
+// strictly into the kind's struct, and positions what Compile reports ([KeyError]) in the
+// file. [Kinds] lists the ids, sorted, for messages, help and docs.
 //
 // # The scripted back end
 //

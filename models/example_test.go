@@ -1,6 +1,7 @@
 package models_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/warrenhq/warren/models"
@@ -21,7 +22,7 @@ func ExampleNewScripted() {
 	view := &models.View{Agent: models.AgentInfo{Name: "worker-3", Index: 3}, Stage: "plan", Visit: 1}
 	for turn := range 3 {
 		view.Turn, view.Iteration = turn, turn
-		reply, err := script.Turn(&state, view)
+		reply, err := script.Turn(context.Background(), &state, view)
 		if err != nil {
 			fmt.Println("error:", err)
 			continue

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
@@ -128,15 +129,17 @@ type Reply struct {
 	Calls []ToolCall
 }
 
-// State is the per-agent memory of a model back end, stored by the host in a component
-// and passed back on every turn. It must stay tiny because the host may hold a million
-// of them: Cursor covers position-based back ends such as Scripted, and Data is for a
-// back end that truly needs more (nil for Scripted).
+// State is the per-agent memory of a model back end, kept by the host in the agent's side
+// store (components.AgentData) and passed back on every turn. It must stay tiny, and it holds
+// no pointer, because the host may hold a million of them and copies one to the model lane and
+// back on every lane turn: Cursor covers position-based back ends such as Scripted. A future
+// back end that needs real per-agent memory (a live model's session, a summary of a long
+// conversation) keeps it in the agent side store, a field of components.AgentData beside the
+// conversation, where references are safe and reap frees them; see docs/architecture.md,
+// "Agent data: pointer-free components and the side store", and docs/decisions.md.
 type State struct {
 	// Cursor is the back end's position (for Scripted, the index of the next turn).
 	Cursor int32
-	// Data is back-end specific state; nil unless a back end documents otherwise.
-	Data any
 }
 
 // Model is one back end deciding agents' next steps. Implementations are shared by many
@@ -147,7 +150,14 @@ type Model interface {
 	ID() string
 	// Turn decides the agent's next step. It may update st. A returned error is a model
 	// failure: the host ends the stage with outcome "error" and records the message.
-	Turn(st *State, v *View) (Reply, error)
+	//
+	// ctx is cancelled when the turn is no longer wanted: the agent was killed (kill_agent,
+	// its subtree's kill, its parent's end), the run was cancelled, or a deadline of the run
+	// passed. A back end that waits (a network call, a script) must stop soon after and
+	// return, typically with an error wrapping ctx.Err(); the host drops the reply of a
+	// killed agent, and a lane that never got its turn back could not close. A back end that
+	// only computes (Scripted) may ignore ctx.
+	Turn(ctx context.Context, st *State, v *View) (Reply, error)
 }
 
 // Errors a back end returns, testable with errors.Is.

@@ -1,37 +1,40 @@
 package models
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
 )
 
-// ScriptedCall is one tool call of a scripted turn, as written in a scenario.
+// ScriptedCall is one tool call of a scripted turn, as written in a scenario (its toml tags
+// are the keys of a [[models.<key>.turns.calls]] table).
 type ScriptedCall struct {
 	// Tool is the name of the tool to call.
-	Tool string
+	Tool string `toml:"tool"`
 	// Args is the call's arguments as decoded from TOML: nested map[string]any and
 	// []any holding strings, int64, float64 and bool. Every string leaf is a template.
-	Args map[string]any
+	Args map[string]any `toml:"args"`
 }
 
-// ScriptedTurn is one model turn as written in a scenario.
+// ScriptedTurn is one model turn as written in a scenario (its toml tags are the keys of a
+// [[models.<key>.turns]] table).
 type ScriptedTurn struct {
 	// Stage, when set, asserts the stage the agent must be in when this turn comes
 	// up, so a scenario that drifts from its blueprint fails at the first wrong turn.
-	Stage string
+	Stage string `toml:"stage"`
 	// Text is the reply's prose (a template).
-	Text string
+	Text string `toml:"text"`
 	// Calls is the tools the turn requests; none means the stage is done.
-	Calls []ScriptedCall
+	Calls []ScriptedCall `toml:"calls"`
 	// Error, when set, makes the turn a model failure with this message, to test how
 	// a blueprint copes with a failing model. A constant Error excludes Text and Calls. An
 	// Error with templates fails only the agents for which it renders non-empty; for the
 	// others the turn's Text and Calls apply, so one script can fail some agents (say every
 	// tenth fan-out item) and not others.
-	Error string
+	Error string `toml:"error"`
 	// Repeat uses the turn this many times in a row (0 and 1: once).
-	Repeat int
+	Repeat int `toml:"repeat"`
 }
 
 // MaxRepeat bounds a turn's Repeat.
@@ -208,8 +211,8 @@ func (s *Scripted) Inline() bool { return true }
 // Turn replays the turn at st.Cursor for the agent in v and advances the cursor (see
 // the package documentation for exhaustion). The returned calls carry deterministic ids
 // "<agent>-t<turn>-c<index>"; their Args may share memory with other calls and must not
-// be modified.
-func (s *Scripted) Turn(st *State, v *View) (Reply, error) {
+// be modified. A scripted turn is pure memory work that cannot block, so it ignores ctx.
+func (s *Scripted) Turn(_ context.Context, st *State, v *View) (Reply, error) {
 	if st == nil || v == nil {
 		return Reply{}, errors.New("scripted model: Turn needs a state and a view")
 	}

@@ -2,6 +2,7 @@ package models
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -110,7 +111,7 @@ func TestScriptedConsumesTurnsInOrder(t *testing.T) {
 		{Text: "done"},
 	}
 	for turn, w := range want {
-		got, err := s.Turn(&st, testView("build", turn))
+		got, err := s.Turn(context.Background(), &st, testView("build", turn))
 		if err != nil {
 			t.Fatalf("turn %d: %v", turn, err)
 		}
@@ -140,8 +141,8 @@ func assertReply(t *testing.T, turn int, got, want Reply) {
 func TestScriptedConstantArgsAreShared(t *testing.T) {
 	s := mustScripted(t, []ScriptedTurn{{Calls: []ScriptedCall{{Tool: "t", Args: map[string]any{"a": "b"}}}}}, ExhaustedRepeatLast)
 	var st State
-	first, _ := s.Turn(&st, testView("s", 0))
-	second, _ := s.Turn(&st, testView("s", 1))
+	first, _ := s.Turn(context.Background(), &st, testView("s", 0))
+	second, _ := s.Turn(context.Background(), &st, testView("s", 1))
 	if &first.Calls[0].Args[0] != &second.Calls[0].Args[0] {
 		t.Error("constant arguments were re-encoded; want one shared encoding")
 	}
@@ -193,7 +194,7 @@ func TestScriptedTemplates(t *testing.T) {
 				turn.Calls = []ScriptedCall{{Tool: "t", Args: tt.args}}
 			}
 			s := mustScripted(t, []ScriptedTurn{turn}, ExhaustedFail)
-			got, err := s.Turn(&State{}, testView("review", 5))
+			got, err := s.Turn(context.Background(), &State{}, testView("review", 5))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -267,7 +268,7 @@ func TestScriptedRenderErrorNamesTurnAndPath(t *testing.T) {
 		"p": "{{if .Name}}{{index .Name 99}}{{end}}",
 	}}}}}, ExhaustedFail)
 	st := State{Cursor: 1}
-	_, err := s.Turn(&st, testView("s", 1))
+	_, err := s.Turn(context.Background(), &st, testView("s", 1))
 	if err == nil || !strings.HasPrefix(err.Error(), "turn 2: calls[0].args.p: template:") {
 		t.Fatalf("error = %v, want one naming turn 2 and calls[0].args.p", err)
 	}
@@ -276,10 +277,10 @@ func TestScriptedRenderErrorNamesTurnAndPath(t *testing.T) {
 func TestScriptedStageAssertion(t *testing.T) {
 	s := mustScripted(t, []ScriptedTurn{{Stage: "plan", Text: "ok"}, {Stage: "plan", Text: "again"}}, ExhaustedFail)
 	var st State
-	if got, err := s.Turn(&st, testView("plan", 0)); err != nil || got.Text != "ok" {
+	if got, err := s.Turn(context.Background(), &st, testView("plan", 0)); err != nil || got.Text != "ok" {
 		t.Fatalf("matching stage: %+v, %v", got, err)
 	}
-	_, err := s.Turn(&st, testView("build", 1))
+	_, err := s.Turn(context.Background(), &st, testView("build", 1))
 	if !errors.Is(err, ErrStageMismatch) {
 		t.Fatalf("error = %v, want ErrStageMismatch", err)
 	}
@@ -295,11 +296,11 @@ func TestScriptedStageAssertion(t *testing.T) {
 func TestScriptedFailureTurn(t *testing.T) {
 	s := mustScripted(t, []ScriptedTurn{{Error: "rate limited"}, {Text: "recovered"}}, ExhaustedFail)
 	var st State
-	_, err := s.Turn(&st, testView("s", 0))
+	_, err := s.Turn(context.Background(), &st, testView("s", 0))
 	if !errors.Is(err, ErrScriptedFailure) || err.Error() != "scripted model failure: rate limited" {
 		t.Fatalf("error = %v, want the scripted failure", err)
 	}
-	if got, err := s.Turn(&st, testView("s", 1)); err != nil || got.Text != "recovered" {
+	if got, err := s.Turn(context.Background(), &st, testView("s", 1)); err != nil || got.Text != "recovered" {
 		t.Errorf("turn after failure = %+v, %v", got, err)
 	}
 }
@@ -313,7 +314,7 @@ func TestScriptedExhaustion(t *testing.T) {
 		s := mustScripted(t, turns, ExhaustedFail)
 		st := State{Cursor: 2}
 		for range 2 {
-			_, err := s.Turn(&st, testView("s", 2))
+			_, err := s.Turn(context.Background(), &st, testView("s", 2))
 			if !errors.Is(err, ErrScriptExhausted) || err.Error() != "scripted model ran out of turns after 2" {
 				t.Fatalf("error = %v, want exhaustion after 2", err)
 			}
@@ -325,7 +326,7 @@ func TestScriptedExhaustion(t *testing.T) {
 	t.Run("finish", func(t *testing.T) {
 		s := mustScripted(t, turns, ExhaustedFinish)
 		st := State{Cursor: 2}
-		got, err := s.Turn(&st, testView("s", 2))
+		got, err := s.Turn(context.Background(), &st, testView("s", 2))
 		if err != nil || got.Text != "" || len(got.Calls) != 0 {
 			t.Fatalf("reply = %+v, %v; want an empty reply", got, err)
 		}
@@ -334,7 +335,7 @@ func TestScriptedExhaustion(t *testing.T) {
 		s := mustScripted(t, turns, ExhaustedRepeatLast)
 		st := State{Cursor: 2}
 		for turn := 7; turn < 10; turn++ {
-			got, err := s.Turn(&st, testView("s", turn))
+			got, err := s.Turn(context.Background(), &st, testView("s", turn))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -350,7 +351,7 @@ func TestScriptedExhaustion(t *testing.T) {
 	})
 	t.Run("empty script fails at once", func(t *testing.T) {
 		s := mustScripted(t, nil, ExhaustedFail)
-		_, err := s.Turn(&State{}, testView("s", 0))
+		_, err := s.Turn(context.Background(), &State{}, testView("s", 0))
 		if !errors.Is(err, ErrScriptExhausted) || !strings.HasSuffix(err.Error(), "after 0") {
 			t.Errorf("error = %v", err)
 		}
@@ -359,13 +360,13 @@ func TestScriptedExhaustion(t *testing.T) {
 
 func TestScriptedRejectsBadCalls(t *testing.T) {
 	s := mustScripted(t, []ScriptedTurn{{Text: "x"}}, ExhaustedFail)
-	if _, err := s.Turn(nil, testView("s", 0)); err == nil {
+	if _, err := s.Turn(context.Background(), nil, testView("s", 0)); err == nil {
 		t.Error("nil state: want an error")
 	}
-	if _, err := s.Turn(&State{}, nil); err == nil {
+	if _, err := s.Turn(context.Background(), &State{}, nil); err == nil {
 		t.Error("nil view: want an error")
 	}
-	if _, err := s.Turn(&State{Cursor: -1}, testView("s", 0)); err == nil || !strings.Contains(err.Error(), "cursor -1") {
+	if _, err := s.Turn(context.Background(), &State{Cursor: -1}, testView("s", 0)); err == nil || !strings.Contains(err.Error(), "cursor -1") {
 		t.Errorf("negative cursor: error = %v", err)
 	}
 }
@@ -390,7 +391,7 @@ name = "{{.Stage}}"
 		t.Fatal(err)
 	}
 	s := mustScripted(t, []ScriptedTurn{{Calls: []ScriptedCall{{Tool: "t", Args: args}}}}, ExhaustedFail)
-	got, err := s.Turn(&State{}, testView("s1", 0))
+	got, err := s.Turn(context.Background(), &State{}, testView("s1", 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -414,7 +415,7 @@ func TestScriptedConcurrentAgents(t *testing.T) {
 			name := fmt.Sprintf("a%d", a)
 			for turn := range 3 {
 				v := &View{Agent: AgentInfo{Name: name, Index: a}, Turn: turn}
-				got, err := s.Turn(&st, v)
+				got, err := s.Turn(context.Background(), &st, v)
 				if err != nil {
 					errs <- err
 					return
@@ -450,7 +451,7 @@ func TestScriptedManyCallIDs(t *testing.T) {
 		calls[i] = ScriptedCall{Tool: "t"}
 	}
 	s := mustScripted(t, []ScriptedTurn{{Calls: calls}}, ExhaustedFail)
-	got, err := s.Turn(&State{}, testView("s", 12))
+	got, err := s.Turn(context.Background(), &State{}, testView("s", 12))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -480,7 +481,7 @@ func TestScriptedTemplatedErrorFailsOnlySomeAgents(t *testing.T) {
 			v := testView("work", 0)
 			v.Agent.Index = tc.index
 			v.Messages = []Message{{Role: RoleUser, Content: "parent task"}, {Role: RoleAssistant, Content: "ok"}, {Role: RoleUser, Content: "item-x"}}
-			reply, err := s.Turn(&State{}, v)
+			reply, err := s.Turn(context.Background(), &State{}, v)
 			if tc.failure != "" {
 				if err == nil || err.Error() != tc.failure || !errors.Is(err, ErrScriptedFailure) {
 					t.Fatalf("err = %v, want %q wrapping ErrScriptedFailure", err, tc.failure)
@@ -503,7 +504,7 @@ func TestScriptedRepeatAndArithmetic(t *testing.T) {
 	for i := range 3 {
 		v := testView("plan", i)
 		v.Iteration = i
-		reply, err := s.Turn(st, v)
+		reply, err := s.Turn(context.Background(), st, v)
 		if err != nil {
 			t.Fatalf("turn %d: %v", i, err)
 		}
@@ -511,11 +512,11 @@ func TestScriptedRepeatAndArithmetic(t *testing.T) {
 			t.Fatalf("turn %d: calls %+v, want args %s", i, reply.Calls, want)
 		}
 	}
-	reply, err := s.Turn(st, testView("plan", 3))
+	reply, err := s.Turn(context.Background(), st, testView("plan", 3))
 	if err != nil || reply.Text != "1;2;3; 6 42" {
 		t.Fatalf("fourth turn %q, %v; want the turn after the repeated one", reply.Text, err)
 	}
-	if _, err := s.Turn(st, testView("plan", 4)); !errors.Is(err, ErrScriptExhausted) || !strings.Contains(err.Error(), "after 4") {
+	if _, err := s.Turn(context.Background(), st, testView("plan", 4)); !errors.Is(err, ErrScriptExhausted) || !strings.Contains(err.Error(), "after 4") {
 		t.Fatalf("fifth turn: %v, want exhaustion after 4 turns", err)
 	}
 }

@@ -6,15 +6,17 @@ import "github.com/warrenhq/warren/hostconfig"
 // and compiles them into a Scenario. docs/scenarios.md documents every key.
 
 type fileScenario struct {
-	Name        string               `toml:"name"`
-	Description string               `toml:"description"`
-	Seed        int64                `toml:"seed"`
-	Limits      fileLimits           `toml:"limits"`
-	Clock       fileClock            `toml:"clock"`
-	Lanes       fileLanes            `toml:"lanes"`
-	Blueprints  map[string]string    `toml:"blueprints"`
-	Models      map[string]fileModel `toml:"models"`
-	Groups      []fileGroup          `toml:"groups"`
+	Name        string            `toml:"name"`
+	Description string            `toml:"description"`
+	Seed        int64             `toml:"seed"`
+	Limits      fileLimits        `toml:"limits"`
+	Clock       fileClock         `toml:"clock"`
+	Lanes       fileLanes         `toml:"lanes"`
+	Blueprints  map[string]string `toml:"blueprints"`
+	// Models holds each model's table untyped: its keys are its kind's, so compileModels
+	// decodes it again into its kind's own table type (models.Kind).
+	Models map[string]map[string]any `toml:"models"`
+	Groups []fileGroup               `toml:"groups"`
 	// Spawn names the blueprints agents may spawn as sub-agents, with the model each runs.
 	Spawn     map[string]fileSpawn `toml:"spawn"`
 	Expect    []fileExpect         `toml:"expect"`
@@ -75,29 +77,6 @@ type fileLanes struct {
 	ModelCapacity int `toml:"model_capacity"`
 	ToolCapacity  int `toml:"tool_capacity"`
 	ToolWorkers   int `toml:"tool_workers"`
-}
-
-type fileModel struct {
-	Kind          string     `toml:"kind"`
-	WhenExhausted string     `toml:"when_exhausted"`
-	Turns         []fileTurn `toml:"turns"`
-	// File is a js model's policy, relative to the scenario (kind = "js" only).
-	File string `toml:"file"`
-	// TurnTimeout is a js model's wall-time budget per turn, a Go duration (kind = "js" only).
-	TurnTimeout string `toml:"turn_timeout"`
-}
-
-type fileTurn struct {
-	Stage  string     `toml:"stage"`
-	Text   string     `toml:"text"`
-	Error  string     `toml:"error"`
-	Repeat int        `toml:"repeat"`
-	Calls  []fileCall `toml:"calls"`
-}
-
-type fileCall struct {
-	Tool string         `toml:"tool"`
-	Args map[string]any `toml:"args"`
 }
 
 type fileGroup struct {

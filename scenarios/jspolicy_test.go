@@ -179,9 +179,9 @@ func TestJSModelLoadErrors(t *testing.T) {
 		{"no file", `kind = "js"`, "", []string{
 			`models.m: missing file: a js model names its policy, e.g. file = "policies/voter.js"`}},
 		{"turns on a js model", "kind = \"js\"\nfile = \"p.js\"\n[[models.m.turns]]\ntext = \"x\"", "definePolicy(function () {});", []string{
-			`models.m: turns and when_exhausted belong to kind "scripted"; a js model's policy is its file`}},
+			`s.toml:7:12: models.m.turns: unknown key; valid keys here: file, kind, turn_timeout (turns is a key of kind "scripted")`}},
 		{"a file on a scripted model", "kind = \"scripted\"\nfile = \"p.js\"", "", []string{
-			`models.m.file: only a model of kind "js" has a file; a scripted model's turns are [[models.m.turns]]`}},
+			`s.toml:6:1: models.m.file: unknown key; valid keys here: kind, turns, when_exhausted (file is a key of kind "js")`}},
 		{"a missing file", "kind = \"js\"\nfile = \"policies/none.js\"", "", []string{
 			`models.m.file: "policies/none.js" cannot be read: `}},
 		{"a syntax error", "kind = \"js\"\nfile = \"p.js\"", "definePolicy(function (obs) {\n  return 1 +;\n});", []string{
@@ -189,13 +189,26 @@ func TestJSModelLoadErrors(t *testing.T) {
 		{"no definePolicy", "kind = \"js\"\nfile = \"p.js\"", "const x = 1;", []string{
 			"p.js:1:1: the file never calls definePolicy(function decide(obs) {...})"}},
 		{"a turn_timeout on a scripted model", "kind = \"scripted\"\nturn_timeout = \"1s\"", "", []string{
-			`models.m.turn_timeout: only a model of kind "js" has a turn_timeout`}},
+			`models.m.turn_timeout: unknown key; valid keys here: kind, turns, when_exhausted (turn_timeout is a key of kind "js")`}},
 		{"a turn_timeout that is no duration", "kind = \"js\"\nfile = \"p.js\"\nturn_timeout = \"fast\"", "definePolicy(function () {});", []string{
 			`models.m.turn_timeout: "fast" is not a duration from 1ms to 10s (e.g. "250ms")`}},
 		{"a turn_timeout over the cap", "kind = \"js\"\nfile = \"p.js\"\nturn_timeout = \"1m\"", "definePolicy(function () {});", []string{
 			`models.m.turn_timeout: "1m" is not a duration from 1ms to 10s`}},
 		{"an unknown kind", `kind = "python"`, "", []string{
 			`models.m.kind: "python": valid kinds: js, scripted`}},
+		{"no kind", `file = "p.js"`, "", []string{
+			`models.m: missing kind; valid kinds: js, scripted`}},
+		{"a kind that is no string", `kind = 3`, "", []string{
+			`s.toml:5:1: models.m.kind: 3 is not a kind: name one as a string; valid kinds: js, scripted`}},
+		{"a kind's id for its name", `kind = "models.js"`, "", []string{
+			`models.m.kind: "models.js": valid kinds: js, scripted`}},
+		{"a misspelled key of a scripted turn", "kind = \"scripted\"\n[[models.m.turns]]\ntext = \"x\"\n[[models.m.turns]]\ntxet = \"y\"", "", []string{
+			`s.toml:9:1: models.m.turns[1].txet: unknown key; valid keys here: calls, error, repeat, stage, text`}},
+		{"a key differing in case", "kind = \"js\"\nFile = \"p.js\"", "", []string{
+			`s.toml:6:1: models.m.File: unknown key (keys are case-sensitive); valid keys here: file, kind, turn_timeout`}},
+		{"a value of the wrong type, with the rest of the file still checked", "kind = \"scripted\"\nwhen_exhausted = 1\n[[groups]]\nname = \"h\"\nblueprint = \"nope\"\nmodel = \"m\"\ncount = 1", "", []string{
+			`s.toml:6:18: models.m.when_exhausted: expected string, got integer`,
+			`s.toml:9:1: groups[0].blueprint: unknown blueprint "nope"`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

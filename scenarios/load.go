@@ -5,10 +5,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"text/template"
 	"time"
@@ -357,110 +359,115 @@ func (c *compiler) blueprints(hash interface{ Write([]byte) (int, error) }) {
 	}
 }
 
-func (c *compiler) compileModels(hash interface{ Write([]byte) (int, error) }) {
+// compileModels compiles every [models.<key>] table through the kind it names, looked up in the
+// models registry (models.LookupKind): the kind's own table type says which keys are valid, and
+// its Compile builds the model from the decoded table. The loader knows no kind by name.
+func (c *compiler) compileModels(hash io.Writer) {
 	c.models = map[string]models.Model{}
+	names := kindNames()
+	valid := strings.Join(names, ", ")
 	if len(c.file.Models) == 0 {
-		c.errorf("models", "missing: define at least one model, e.g. [models.worker] kind = \"scripted\" (or kind = \"js\" with a file)")
+		c.errorf("models", "missing: define at least one model, e.g. [models.worker] kind = \"scripted\" (valid kinds: %s)", valid)
 		return
 	}
 	for _, key := range sortedKeys(c.file.Models) {
-		fm := c.file.Models[key]
+		table := c.file.Models[key]
 		path := tomlfile.JoinKey("models", key)
-		switch fm.Kind {
-		case "scripted":
-			if fm.File != "" {
-				c.errorf(tomlfile.JoinKey(path, "file"), "only a model of kind \"js\" has a file; a scripted model's turns are [[%s.turns]]", path)
-				continue
-			}
-			if fm.TurnTimeout != "" {
-				c.errorf(tomlfile.JoinKey(path, "turn_timeout"), "only a model of kind \"js\" has a turn_timeout; a scripted model's turns take no time")
-				continue
-			}
-		case "js":
-			// A JavaScript policy: the file, relative to the scenario, compiled once and shared by
-			// every agent that runs it. It is named in errors (and so in traces) as written here,
-			// so traces do not depend on where the scenario sits on disk.
-			if len(fm.Turns) > 0 || fm.WhenExhausted != "" {
-				c.errorf(path, "turns and when_exhausted belong to kind \"scripted\"; a js model's policy is its file")
-				continue
-			}
-			if fm.File == "" {
-				c.errorf(path, "missing file: a js model names its policy, e.g. file = \"policies/voter.js\"")
-				continue
-			}
-			file := c.resolve(fm.File)
-			src, err := os.ReadFile(file)
-			if err != nil {
-				c.errorf(tomlfile.JoinKey(path, "file"), "%q cannot be read: %w", fm.File, err)
-				continue
-			}
-			limits := scripting.DefaultPolicyLimits()
-			if m := c.sc.Host.Scripting.MaxMemory; m > 0 {
-				limits.MaxMemory = m // a policy's turn has the host's memory budget, as a script call does
-			}
-			if fm.TurnTimeout != "" {
-				d, err := time.ParseDuration(fm.TurnTimeout)
-				if err != nil || d < time.Millisecond || d > maxPolicyTurnTimeout {
-					c.errorf(tomlfile.JoinKey(path, "turn_timeout"), "%q is not a duration from 1ms to %v (e.g. \"250ms\"); a policy's turn blocks the world while it runs",
-						fm.TurnTimeout, maxPolicyTurnTimeout)
-					continue
-				}
-				limits.CallTimeout = d
-			}
-			policy, err := scripting.CompilePolicy("js:"+key, filepath.ToSlash(filepath.Clean(fm.File)), src, limits)
-			if err != nil {
-				c.errorf(tomlfile.JoinKey(path, "file"), "the policy does not load:\n%w", err)
-				continue
-			}
-			c.models[key] = policy
-			fmt.Fprintf(hash, "\npolicy %s %x\n", key, sha256.Sum256(src))
+		kindPath := tomlfile.JoinKey(path, "kind")
+		raw, written := table["kind"]
+		name, isString := raw.(string)
+		switch {
+		case !written || isString && name == "":
+			c.errorf(path, "missing kind; valid kinds: %s", valid)
 			continue
-		case "":
-			c.errorf(path, "missing kind; valid kinds: js, scripted")
+		case !isString:
+			c.errorf(kindPath, "%v is not a kind: name one as a string; valid kinds: %s", raw, valid)
 			continue
+		}
+		kind, ok := models.LookupKind(models.KindNamespace + name)
+		if !ok {
+			c.errorf(kindPath, "%q: valid kinds: %s", name, valid)
+			continue
+		}
+		cfg := kind.New()
+		if errs := c.doc.DecodeTable(path, table, cfg, "kind"); len(errs) > 0 {
+			c.errs = append(c.errs, otherKindsKeys(path, kind, errs)...)
+			continue
+		}
+		m, err := cfg.Compile(&models.KindEnv{
+			Key: key, Path: path, ID: kind.Name() + ":" + key,
+			Resolve:   c.resolve,
+			Scripting: models.ScriptingLimits{MaxMemory: c.sc.Host.Scripting.MaxMemory},
+			Hash:      hash,
+		})
+		switch {
+		case err != nil:
+			c.kindErrors(path, err)
+		case m == nil:
+			c.errorf(path, "kind %q compiled no model and gave no reason (a bug in the kind)", name)
 		default:
-			c.errorf(tomlfile.JoinKey(path, "kind"), "%q: valid kinds: js, scripted", fm.Kind)
-			continue
+			c.models[key] = m
 		}
-		when := models.ExhaustedFail
-		if fm.WhenExhausted != "" {
-			w, err := models.ParseWhenExhausted(fm.WhenExhausted)
-			if err != nil {
-				c.errorf(tomlfile.JoinKey(path, "when_exhausted"), "%w", err)
-				continue
-			}
-			when = w
-		}
-		before := len(c.errs)
-		turns := make([]models.ScriptedTurn, len(fm.Turns))
-		for i, ft := range fm.Turns {
-			turnPath := tomlfile.JoinIndex(tomlfile.JoinKey(path, "turns"), i)
-			calls := make([]models.ScriptedCall, len(ft.Calls))
-			for j, fc := range ft.Calls {
-				if fc.Tool == "" {
-					c.errorf(tomlfile.JoinIndex(tomlfile.JoinKey(turnPath, "calls"), j), "missing tool: name the tool this call invokes")
-				}
-				args := fc.Args
-				if args == nil {
-					args = map[string]any{}
-				}
-				calls[j] = models.ScriptedCall{Tool: fc.Tool, Args: args}
-			}
-			if ft.Repeat < 0 || ft.Repeat > models.MaxRepeat {
-				c.errorf(tomlfile.JoinKey(turnPath, "repeat"), "%d: a turn repeats 1 to %d times (0 or absent: once)", ft.Repeat, models.MaxRepeat)
-			}
-			turns[i] = models.ScriptedTurn{Stage: ft.Stage, Text: ft.Text, Calls: calls, Error: ft.Error, Repeat: ft.Repeat}
-		}
-		if len(c.errs) > before {
-			continue // the turns' own problems are reported; the model is not built
-		}
-		m, err := models.NewScripted("scripted:"+key, turns, when)
-		if err != nil {
-			c.errorf(path, "%w", err)
-			continue
-		}
-		c.models[key] = m
 	}
+}
+
+// kindNames lists the names of the registered model kinds, sorted.
+func kindNames() []string {
+	ids := models.Kinds()
+	names := make([]string, len(ids))
+	for i, id := range ids {
+		k, _ := models.LookupKind(id)
+		names[i] = k.Name()
+	}
+	return names
+}
+
+// kindErrors reports what a kind's Compile returned: each KeyError at its key, anything else
+// at the model's table.
+func (c *compiler) kindErrors(path string, err error) {
+	at := func(ke *models.KeyError) {
+		key := path
+		if ke.Key != "" {
+			key = path + "." + ke.Key
+		}
+		c.errorf(key, "%w", ke.Err)
+	}
+	switch e := err.(type) {
+	case models.KeyErrors:
+		for _, ke := range e {
+			at(ke)
+		}
+	case *models.KeyError:
+		at(e)
+	default:
+		c.errorf(path, "%w", err)
+	}
+}
+
+// otherKindsKeys adds to each unknown key of a model table of kind the other kinds that accept
+// it, so that a key written for the wrong kind says which kind it belongs to.
+func otherKindsKeys(path string, kind models.Kind, errs tomlfile.Errors) tomlfile.Errors {
+	for _, e := range errs {
+		rel, ok := strings.CutPrefix(e.Key, path+".")
+		if !ok || !errors.Is(e, tomlfile.ErrUnknownKey) || strings.ContainsAny(rel, ".[\"") {
+			continue
+		}
+		var owners []string
+		for _, id := range models.Kinds() {
+			other, _ := models.LookupKind(id)
+			if id != kind.ID && slices.Contains(tomlfile.Keys(other.New()), rel) {
+				owners = append(owners, strconv.Quote(other.Name()))
+			}
+		}
+		switch len(owners) {
+		case 0:
+		case 1:
+			e.Msg += " (" + rel + " is a key of kind " + owners[0] + ")"
+		default:
+			e.Msg += " (" + rel + " is a key of kinds " + strings.Join(owners, ", ") + ")"
+		}
+	}
+	return errs
 }
 
 func (c *compiler) groups() {
@@ -771,7 +778,3 @@ func sortedKeys[V any](m map[string]V) []string {
 	slices.Sort(keys)
 	return keys
 }
-
-// maxPolicyTurnTimeout is the longest turn_timeout a js model may set: a policy's turn runs
-// inline, on the world's goroutine, so its budget is a stall of the whole world.
-const maxPolicyTurnTimeout = 10 * time.Second

@@ -265,7 +265,7 @@ func TestMemoryBudgetErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	if _, err := p.Turn(&models.State{}, testView(1)); !errors.Is(err, ErrMemory) || !strings.Contains(err.Error(), "1 MiB memory budget") {
+	if _, err := p.Turn(context.Background(), &models.State{}, testView(1)); !errors.Is(err, ErrMemory) || !strings.Contains(err.Error(), "1 MiB memory budget") {
 		t.Errorf("policy: %v", err)
 	}
 }

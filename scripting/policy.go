@@ -126,7 +126,18 @@ func (p *Policy) Close() { p.pool.close() }
 // failure is an *Error positioned in the file (a runtime error, ErrPolicyReply at the
 // definePolicy call), or ErrTimeout when the turn runs past its budget: the host ends the
 // agent's stage with outcome error, and the world goes on.
-func (p *Policy) Turn(_ *models.State, v *models.View) (models.Reply, error) {
+//
+// ctx stops the turn besides its budget: once ctx is done, decide is interrupted (goja's
+// Interrupt, as for the budget) at its next instruction or guarded built-in step, and the turn
+// fails with an *Error whose Kind is ctx's error (a turn asked for with ctx already done does
+// not start). So a killed agent or a cancelled run never waits out a policy's budget.
+func (p *Policy) Turn(ctx context.Context, _ *models.State, v *models.View) (models.Reply, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := ctx.Err(); err != nil {
+		return models.Reply{}, interruptError(p.file, err, p.pool.limits.CallTimeout)
+	}
 	rt := p.pool.get()
 	if rt == nil {
 		return models.Reply{}, &Error{File: p.file, Message: "the policy is closed", Kind: ErrClosed}
@@ -139,7 +150,7 @@ func (p *Policy) Turn(_ *models.State, v *models.View) (models.Reply, error) {
 	}
 	w := rt.w
 	w.begin(rt.code.script, nil, nil, env, modeRun)
-	_, err := w.call(context.Background())
+	_, err := w.call(ctx)
 	if w.broken {
 		// The runtime's state is unknown: it owns its copies of the turn's input and its own
 		// random source, so dropping it here is all that is needed.

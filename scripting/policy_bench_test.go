@@ -1,6 +1,7 @@
 package scripting
 
 import (
+	"context"
 	"encoding/json"
 	"math/rand/v2"
 	"testing"
@@ -78,7 +79,7 @@ func BenchmarkPolicyTurn(b *testing.B) {
 			st := &models.State{}
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := p.Turn(st, v); err != nil {
+				if _, err := p.Turn(context.Background(), st, v); err != nil {
 					b.Fatal(err)
 				}
 			}

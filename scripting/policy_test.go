@@ -1,6 +1,7 @@
 package scripting
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -82,7 +83,7 @@ func TestPolicyReply(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p := mustPolicy(t, decideBody(tc.body))
-			got, err := p.Turn(&models.State{}, testView(1))
+			got, err := p.Turn(context.Background(), &models.State{}, testView(1))
 			if err != nil {
 				t.Fatalf("Turn: %v", err)
 			}
@@ -101,7 +102,7 @@ func TestPolicyReply(t *testing.T) {
 
 func TestPolicyObservation(t *testing.T) {
 	p := mustPolicy(t, decideBody(`return { text: JSON.stringify(obs) };`))
-	got, err := p.Turn(&models.State{}, testView(1))
+	got, err := p.Turn(context.Background(), &models.State{}, testView(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +143,7 @@ func TestPolicyObservationIsReadOnly(t *testing.T) {
   args.path = "changed";
   out.push(copy.length, obs.messages === obs.messages, obs.lastResults[0].args.path, Array.isArray(obs.tools), obs.turn);
   return { text: out.join(" ") };`))
-	got, err := p.Turn(&models.State{}, testView(1))
+	got, err := p.Turn(context.Background(), &models.State{}, testView(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +160,7 @@ func TestPolicyObservationWindowAndInbox(t *testing.T) {
 		v.Messages = append(v.Messages, models.Message{Role: models.RoleUser, Content: fmt.Sprint("m", i)})
 	}
 	p := mustPolicy(t, decideBody(`return { text: obs.messages.map(m => m.content).join(",") + "|" + obs.inbox.length + "|" + obs.lastResults.length };`))
-	got, err := p.Turn(&models.State{}, v)
+	got, err := p.Turn(context.Background(), &models.State{}, v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +195,7 @@ func TestPolicyBadReplies(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p := mustPolicy(t, decideBody(tc.body))
-			_, err := p.Turn(&models.State{}, testView(1))
+			_, err := p.Turn(context.Background(), &models.State{}, testView(1))
 			if !errors.Is(err, ErrPolicyReply) {
 				t.Fatalf("err = %v, want ErrPolicyReply", err)
 			}
@@ -218,7 +219,7 @@ func TestPolicyTooLarge(t *testing.T) {
 		"big.js:1:13: calls[0].args is 2008 characters, over the 1000-byte cap",
 	} {
 		v.Turn = turn
-		if _, err := p.Turn(&models.State{}, v); !errors.Is(err, ErrTooLarge) || err.Error() != want {
+		if _, err := p.Turn(context.Background(), &models.State{}, v); !errors.Is(err, ErrTooLarge) || err.Error() != want {
 			t.Errorf("turn %d: err = %v, want %q (ErrTooLarge)", turn, err, want)
 		}
 	}
@@ -272,7 +273,7 @@ func TestPolicyRuntimeErrorPositions(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer p.Close()
-			_, err = p.Turn(&models.State{}, testView(1))
+			_, err = p.Turn(context.Background(), &models.State{}, testView(1))
 			if err == nil || err.Error() != tc.want {
 				t.Errorf("err = %v\nwant  %s", err, tc.want)
 			}
@@ -303,7 +304,7 @@ func TestPolicyRunawayFailsItsTurnOnly(t *testing.T) {
 			defer p.Close()
 			v := testView(1)
 			start := time.Now()
-			_, err = p.Turn(&models.State{}, v)
+			_, err = p.Turn(context.Background(), &models.State{}, v)
 			elapsed := time.Since(start)
 			if !errors.Is(err, ErrTimeout) || err.Error() != "p.js: script ran past its 50ms budget" {
 				t.Fatalf("err = %v, want the budget's ErrTimeout", err)
@@ -312,11 +313,56 @@ func TestPolicyRunawayFailsItsTurnOnly(t *testing.T) {
 				t.Errorf("the turn took %v, far past its 50ms budget and grace", elapsed)
 			}
 			v.Turn = 2
-			got, err := p.Turn(&models.State{}, v)
+			got, err := p.Turn(context.Background(), &models.State{}, v)
 			if err != nil || got.Text != "fine" {
 				t.Errorf("the next turn: %+v, %v; want a normal reply", got, err)
 			}
 		})
+	}
+}
+
+// TestPolicyTurnHonoursItsContext: a turn stops when its context is done, long before its
+// budget (a killed agent or a cancelled run must not wait out a policy), with the context's error
+// as the kind; a turn asked for with a done context does not start; and the next turn runs
+// normally, so a cancellation leaves no interrupt behind in the pooled runtime.
+func TestPolicyTurnHonoursItsContext(t *testing.T) {
+	p, err := CompilePolicy("js:p", "p.js", []byte(decideBody(`if (obs.turn === 1) { while (true) {} } return { text: "fine" };`)),
+		Limits{CallTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	v := testView(1)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(20*time.Millisecond, cancel)
+	start := time.Now()
+	_, err = p.Turn(ctx, &models.State{}, v)
+	elapsed := time.Since(start)
+	if !errors.Is(err, context.Canceled) || err.Error() != "p.js: script call cancelled: context canceled" {
+		t.Fatalf("err = %v, want the turn cancelled (context.Canceled)", err)
+	}
+	if elapsed > 5*time.Second {
+		t.Errorf("the cancelled turn took %v: it waited for its 10s budget", elapsed)
+	}
+
+	deadline, stop := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer stop()
+	if _, err := p.Turn(deadline, &models.State{}, v); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("err = %v, want the turn stopped at the context's deadline", err)
+	}
+
+	v.Rand = rand.New(rand.NewPCG(1, 1))
+	if _, err := p.Turn(ctx, &models.State{}, v); !errors.Is(err, context.Canceled) {
+		t.Errorf("a turn with a done context: err = %v, want context.Canceled", err)
+	}
+	if got := v.Rand.Uint64(); got != rand.New(rand.NewPCG(1, 1)).Uint64() {
+		t.Errorf("a turn that never started drew from the agent's stream")
+	}
+
+	v.Turn = 2
+	got, err := p.Turn(context.Background(), &models.State{}, v)
+	if err != nil || got.Text != "fine" {
+		t.Errorf("the next turn: %+v, %v; want a normal reply", got, err)
 	}
 }
 
@@ -327,7 +373,7 @@ func TestPolicyDeterministic(t *testing.T) {
   return { text: picks.join(",") + " at " + new Date().toISOString() };`))
 	turn := func(seed uint64) (string, uint64) {
 		v := testView(seed)
-		got, err := p.Turn(&models.State{}, v)
+		got, err := p.Turn(context.Background(), &models.State{}, v)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -358,7 +404,7 @@ func TestPolicyWithoutRandomSource(t *testing.T) {
 	p := mustPolicy(t, decideBody(`return { text: String(Math.random()) };`))
 	v := testView(1)
 	v.Rand = nil
-	_, err := p.Turn(&models.State{}, v)
+	_, err := p.Turn(context.Background(), &models.State{}, v)
 	if !errors.Is(err, ErrRuntime) || !strings.Contains(err.Error(), "Math.random is unavailable") {
 		t.Errorf("err = %v, want Math.random to throw", err)
 	}
@@ -376,7 +422,7 @@ func TestPolicyCannotBuildCode(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p := mustPolicy(t, decideBody(tc.body))
-			_, err := p.Turn(&models.State{}, testView(1))
+			_, err := p.Turn(context.Background(), &models.State{}, testView(1))
 			if !errors.Is(err, ErrRuntime) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want %q", err, tc.want)
 			}
@@ -395,7 +441,7 @@ definePolicy(function decide(obs) {
   return { text: count + " " + leaks.join(",") + " " + typeof globalThis.shared };
 });`)
 	for i := range 3 {
-		got, err := p.Turn(&models.State{}, testView(uint64(i)))
+		got, err := p.Turn(context.Background(), &models.State{}, testView(uint64(i)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -418,7 +464,7 @@ func TestPolicyConcurrentTurns(t *testing.T) {
 	for i := range want {
 		v := testView(uint64(i))
 		v.Agent.Name = fmt.Sprint("a", i)
-		got, err := p.Turn(&models.State{}, v)
+		got, err := p.Turn(context.Background(), &models.State{}, v)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -431,7 +477,7 @@ func TestPolicyConcurrentTurns(t *testing.T) {
 		wg.Go(func() {
 			v := testView(uint64(i))
 			v.Agent.Name = fmt.Sprint("a", i)
-			r, err := p.Turn(&models.State{}, v)
+			r, err := p.Turn(context.Background(), &models.State{}, v)
 			got[i], errs[i] = r.Text, err
 		})
 	}
@@ -446,7 +492,7 @@ func TestPolicyConcurrentTurns(t *testing.T) {
 func TestPolicyClosed(t *testing.T) {
 	p := mustPolicy(t, decideBody(`return {};`))
 	p.Close()
-	if _, err := p.Turn(&models.State{}, testView(1)); !errors.Is(err, ErrClosed) {
+	if _, err := p.Turn(context.Background(), &models.State{}, testView(1)); !errors.Is(err, ErrClosed) {
 		t.Errorf("err = %v, want ErrClosed", err)
 	}
 }
@@ -466,7 +512,7 @@ func TestPolicyRuntimesAreReleased(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := p.Turn(&models.State{}, testView(1)); err != nil {
+			if _, err := p.Turn(context.Background(), &models.State{}, testView(1)); err != nil {
 				t.Fatal(err)
 			}
 			// Turns run on the caller's goroutine: a policy keeps none of its own.
@@ -512,7 +558,7 @@ func ExampleCompilePolicy() {
 		Messages: []models.Message{{Role: models.RoleUser, Content: "pick a color"}},
 		Rand:     rand.New(rand.NewPCG(1, 2)),
 	}
-	reply, err := policy.Turn(&models.State{}, view)
+	reply, err := policy.Turn(context.Background(), &models.State{}, view)
 	fmt.Println(reply.Text, err)
 	for _, c := range reply.Calls {
 		fmt.Println(c.Name, string(c.Args))

@@ -242,7 +242,7 @@ var _ models.Model = laneModel{}
 
 func (m laneModel) ID() string { return m.id }
 
-func (m laneModel) Turn(st *models.State, v *models.View) (models.Reply, error) {
+func (m laneModel) Turn(_ context.Context, st *models.State, v *models.View) (models.Reply, error) {
 	return m.turn(st, v)
 }
 
@@ -261,7 +261,7 @@ func (m inlineModel) ID() string { return m.id }
 
 func (inlineModel) Inline() bool { return true }
 
-func (m inlineModel) Turn(st *models.State, v *models.View) (models.Reply, error) {
+func (m inlineModel) Turn(_ context.Context, st *models.State, v *models.View) (models.Reply, error) {
 	return m.turn(st, v)
 }
 

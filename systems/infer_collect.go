@@ -50,6 +50,10 @@ func (s *InferCollect) Update(w *ecs.World) {
 		}
 		id := s.maps.identity.Get(d.Entity)
 		cur := s.maps.cursor.Get(d.Entity)
+		if work := &s.agents.Get(id.Slot).Work; work.Cancel != nil {
+			work.Cancel() // the turn is back: its context (infer_dispatch) has served
+			work.Ctx, work.Cancel = nil, nil
+		}
 		out := modelOutcome{panic: d.Panic}
 		if d.Panic == "" {
 			out = *d.Value.(*modelOutcome)

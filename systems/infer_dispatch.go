@@ -1,6 +1,7 @@
 package systems
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -37,14 +38,14 @@ type modelOutcome struct {
 	source rand.PCG
 }
 
-// callModel runs one model turn, turning a panic into a failure of this agent alone.
-func callModel(m models.Model, st *models.State, v *models.View) (out modelOutcome) {
+// callModel runs one model turn under ctx, turning a panic into a failure of this agent alone.
+func callModel(ctx context.Context, m models.Model, st *models.State, v *models.View) (out modelOutcome) {
 	defer func() {
 		if r := recover(); r != nil {
 			out = modelOutcome{panic: fmt.Sprint(r)}
 		}
 	}()
-	out.reply, out.err = m.Turn(st, v)
+	out.reply, out.err = m.Turn(ctx, st, v)
 	return out
 }
 
@@ -220,7 +221,8 @@ func (s *InferDispatch) Update(w *ecs.World) {
 		if isInline(p.Model) {
 			s.rngRef.src = &s.maps.rng.Get(e).Source
 			buildView(&s.scratch, id, p, d, cur, s.rnd)
-			out := callModel(p.Model, &d.Model, &s.scratch)
+			// The run's context: an inline turn ends before anything else can end its agent.
+			out := callModel(s.run.Context, p.Model, &d.Model, &s.scratch)
 			s.scratch = models.View{} // it points into the agent's conversation: let it go with the agent
 			s.route(e, s.apply(tick, e, id, cur, out))
 			continue
@@ -230,10 +232,14 @@ func (s *InferDispatch) Update(w *ecs.World) {
 		buildView(view, id, p, d, cur, rand.New(&job.source))
 		view.Messages = slices.Clone(view.Messages)
 		model := p.Model
+		// The turn's context is the run's (its cancellation and deadline), cancelled as well when
+		// the agent is killed (kill.go cancels d.Work) and once infer_collect has the turn back.
+		ctx, cancel := context.WithCancel(s.run.Context)
+		d.Work.Ctx, d.Work.Cancel = ctx, cancel
 		s.lanes.Model.Submit(tick, ecs.Job{
 			Agent: id.ID, Entity: e, Latency: s.lanes.Latency.Model,
 			Run: func() any {
-				out := callModel(model, &job.state, view)
+				out := callModel(ctx, model, &job.state, view)
 				out.state, out.source = job.state, job.source
 				return &out
 			},

@@ -1,6 +1,7 @@
 package systems_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -169,9 +170,9 @@ func newRecorder(tb testing.TB, id string, turns ...models.ScriptedTurn) *record
 	return &recorder{Scripted: scripted(tb, id, turns...), seen: map[string][]seenTurn{}}
 }
 
-func (r *recorder) Turn(st *models.State, v *models.View) (models.Reply, error) {
+func (r *recorder) Turn(ctx context.Context, st *models.State, v *models.View) (models.Reply, error) {
 	r.seen[v.Agent.Name] = append(r.seen[v.Agent.Name], seenTurn{stage: v.Stage, messages: slices.Clone(v.Messages)})
-	return r.Scripted.Turn(st, v)
+	return r.Scripted.Turn(ctx, st, v)
 }
 
 // contents lists the contents of messages of role.

@@ -2,6 +2,7 @@ package systems_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -78,7 +79,7 @@ func (chaosModel) ID() string { return "chaos" }
 
 func (chaosModel) Inline() bool { return true }
 
-func (m chaosModel) Turn(st *models.State, v *models.View) (models.Reply, error) {
+func (m chaosModel) Turn(_ context.Context, st *models.State, v *models.View) (models.Reply, error) {
 	r := v.Rand
 	if r == nil {
 		return models.Reply{}, errChaosNoRand

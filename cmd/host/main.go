@@ -20,6 +20,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"time"
 
 	"github.com/alecthomas/kong"
@@ -42,7 +43,7 @@ var errBadInput = errors.New("bad input")
 
 type cli struct {
 	Run      runCmd      `cmd:"" help:"Run a scenario and print a summary."`
-	Validate validateCmd `cmd:"" help:"Check scenario files (and the blueprints they use) without running them."`
+	Validate validateCmd `cmd:"" help:"Check scenario files (and the blueprints they use) without running them. Model kinds a scenario may name: ${model_kinds}."`
 	Trace    traceCmd    `cmd:"" help:"Work with trace files."`
 	Explain  explainCmd  `cmd:"" help:"Show how the permission gate decides a call, layer by layer."`
 	Doctor   doctorCmd   `cmd:"" help:"Show what this machine supports for sandboxing commands, and what the sandbox ceiling does here."`
@@ -72,13 +73,29 @@ func main() {
 	os.Exit(run(e, os.Args[1:]))
 }
 
+// modelKinds lists the model kinds registered in the host (warren.ModelKinds), by the name a
+// scenario writes, for the help text: the list comes from the registry, so help cannot drift from
+// what a scenario may name. With summaries, each name is followed by what its models do.
+func modelKinds(summaries bool) string {
+	kinds := warren.ModelKinds()
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = k.Name
+		if summaries {
+			parts[i] += " (" + k.Summary + ")"
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
 // run parses args, runs the command and maps the outcome to an exit code.
 func run(e *env, args []string) int {
 	var c cli
 	exitCode := -1
 	parser, err := kong.New(&c,
 		kong.Name("host"),
-		kong.Description("Warren: an ECS-architected multi-agent simulation host."),
+		kong.Description("Warren: an ECS-architected multi-agent simulation host.\n\nModel kinds ([models.<key>] kind = ...): "+modelKinds(true)+"."),
+		kong.Vars{"model_kinds": modelKinds(false)},
 		kong.UsageOnError(),
 		kong.Writers(e.stdout, e.stderr),
 		kong.Exit(func(code int) { exitCode = code }),

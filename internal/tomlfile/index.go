@@ -16,6 +16,12 @@ type Doc struct {
 	// File names the document in error messages.
 	File    string
 	entries map[string]entry
+	// data is the document's text; values holds where the value of each key/value and array
+	// element starts, for errors about a value in a part of the document decoded later
+	// (DecodeTable), indexed from data on the first such decoding so that documents never
+	// decoded that way (a 20,000-stage blueprint) do not pay for it.
+	data   []byte
+	values map[string]position
 }
 
 // entry is what the index knows about one path.
@@ -52,10 +58,17 @@ func (d *Doc) Errorf(path string, format string, args ...any) *Error {
 	if d == nil {
 		return e
 	}
+	d.place(e)
+	return e
+}
+
+// place sets e's file and position from its Key, as Errorf describes.
+func (d *Doc) place(e *Error) {
+	path := e.Key
 	e.File = d.File
 	if line, col, ok := d.Pos(path); ok {
 		e.Line, e.Column = line, col
-		return e
+		return
 	}
 	// Try the parents, longest first; a malformed path's valid prefix counts
 	// as a parent.
@@ -67,10 +80,9 @@ func (d *Doc) Errorf(path string, format string, args ...any) *Error {
 	for ; n > 0; n-- {
 		if line, col, ok := d.Pos(prefixPath(path, segs, n)); ok {
 			e.Line, e.Column = line, col
-			break
+			return
 		}
 	}
-	return e
 }
 
 // prefixPath returns the path made of the first n segments of path.
@@ -109,20 +121,37 @@ type indexer struct {
 	// keys and added are scratch space reused across statements.
 	keys  []*unstable.Node
 	added []position
+	// also are keys the caller of a DecodeTable reads itself: valid at the root, never decoded.
+	also []string
+	// values, when set, receives the position of every value (Doc.values).
+	values map[string]position
 }
 
 // index parses data and builds its Doc. A syntax error is returned as an
 // Error positioned where the parser stopped.
 func index(file string, data []byte) (*indexer, *Error) {
-	ix := &indexer{
-		doc:        &Doc{File: file, entries: make(map[string]entry)},
+	ix := newIndexer(file, data)
+	if err := ix.walk(); err != nil {
+		return nil, ix.syntaxError(err)
+	}
+	return ix, nil
+}
+
+// newIndexer prepares the indexing of data, a document named file.
+func newIndexer(file string, data []byte) *indexer {
+	return &indexer{
+		doc:        &Doc{File: file, entries: make(map[string]entry), data: data},
 		data:       data,
 		lineStarts: lineStarts(data),
 		at:         make(map[position]target),
 		arrays:     make(map[string]int),
 	}
+}
+
+// walk indexes every expression of the document, returning the parser's error if it stops.
+func (ix *indexer) walk() error {
 	var p unstable.Parser
-	p.Reset(data)
+	p.Reset(ix.data)
 	table := ""
 	for p.NextExpression() {
 		expr := p.Expression()
@@ -133,10 +162,7 @@ func index(file string, data []byte) (*indexer, *Error) {
 			ix.keyValue(table, expr)
 		}
 	}
-	if err := p.Error(); err != nil {
-		return nil, ix.syntaxError(err)
-	}
-	return ix, nil
+	return p.Error()
 }
 
 // syntaxError positions a parser error. The parser highlights a subslice of
@@ -191,7 +217,21 @@ func (ix *indexer) mark(pos position, path string, value bool) {
 	ix.at[pos] = target{path: path, stmt: path, value: value}
 	if !value {
 		ix.added = append(ix.added, pos)
+	} else if _, ok := ix.values[path]; !ok && ix.values != nil {
+		ix.values[path] = pos
 	}
+}
+
+// valuePos returns where the value at path starts, indexing the document's values on first use.
+func (d *Doc) valuePos(path string) (position, bool) {
+	if d.values == nil {
+		d.values = map[string]position{}
+		ix := newIndexer(d.File, d.data)
+		ix.values = d.values
+		_ = ix.walk() // the document parsed once already
+	}
+	pos, ok := d.values[path]
+	return pos, ok
 }
 
 // finishStatement sets the statement path of every key part marked since

@@ -149,21 +149,26 @@ func Decode(file string, data []byte, v any) (*Doc, error) {
 	if syntaxErr != nil {
 		return nil, Errors{syntaxErr}
 	}
-	err := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields().Decode(v)
+	return ix.doc, ix.decode(v)
+}
+
+// decode strictly decodes the indexed document into v (see Decode).
+func (ix *indexer) decode(v any) error {
+	err := toml.NewDecoder(bytes.NewReader(ix.data)).DisallowUnknownFields().Decode(v)
 	root := reflect.TypeOf(v)
 	var strict *toml.StrictMissingError
 	var decodeErr *toml.DecodeError
 	switch {
 	case err == nil:
-		return ix.doc, ix.caseMismatches(root).Err()
+		return ix.caseMismatches(root).Err()
 	case errors.As(err, &strict):
 		errs := append(ix.unknownKeys(root, strict), ix.caseMismatches(root)...)
 		errs.Sort()
-		return ix.doc, errs
+		return errs
 	case errors.As(err, &decodeErr):
-		return ix.doc, Errors{ix.decodeError(root, decodeErr)}
+		return Errors{ix.decodeError(root, decodeErr)}
 	}
-	return ix.doc, fmt.Errorf("tomlfile: decoding %s: %w", file, err)
+	return fmt.Errorf("tomlfile: decoding %s: %w", ix.doc.File, err)
 }
 
 // Read returns the bytes of the file at path. Failures are Errors naming the
@@ -231,7 +236,7 @@ func (ix *indexer) unknownKey(root reflect.Type, de *toml.DecodeError) *Error {
 	if line, col, ok := ix.doc.Pos(e.Key); ok {
 		e.Line, e.Column = line, col
 	}
-	if valid := validKeys(parent); len(valid) > 0 {
+	if valid := ix.validKeys(parent, n == 0); len(valid) > 0 {
 		e.Msg += "; valid keys here: " + strings.Join(valid, ", ")
 	} else {
 		e.Msg += "; no keys are valid here"
@@ -306,12 +311,24 @@ func (ix *indexer) caseMismatches(root reflect.Type) Errors {
 		at := ix.doc.entries[path]
 		errs = append(errs, &Error{
 			File: ix.doc.File, Line: at.line, Column: at.col, Key: path,
-			Msg: "unknown key (keys are case-sensitive); valid keys here: " + strings.Join(validKeys(parent), ", "),
+			Msg: "unknown key (keys are case-sensitive); valid keys here: " + strings.Join(ix.validKeys(parent, len(segs) == 1), ", "),
 			Err: ErrUnknownKey,
 		})
 	}
 	errs.Sort()
 	return errs
+}
+
+// validKeys is the package's validKeys for the struct that lacks a key, plus, at the document's
+// root (root), the keys the caller reads itself (DecodeTable's also).
+func (ix *indexer) validKeys(t reflect.Type, root bool) []string {
+	valid := validKeys(t)
+	if root && len(ix.also) > 0 {
+		valid = append(valid, ix.also...)
+		slices.Sort(valid)
+		valid = slices.Compact(valid)
+	}
+	return valid
 }
 
 // joinKeys renders a go-toml key (parts without array indices) as a path.
