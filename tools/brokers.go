@@ -125,4 +125,3 @@ type Question struct {
 	// nil for the other kinds.
 	Choices []string
 }
-

@@ -116,8 +116,6 @@ func TestSafetyModeRejectsMisspellings(t *testing.T) {
 	}
 }
 
-
-
 func TestClassifierDecisionZeroValueAsks(t *testing.T) {
 	var v ClassifierVerdict
 	if v.Decision != ClassifyAsk || v.Decision.String() != "ask" {
