@@ -99,8 +99,8 @@ type ExecContext struct {
 	// host's own (a root host runs commands as an unprivileged uid), so the agent's commands can
 	// change what its file tools wrote. nil leaves them to the host's user.
 	FileOwner *FileOwner
-	// CallTool runs another tool for this agent through the full gate (visibility aside: the
-	// called tool need not be advertised), synchronously on the caller's goroutine, under ctx
+	// CallTool runs another tool for this agent through the full gate (visibility included: only a
+	// tool the agent's stage offers), synchronously on the caller's goroutine, under ctx
 	// (the calling tool's own, which may end sooner than Ctx: a script's budget). An ask that no
 	// grant or safe key covers is refused, since a call inside a tool cannot open a prompt. nil in
 	// bare contexts.
