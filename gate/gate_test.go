@@ -18,12 +18,11 @@ import (
 	"github.com/warrenhq/warren/tools"
 )
 
-// declared is a tool that declares the given effects (or none, when effects is
-// tools.EffectsUnknown and undeclared is set): an MCP or script tool as the gate sees it.
+// declared is a tool that declares the given effects: an MCP or script tool as the gate sees it
+// (undeclaredTool is one that declares none).
 type declared struct {
-	name       string
-	effects    tools.Effects
-	undeclared bool
+	name    string
+	effects tools.Effects
 }
 
 func (d declared) Spec() tools.Spec {

@@ -149,11 +149,6 @@ func (s *shellScan) joined(d dialect, origin string, args []shellArg, ctx shellC
 	}
 }
 
-// stdinCode scans what bash reading its commands from standard input would run.
-func (s *shellScan) stdinCode(prog string, ctx shellCtx) {
-	s.stdinCodeAs(bashDialect, prog, ctx, false)
-}
-
 // stdinCodeAs scans what a shell of dialect d reading its commands from standard input would
 // run. An interactive shell (chroot's "$SHELL -i", script's) expands history: a '!' in its
 // input could run an earlier line, so such input is not analysed. A file on standard input

@@ -19,9 +19,6 @@ import (
 // listLimit bounds how many agents one list_agents result names.
 const listLimit = 100
 
-// defaultInboxCap bounds an inbox when the host sets no cap.
-const defaultInboxCap = 64
-
 // Subagents settles the sub-agent tool calls tool_dispatch and interact handed over this tick
 // (spawn_agent, check_agent, wait_for_agent, send_to_agent, kill_agent, list_agents, fan_out),
 // in canonical order (agent id, call index), after first telling the world about the sub-agents
@@ -338,10 +335,7 @@ func (s *Subagents) send(tick uint64, c caller, call models.ToolCall) components
 		return errResult(fmt.Errorf("send_to_agent: %w: %s is %s", subagents.ErrAlreadyEnded, target.Name, s.statusOf(target).Status))
 	}
 	td := s.dataOf(target)
-	limit := s.spawning.InboxCap
-	if limit <= 0 {
-		limit = defaultInboxCap
-	}
+	limit := s.spawning.InboxCap // resources.Set.Install gave it its default
 	if len(td.Inbox) >= limit {
 		return errResult(fmt.Errorf("send_to_agent: %w: %s has %d unread messages (the host allows %d); wait for it to read them", subagents.ErrInboxFull, target.Name, len(td.Inbox), limit))
 	}
