@@ -274,3 +274,34 @@ func objectKeys(raw json.RawMessage) ([]string, error) {
 	}
 	return keys, nil
 }
+
+// CheckBlock checks that the text between "<!-- marker: ... -->\n" and "<!-- /marker -->" in the
+// page at path is exactly want: a block generated whole from the code (a list, a table without
+// prose), which -update rewrites. CheckTable is for tables that keep a column of prose.
+func CheckBlock(t testing.TB, path, marker, want string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+		return
+	}
+	doc := string(data)
+	open, end := "<!-- "+marker+":", "<!-- /"+marker+" -->"
+	i := strings.Index(doc, open)
+	k := strings.Index(doc[max(i, 0):], "-->\n")
+	j := strings.Index(doc, end)
+	if i < 0 || k < 0 || j < i+k {
+		t.Fatalf("%s has no %q block (a line %q..., closed by %q)", path, marker, open, end)
+		return
+	}
+	start := i + k + len("-->\n")
+	if got := doc[start:j]; got != want {
+		if golden.Updating() {
+			if err := os.WriteFile(path, []byte(doc[:start]+want+doc[j:]), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		t.Errorf("%s's %q block reads\n%s\nbut the code gives\n%s\n(go test -run %s -update rewrites it)", path, marker, got, want, t.Name())
+	}
+}

@@ -134,3 +134,25 @@ func TestArguments(t *testing.T) {
 		t.Error("Arguments accepted properties that are not an object")
 	}
 }
+
+// CheckBlock passes a block equal to what the code gives, and fails one that is not, or a page
+// without the block, saying where.
+func TestCheckBlock(t *testing.T) {
+	path := writePage(t, "# Page\n\n<!-- list: generated -->\n`a`, `b`.\n<!-- /list -->\nafter\n")
+	for _, tc := range []struct {
+		name, marker, want, failure string
+	}{
+		{"agrees", "list", "`a`, `b`.\n", ""},
+		{"differs", "list", "`a`.\n", "\"list\" block reads\n`a`, `b`.\n\nbut the code gives\n`a`.\n"},
+		{"missing", "other", "", "has no \"other\" block"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &recorder{TB: t}
+			CheckBlock(r, path, tc.marker, tc.want)
+			got := strings.Join(r.msgs, "\n")
+			if (tc.failure == "") != (got == "") || !strings.Contains(got, tc.failure) {
+				t.Fatalf("CheckBlock reported %q, want %q", got, tc.failure)
+			}
+		})
+	}
+}
