@@ -84,9 +84,12 @@ const (
 // escapeModes are the modes every attempt runs in, indexed by Mode.
 var escapeModes = []Mode{ModeNone, ModeNamespace, ModeBwrap}
 
-// escapeTools are the programs the attempts run (capsh is tried but optional).
-var escapeTools = []string{"base64", "bash", "dmesg", "hostname", "mknod", "mount", "nohup", "nsenter",
-	"pkill", "seq", "setpriv", "setsid", "sleep", "timeout", "truncate", "unshare", "yes"}
+// escapeTools are the programs the attempts run, with the Debian package of each (capsh is tried
+// but optional).
+var escapeTools = []struct{ name, pkg string }{{"base64", "coreutils"}, {"bash", "bash"}, {"dmesg", "util-linux"},
+	{"hostname", "hostname"}, {"mknod", "coreutils"}, {"mount", "mount"}, {"nohup", "coreutils"}, {"nsenter", "util-linux"},
+	{"pkill", "procps"}, {"seq", "coreutils"}, {"setpriv", "util-linux"}, {"setsid", "util-linux"}, {"sleep", "coreutils"},
+	{"timeout", "coreutils"}, {"truncate", "coreutils"}, {"unshare", "util-linux"}, {"yes", "coreutils"}}
 
 // escapePayloadBanner is what the payload prints first: an attempt whose output lacks it never
 // ran its payload, and would otherwise pass as contained.
@@ -189,9 +192,7 @@ func TestEscapeSuite(t *testing.T) {
 		testenv.MustHave(t, "the contained modes claim seccomp, which this kernel lacks: "+caps.Seccomp.Reason)
 	}
 	for _, tool := range escapeTools {
-		if _, err := exec.LookPath(tool); err != nil {
-			testenv.MustHave(t, fmt.Sprintf("the escape suite needs %s on the host (an attempt without its tool would pass as contained): %v", tool, err))
-		}
+		testenv.MustHaveProgram(t, tool.name, tool.pkg)
 	}
 	t.Setenv(escapeSecretVar, rand.Text())
 	suite, err := newEscapeSuite(caps, t.TempDir())
