@@ -45,6 +45,7 @@ func agentManager(t *testing.T, m Mode, caps *Capabilities, root, rel string) *M
 // contained modes; a parent still reads its child's, which lie inside its own workdir. In none
 // mode, which contains nothing, every agent reads every workdir.
 func TestAgentsCannotReadEachOther(t *testing.T) {
+	t.Parallel()
 	for _, m := range allModes {
 		t.Run(m.String(), func(t *testing.T) {
 			t.Parallel()
