@@ -57,6 +57,7 @@ func TestShellResults(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // each has its own manager and workdir; two wait out a timeout
 			ec, _ := shellContext(t, tt.mode, tt.tune)
 			res, err := run(t, Shell{}, ec, tt.args)
 			if err != nil {
@@ -73,6 +74,7 @@ func TestShellResults(t *testing.T) {
 }
 
 func TestShellCancelled(t *testing.T) {
+	t.Parallel()
 	ec, _ := shellContext(t, sandbox.ModeNamespace, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	ec.Ctx = ctx
@@ -88,6 +90,7 @@ func TestShellCancelled(t *testing.T) {
 }
 
 func TestShellBackground(t *testing.T) {
+	t.Parallel()
 	ec, workdir := shellContext(t, sandbox.ModeNamespace, nil)
 	// The turn's context ends right away: a background command outlives it.
 	ctx, cancel := context.WithCancel(context.Background())
