@@ -25,6 +25,7 @@ func runIn(t *testing.T, m Mode, edit func(*Boundary), line string) (string, Out
 }
 
 func TestContainedFileSystem(t *testing.T) {
+	t.Parallel()
 	hostFile, err := os.CreateTemp("", "warren-visible-")
 	if err != nil {
 		t.Fatal(err)
@@ -72,6 +73,7 @@ func TestContainedFileSystem(t *testing.T) {
 }
 
 func TestContainedWritableAndHiddenPaths(t *testing.T) {
+	t.Parallel()
 	for _, m := range containedModes {
 		t.Run(m.String(), func(t *testing.T) {
 			t.Parallel()
@@ -111,6 +113,7 @@ func TestContainedWritableAndHiddenPaths(t *testing.T) {
 }
 
 func TestContainedIdentity(t *testing.T) {
+	t.Parallel()
 	host, err := os.Hostname()
 	if err != nil {
 		t.Fatal(err)
@@ -146,6 +149,7 @@ func TestContainedIdentity(t *testing.T) {
 }
 
 func TestContainedNetwork(t *testing.T) {
+	t.Parallel()
 	listener, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -189,6 +193,7 @@ func TestContainedNetwork(t *testing.T) {
 }
 
 func TestContainedLimitsAndFilters(t *testing.T) {
+	t.Parallel()
 	for _, m := range containedModes {
 		t.Run(m.String(), func(t *testing.T) {
 			t.Parallel()
@@ -236,6 +241,7 @@ func TestContainedLimitsAndFilters(t *testing.T) {
 }
 
 func TestKillDuringSetupLeavesNothing(t *testing.T) {
+	t.Parallel()
 	for _, m := range allModes {
 		t.Run(m.String(), func(t *testing.T) {
 			t.Parallel()

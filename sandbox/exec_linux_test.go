@@ -82,11 +82,9 @@ func TestCloseOnExecExcept(t *testing.T) {
 // refused (one a command planted must not redirect the chown), and a host whose commands run as
 // its own uid changes nothing.
 func TestChownForCommands(t *testing.T) {
-	// Any user may chown to itself; root shows the change to another uid.
-	to := os.Getuid()
-	if to == 0 {
-		to = unprivilegedID
-	}
+	// Any user may chown to itself; root shows the change to another uid (the unprivileged one,
+	// where this user namespace maps it: the probe's CommandUID).
+	to := Probe().CommandUID
 	caps := syntheticCaps(func(c *Capabilities) { c.UID, c.CommandUID, c.CommandGID = to+1, to, os.Getgid() })
 	base := resolved(t.TempDir())
 	dir, victim := filepath.Join(base, "dir"), filepath.Join(base, "victim")
@@ -144,11 +142,9 @@ func TestHandOverWorkdir(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Commands run as another gid (only root may give a folder away: elsewhere, the test's own).
-	gid := os.Getgid()
-	if os.Geteuid() == 0 {
-		gid = 65533
-	}
+	// Commands run as another gid (only root may give a folder away, to an id its user namespace
+	// maps: the probe's CommandGID, elsewhere the test's own).
+	gid := Probe().CommandGID
 	caps := syntheticCaps(func(c *Capabilities) { c.UID, c.CommandUID, c.CommandGID = os.Getuid()+1, os.Getuid(), gid })
 	m := newManager(dir, caps, Boundary{})
 	walked, _, err := m.openWorkdir()

@@ -10,6 +10,10 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/warrenhq/warren/internal/testenv"
 )
 
 // allModes are the modes every behaviour test runs in.
@@ -18,16 +22,30 @@ var allModes = []Mode{ModeNone, ModeNamespace, ModeBwrap}
 // containedModes are the modes that contain something.
 var containedModes = []Mode{ModeNamespace, ModeBwrap}
 
-// requireMode returns this machine's capabilities, failing the test when mode m cannot run here:
-// CI installs bubblewrap and allows user namespaces, so a missing mechanism is a broken setup,
-// not a reason to skip.
+// requireMode returns this machine's capabilities when mode m can run here, and otherwise skips
+// the test with the reason, or fails it under WARREN_REQUIRE_SANDBOX=1 (internal/testenv).
 func requireMode(t testing.TB, m Mode) *Capabilities {
 	t.Helper()
 	c := Probe()
-	if reason := c.missing(m); reason != "" {
-		t.Fatalf("sandbox mode %s cannot run on this machine: %s", m, reason)
-	}
+	testenv.MustHave(t, c.Unavailable(m))
 	return c
+}
+
+// mountHostTmpfs mounts a small tmpfs named source at dir on the host, unmounted at the test's
+// end, and reports whether it could: a root without CAP_SYS_ADMIN (a container's) cannot, and
+// the test then checks the host's own mounts only, as it does on an unprivileged host. Under
+// WARREN_REQUIRE_SANDBOX=1 it fails instead: CI's root host can.
+func mountHostTmpfs(t testing.TB, source, dir string) bool {
+	t.Helper()
+	if err := unix.Mount(source, dir, "tmpfs", 0, "size=64k"); err != nil {
+		if testenv.Required() {
+			t.Fatalf("mounting a host tmpfs at %s (%s=1): %v", dir, testenv.RequireVar, err)
+		}
+		t.Logf("cannot mount a host tmpfs at %s (%v): checking the host's own mounts only", dir, err)
+		return false
+	}
+	t.Cleanup(func() { _ = unix.Unmount(dir, unix.MNT_DETACH) })
+	return true
 }
 
 // newTestManager returns a manager in mode m on a fresh workdir, closed at the test's end.

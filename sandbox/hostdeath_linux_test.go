@@ -126,6 +126,7 @@ func survivors(t testing.TB, markers ...string) []string {
 // command's whole tree with it, in every mode: the command's own process, a background child, a
 // double-forked one and one in a session of its own.
 func TestCommandsDieWithTheHost(t *testing.T) {
+	t.Parallel()
 	for _, m := range allModes {
 		for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM} {
 			t.Run(m.String()+"/"+sig.String(), func(t *testing.T) {

@@ -9,8 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"golang.org/x/sys/unix"
 )
 
 // workRootOutsideTmp makes a run's work root under /var/tmp (the contained modes replace /tmp,
@@ -47,6 +45,7 @@ func agentManager(t *testing.T, m Mode, caps *Capabilities, root, rel string) *M
 // contained modes; a parent still reads its child's, which lie inside its own workdir. In none
 // mode, which contains nothing, every agent reads every workdir.
 func TestAgentsCannotReadEachOther(t *testing.T) {
+	t.Parallel()
 	for _, m := range allModes {
 		t.Run(m.String(), func(t *testing.T) {
 			t.Parallel()
@@ -117,10 +116,9 @@ func TestMountTableShowsOnlyTheView(t *testing.T) {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := unix.Mount(source, dir, "tmpfs", 0, "size=64k"); err != nil {
-				t.Fatalf("mounting a host tmpfs: %v", err)
+			if !mountHostTmpfs(t, source, dir) {
+				break
 			}
-			t.Cleanup(func() { _ = unix.Unmount(dir, unix.MNT_DETACH) })
 			coveredMounts[source] = dir
 		}
 	} else {

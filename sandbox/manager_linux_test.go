@@ -11,6 +11,7 @@ import (
 )
 
 func TestRunExitStatus(t *testing.T) {
+	t.Parallel()
 	for _, m := range allModes {
 		t.Run(m.String(), func(t *testing.T) {
 			t.Parallel()
@@ -52,6 +53,7 @@ func TestRunExitStatus(t *testing.T) {
 }
 
 func TestRunOutputCap(t *testing.T) {
+	t.Parallel()
 	for _, m := range allModes {
 		t.Run(m.String(), func(t *testing.T) {
 			t.Parallel()
@@ -108,6 +110,7 @@ func TestRunEnvironment(t *testing.T) {
 }
 
 func TestRunWorkdir(t *testing.T) {
+	t.Parallel()
 	for _, m := range allModes {
 		t.Run(m.String(), func(t *testing.T) {
 			t.Parallel()
@@ -130,6 +133,7 @@ func TestRunWorkdir(t *testing.T) {
 }
 
 func TestRunTimeoutKillsTheTree(t *testing.T) {
+	t.Parallel()
 	for _, m := range allModes {
 		t.Run(m.String(), func(t *testing.T) {
 			t.Parallel()
@@ -156,6 +160,7 @@ func TestRunTimeoutKillsTheTree(t *testing.T) {
 }
 
 func TestRunEndKillsLeftovers(t *testing.T) {
+	t.Parallel()
 	for _, m := range allModes {
 		t.Run(m.String(), func(t *testing.T) {
 			t.Parallel()
@@ -171,6 +176,7 @@ func TestRunEndKillsLeftovers(t *testing.T) {
 }
 
 func TestRunCancel(t *testing.T) {
+	t.Parallel()
 	for _, m := range allModes {
 		t.Run(m.String(), func(t *testing.T) {
 			t.Parallel()
@@ -195,6 +201,7 @@ func TestRunCancel(t *testing.T) {
 }
 
 func TestCloseKillsBackgroundCommands(t *testing.T) {
+	t.Parallel()
 	for _, m := range allModes {
 		t.Run(m.String(), func(t *testing.T) {
 			t.Parallel()

@@ -160,6 +160,20 @@ func (c *Capabilities) modeLine(m Mode) string {
 	return fmt.Sprintf("mode %s: contains %s; missing: %s", m, strings.Join(contains, ", "), strings.Join(missing, ", "))
 }
 
+// Unavailable says why no command can run in mode m on this machine, with how to get what is
+// missing, and "" when commands can: the shell every mode needs, then the mode's own mechanism
+// (the namespaces, or a working bwrap). Landlock and seccomp are not named: a contained mode runs
+// without them, with a warning (Effective). Tests skip on it (internal/testenv).
+func (c *Capabilities) Unavailable(m Mode) string {
+	if !c.Shell.Available {
+		return fmt.Sprintf("commands run with %s, and it cannot run here: %s", ShellPath, c.Shell.Reason)
+	}
+	if reason := c.missing(m); reason != "" {
+		return fmt.Sprintf("sandbox mode %s cannot run here: %s", m, reason)
+	}
+	return ""
+}
+
 // missing says why mode m's mechanism is unavailable, "" when it is available.
 func (c *Capabilities) missing(m Mode) string {
 	switch m {

@@ -2,11 +2,13 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -76,6 +78,10 @@ func probeMode(c *Capabilities, m Mode, dir string) Support {
 	defer mgr.Close()
 	o, err := mgr.Run(context.Background(), "exit 0")
 	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		// What clone returns past the user namespace limit, and inside a sandbox or container
+		// that forbids nesting them (bwrap --disable-userns): nothing is short of disk space.
+		return Support{Reason: err.Error() + " (ENOSPC: no more user namespaces may be made here: user.max_user_namespaces is reached, or the container or sandbox the host runs in forbids nesting them)"}
 	case err != nil:
 		return Support{Reason: err.Error()}
 	case o.ExitCode != 0 || o.TimedOut:

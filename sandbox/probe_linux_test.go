@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/warrenhq/warren/internal/testenv"
 )
 
 func TestProbeThisMachine(t *testing.T) {
@@ -12,11 +14,20 @@ func TestProbeThisMachine(t *testing.T) {
 	if Probe() != c {
 		t.Error("Probe probed twice")
 	}
-	for name, s := range map[string]Support{"shell": c.Shell, "namespaces": c.Namespaces, "bwrap": c.Bwrap, "seccomp": c.Seccomp, "landlock": c.Landlock} {
-		if !s.Available || s.Reason != "" {
-			t.Errorf("%s unavailable on this machine (CI must provide it): %q", name, s.Reason)
+	var missing []string
+	for _, m := range []struct {
+		name string
+		s    Support
+	}{{"shell", c.Shell}, {"namespaces", c.Namespaces}, {"bwrap", c.Bwrap}, {"seccomp", c.Seccomp}, {"landlock", c.Landlock}} {
+		if m.s.Available != (m.s.Reason == "") {
+			t.Errorf("%s: available %v with reason %q", m.name, m.s.Available, m.s.Reason)
+		}
+		if !m.s.Available {
+			missing = append(missing, m.name+": "+m.s.Reason)
 		}
 	}
+	// What follows checks a machine with every mechanism, as CI's.
+	testenv.MustHave(t, strings.Join(missing, "; "))
 	if c.BwrapPath == "" || !strings.HasPrefix(c.BwrapVersion, "bubblewrap ") || c.LandlockABI < 2 {
 		t.Errorf("bwrap %q %q, landlock ABI %d", c.BwrapPath, c.BwrapVersion, c.LandlockABI)
 	}
@@ -69,6 +80,9 @@ func TestIDMapped(t *testing.T) {
 // operator's own link; managers refuse a workdir reached through a link, so the probe resolves
 // its folder first and the contained modes still probe available.
 func TestProbeUnderALinkedTMPDIR(t *testing.T) {
+	for _, m := range containedModes {
+		testenv.MustHave(t, Probe().Unavailable(m))
+	}
 	link := filepath.Join(t.TempDir(), "tmp-link")
 	if err := os.Symlink(t.TempDir(), link); err != nil {
 		t.Fatal(err)

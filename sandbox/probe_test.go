@@ -102,6 +102,33 @@ func TestReport(t *testing.T) {
 	}
 }
 
+// TestUnavailable: what a test skips on (internal/testenv) names the shell first, then the mode's
+// own mechanism; Landlock and seccomp, which a contained mode runs without, are not named.
+func TestUnavailable(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*Capabilities)
+		want map[Mode]string
+	}{
+		{"everything", nil, map[Mode]string{}},
+		{"no landlock or seccomp", func(c *Capabilities) { noLandlock(c); noSeccomp(c) }, map[Mode]string{}},
+		{"no namespaces", noNamespaces, map[Mode]string{
+			ModeNamespace: "sandbox mode namespace cannot run here: namespaces: user namespaces are disabled"}},
+		{"no bwrap", noBwrap, map[Mode]string{ModeBwrap: "sandbox mode bwrap cannot run here: bwrap: bwrap not found in PATH"}},
+		{"no shell", func(c *Capabilities) { noShell(c); noBwrap(c) }, map[Mode]string{
+			ModeNone:      "commands run with /bin/bash, and it cannot run here: /bin/bash --version failed: no such file",
+			ModeNamespace: "commands run with /bin/bash, and it cannot run here: /bin/bash --version failed: no such file",
+			ModeBwrap:     "commands run with /bin/bash, and it cannot run here: /bin/bash --version failed: no such file"}},
+	} {
+		c := syntheticCaps(tc.edit)
+		for _, m := range []Mode{ModeNone, ModeNamespace, ModeBwrap} {
+			if got := c.Unavailable(m); got != tc.want[m] {
+				t.Errorf("%s: Unavailable(%s) = %q, want %q", tc.name, m, got, tc.want[m])
+			}
+		}
+	}
+}
+
 func TestEffective(t *testing.T) {
 	for _, tc := range []struct {
 		name        string

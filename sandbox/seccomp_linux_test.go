@@ -168,6 +168,7 @@ func testSeccompVerdicts(t *testing.T, network bool) {
 // network off (a network namespace does not contain vsock; with the network on the command may
 // reach the network anyway).
 func TestSeccompRealAttempts(t *testing.T) {
+	t.Parallel()
 	binary, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

@@ -10,13 +10,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warrenhq/warren/internal/testenv"
 	"github.com/warrenhq/warren/sandbox"
 )
 
 // shellContext is a call context whose commands run in a real sandbox manager of mode, in a fresh
-// workdir, with limits adjusted by tune.
+// workdir, with limits adjusted by tune. A mode this machine cannot run skips t with the reason
+// (fails it under WARREN_REQUIRE_SANDBOX=1).
 func shellContext(t *testing.T, mode sandbox.Mode, tune func(*sandbox.Boundary)) (*ExecContext, string) {
 	t.Helper()
+	testenv.MustHave(t, sandbox.Probe().Unavailable(mode))
 	b := sandbox.Ceiling(sandbox.Spec{Mode: &mode})
 	b.Limits.Timeout = 20 * time.Second
 	if tune != nil {
@@ -54,6 +57,7 @@ func TestShellResults(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // each has its own manager and workdir; two wait out a timeout
 			ec, _ := shellContext(t, tt.mode, tt.tune)
 			res, err := run(t, Shell{}, ec, tt.args)
 			if err != nil {
@@ -70,6 +74,7 @@ func TestShellResults(t *testing.T) {
 }
 
 func TestShellCancelled(t *testing.T) {
+	t.Parallel()
 	ec, _ := shellContext(t, sandbox.ModeNamespace, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	ec.Ctx = ctx
@@ -85,6 +90,7 @@ func TestShellCancelled(t *testing.T) {
 }
 
 func TestShellBackground(t *testing.T) {
+	t.Parallel()
 	ec, workdir := shellContext(t, sandbox.ModeNamespace, nil)
 	// The turn's context ends right away: a background command outlives it.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -159,10 +165,10 @@ func TestShellWithoutASandbox(t *testing.T) {
 }
 
 func TestFileToolsHandWhatTheyCreateToTheCommandsUser(t *testing.T) {
-	owner := FileOwner{UID: 65533, GID: 65533}
-	if os.Geteuid() != 0 {
-		owner = FileOwner{UID: os.Getuid(), GID: os.Getgid()} // only root may give files away
-	}
+	// The ids the probe found commands run as: the unprivileged 65533 on a root host whose user
+	// namespace maps it, elsewhere the host's own (only root may give files away).
+	caps := sandbox.Probe()
+	owner := FileOwner{UID: caps.CommandUID, GID: caps.CommandGID}
 	workdir := filepath.Join(t.TempDir(), "agent")
 	ec := NewExecContext(nil, "c1", 1, AgentRef{ID: 1, Name: "a"}, workdir)
 	ec.FileOwner = &owner

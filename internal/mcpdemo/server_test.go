@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -21,28 +20,25 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/moby/sys/reexec"
+
+	"github.com/warrenhq/warren/mcp/mcpconfig"
 )
 
-// serverBinary is the mcpserver binary built once for this test binary by TestMain.
+// serverBinary is the server the tests start: this test binary, run under mcpconfig.DemoReexecName (as
+// command = "@demo" starts the host binary), where it runs Main as cmd/mcpserver's main does.
+// Building cmd/mcpserver instead cost a go build (about two seconds) per test run.
 var serverBinary string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "mcpserver-test-")
+	reexec.Init() // the server, when started under mcpconfig.DemoReexecName: it exits there
+	self, err := os.Executable()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		fmt.Fprintln(os.Stderr, "finding the test binary:", err)
 		os.Exit(1)
 	}
-	serverBinary = filepath.Join(dir, "mcpserver")
-	build := exec.Command("go", "build", "-o", serverBinary, "github.com/warrenhq/warren/cmd/mcpserver")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build mcpserver:", err)
-		_ = os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
+	serverBinary = self
+	os.Exit(m.Run())
 }
 
 // lockedBuffer collects a process's output safely across goroutines.
@@ -88,6 +84,7 @@ func (p *serverProcess) wait(t *testing.T, timeout time.Duration) error {
 func startProcess(t *testing.T, args ...string) (*serverProcess, io.WriteCloser, io.Reader) {
 	t.Helper()
 	cmd := exec.Command(serverBinary, args...)
+	cmd.Args[0] = mcpconfig.DemoReexecName
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
