@@ -52,6 +52,7 @@ func TestDeterminism(t *testing.T) {
 	for _, file := range exampleFiles(t) {
 		base := filepath.Base(file)
 		t.Run(strings.TrimSuffix(base, ".toml"), func(t *testing.T) {
+			requireExample(t, base)
 			agents, ownScale := determinismAgents[base]
 			if !ownScale {
 				agents = goldenAgents[base]
@@ -85,6 +86,7 @@ func TestSeedOverride(t *testing.T) {
 	for _, file := range exampleFiles(t) {
 		base := filepath.Base(file)
 		t.Run(strings.TrimSuffix(base, ".toml"), func(t *testing.T) {
+			requireExample(t, base)
 			// The run with the scenario's own seed is the golden one: its header is the file's
 			// (a default run while the golden traces are being rewritten).
 			opt := warren.Options{Agents: goldenAgents[base]}

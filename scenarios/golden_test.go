@@ -27,6 +27,20 @@ import (
 // kv_list answer, and TestDeterminism runs it at full size.
 var goldenAgents = map[string]int{"quickstart.toml": 20, "gossip.toml": 200, "sandbox.toml": 5, "mcp.toml": 20}
 
+// exampleModes names the sandbox mode an example's commands run in. On a machine without it
+// those commands are refused and the run is another run, so the example's runs follow
+// internal/testenv's rule there (requireExample): skipped with the reason, or failed under
+// WARREN_REQUIRE_SANDBOX=1.
+var exampleModes = map[string]string{"sandbox.toml": "namespace"}
+
+// requireExample applies requireMode to an example that runs commands.
+func requireExample(t *testing.T, base string) {
+	t.Helper()
+	if mode, ok := exampleModes[base]; ok {
+		requireMode(t, mode)
+	}
+}
+
 // expectedFailures lists the examples that fail on purpose, with their exact failure lists. Every
 // other example's expectations must all hold.
 var expectedFailures = map[string][]string{
@@ -65,6 +79,7 @@ func TestGoldenTraces(t *testing.T) {
 	for _, file := range exampleFiles(t) {
 		base := filepath.Base(file)
 		t.Run(strings.TrimSuffix(base, ".toml"), func(t *testing.T) {
+			requireExample(t, base)
 			sum, got := runTraced(t, file, warren.Options{Agents: goldenAgents[base]})
 			goldenPath := filepath.Join("testdata", "golden", strings.TrimSuffix(base, ".toml")+".jsonl")
 			if golden.Updating() {

@@ -12,35 +12,19 @@ import (
 
 	"github.com/warrenhq/warren"
 	"github.com/warrenhq/warren/components"
+	"github.com/warrenhq/warren/internal/testenv"
 	"github.com/warrenhq/warren/sandbox"
 )
 
 // requireMode skips t when this machine cannot run commands in mode (saying why), and fails it
-// instead when WARREN_REQUIRE_SANDBOX=1 says the machine must.
+// instead when WARREN_REQUIRE_SANDBOX=1 says the machine must (internal/testenv's rule).
 func requireMode(t *testing.T, mode string) {
 	t.Helper()
-	caps := sandbox.Probe()
-	var s sandbox.Support
-	switch mode {
-	case "none":
-		s = caps.Shell
-	case "namespace":
-		s = caps.Namespaces
-	case "bwrap":
-		s = caps.Bwrap
-	default:
-		t.Fatalf("unknown mode %q", mode)
+	m, err := sandbox.ParseMode(mode)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !caps.Shell.Available && mode != "none" {
-		s = caps.Shell
-	}
-	if s.Available {
-		return
-	}
-	if os.Getenv("WARREN_REQUIRE_SANDBOX") == "1" {
-		t.Fatalf("mode %s is unavailable here and WARREN_REQUIRE_SANDBOX=1: %s", mode, s.Reason)
-	}
-	t.Skipf("mode %s is unavailable on this machine: %s", mode, s.Reason)
+	testenv.MustHave(t, sandbox.Probe().Unavailable(m))
 }
 
 // hostPathsBlueprint lets its agents write files, run commands and spawn children of their own

@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/warrenhq/warren"
+	"github.com/warrenhq/warren/internal/testenv"
 )
 
 // safeGitScenario: an agent makes a repository, writes a hostile config into it (core.fsmonitor
@@ -67,9 +67,7 @@ max_iterations = 6
 // the same line runs it, which shows the attack is real here. A host that adds "git status" to
 // its safe commands accepts the risk for that command, and still not for git --git-dir=...
 func TestSafeGitWithAHostileConfig(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skipf("git is not installed: %v", err)
-	}
+	testenv.MustHaveProgram(t, "git", "git")
 	cases := []struct {
 		name  string
 		extra string

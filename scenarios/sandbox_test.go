@@ -117,6 +117,7 @@ func waitGone(t *testing.T, marker, when string) {
 func TestSandboxTeardown(t *testing.T) {
 	for _, mode := range []string{"namespace", "bwrap", "none"} {
 		t.Run(mode, func(t *testing.T) {
+			requireMode(t, mode)
 			marker := fmt.Sprintf("warren-teardown-%s-%d", mode, time.Now().UnixNano())
 			// The background command outlives its call; the agent then ends its stage at once,
 			// and reap's sandbox teardown must end the command.
@@ -144,6 +145,7 @@ func TestSandboxTeardown(t *testing.T) {
 // whole tree dies with it. The child's command starts in the tick after its spawn, the tick the
 // parent's kill is settled in, while the tick still waits for the command.
 func TestSandboxKillAgent(t *testing.T) {
+	requireMode(t, "namespace")
 	marker := fmt.Sprintf("warren-kill-%d", time.Now().UnixNano())
 	file := writePolicyFiles(t, map[string]string{
 		"s.toml": `name = "kill"
@@ -204,6 +206,7 @@ count = 1
 func TestSandboxAgentsKeepToTheirWorkdirs(t *testing.T) {
 	for _, mode := range []string{"namespace", "bwrap", "none"} {
 		t.Run(mode, func(t *testing.T) {
+			requireMode(t, mode)
 			root, err := os.MkdirTemp("/var/tmp", "warren-scenario-root-")
 			if err != nil {
 				t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/warrenhq/warren/blueprint"
 	"github.com/warrenhq/warren/components"
+	"github.com/warrenhq/warren/internal/testenv"
 	"github.com/warrenhq/warren/sandbox"
 	"github.com/warrenhq/warren/scripting"
 	"github.com/warrenhq/warren/tools"
@@ -117,6 +118,7 @@ available_tools = ["write_file"]`, true},
 // TestCommandsTellTheWorkRoot: the manager Runner makes for an agent is told its profile's work
 // root, so its contained commands see only the agent's own workdir of it.
 func TestCommandsTellTheWorkRoot(t *testing.T) {
+	testenv.MustHave(t, sandbox.Probe().Unavailable(sandbox.ModeNamespace)) // the default boundary's mode
 	root, err := os.MkdirTemp("/var/tmp", "warren-systems-root-")
 	if err != nil {
 		t.Fatal(err)
