@@ -314,3 +314,20 @@ func TestBudgetChargesEveryGrowthPath(t *testing.T) {
 		})
 	}
 }
+
+// A budget smaller than what the runtime's own set-up charges (the lockdown, before any script
+// runs) neither crashes the host nor fails a call that builds nothing; a call that builds more
+// than the budget fails with its error.
+func TestMemoryBudgetBelowTheRuntimesSetUp(t *testing.T) {
+	limits := Limits{MaxMemory: 64 << 10, CallTimeout: time.Minute}
+	engine := NewEngine(limits)
+	defer engine.Close()
+	out, err := engine.Run(context.Background(), mustCompile(t, "small.js", tool(`() => "ok"`)), nil, nil, fixedEnv())
+	if err != nil || out != "ok" {
+		t.Fatalf("a call that builds nothing: %q, %v", out, err)
+	}
+	_, err = engine.Run(context.Background(), mustCompile(t, "big.js", tool(`() => "x".repeat(1 << 17)`)), nil, nil, fixedEnv())
+	if !errors.Is(err, ErrMemory) || !strings.Contains(err.Error(), "64 KiB memory budget") {
+		t.Fatalf("a call that builds 128 KiB: %v, want the memory budget's error", err)
+	}
+}

@@ -248,8 +248,13 @@ func (w *worker) defineToolCall(call goja.FunctionCall) goja.Value {
 	return goja.Undefined()
 }
 
-// callerPosition is where in the script the running native function was called from.
+// callerPosition is where in the script the running native function was called from; the start
+// of the file when no script is running (the runtime's own set-up, which a tiny memory budget
+// can already exceed).
 func (w *worker) callerPosition() position {
+	if w.script == nil {
+		return position{1, 1}
+	}
 	w.frames = w.vm.CaptureCallStack(4, w.frames[:0])
 	return scriptPosition(w.script.File, w.frames)
 }
