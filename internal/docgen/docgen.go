@@ -50,25 +50,10 @@ func CheckTable(t testing.TB, path, marker string, header []string, rows []Row) 
 	t.Helper()
 	// Every Fatal below is followed by return, so a TB that records failures without stopping
 	// the goroutine (as this package's tests use) never reads past one.
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+	doc, start, j, ok := findBlock(t, path, marker)
+	if !ok {
 		return
 	}
-	doc := string(data)
-	open, end := "<!-- "+marker+":", "<!-- /"+marker+" -->"
-	i := strings.Index(doc, open)
-	if i < 0 {
-		t.Fatalf("%s has no %q block (it starts with a line %q...)", path, marker, open)
-		return
-	}
-	k := strings.Index(doc[i:], "-->\n")
-	j := strings.Index(doc, end)
-	if k < 0 || j < i+k {
-		t.Fatalf("%s: the %q block is not closed by %q", path, marker, end)
-		return
-	}
-	start := i + k + len("-->\n")
 	got := doc[start:j]
 
 	prose := map[string]string{}
@@ -280,21 +265,10 @@ func objectKeys(raw json.RawMessage) ([]string, error) {
 // prose), which -update rewrites. CheckTable is for tables that keep a column of prose.
 func CheckBlock(t testing.TB, path, marker, want string) {
 	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+	doc, start, j, ok := findBlock(t, path, marker)
+	if !ok {
 		return
 	}
-	doc := string(data)
-	open, end := "<!-- "+marker+":", "<!-- /"+marker+" -->"
-	i := strings.Index(doc, open)
-	k := strings.Index(doc[max(i, 0):], "-->\n")
-	j := strings.Index(doc, end)
-	if i < 0 || k < 0 || j < i+k {
-		t.Fatalf("%s has no %q block (a line %q..., closed by %q)", path, marker, open, end)
-		return
-	}
-	start := i + k + len("-->\n")
 	if got := doc[start:j]; got != want {
 		if golden.Updating() {
 			if err := os.WriteFile(path, []byte(doc[:start]+want+doc[j:]), 0o644); err != nil {
@@ -304,4 +278,30 @@ func CheckBlock(t testing.TB, path, marker, want string) {
 		}
 		t.Errorf("%s's %q block reads\n%s\nbut the code gives\n%s\n(go test -run %s -update rewrites it)", path, marker, got, want, t.Name())
 	}
+}
+
+// findBlock reads the page at path and finds the block between "<!-- marker: ... -->\n" and
+// "<!-- /marker -->": the page, and where the block's text starts and ends. It fails t, saying
+// what is missing, and returns false when there is no such block.
+func findBlock(t testing.TB, path, marker string) (doc string, start, end int, ok bool) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+		return "", 0, 0, false
+	}
+	doc = string(data)
+	open, closing := "<!-- "+marker+":", "<!-- /"+marker+" -->"
+	i := strings.Index(doc, open)
+	if i < 0 {
+		t.Fatalf("%s has no %q block (it starts with a line %q...)", path, marker, open)
+		return "", 0, 0, false
+	}
+	k := strings.Index(doc[i:], "-->\n")
+	end = strings.Index(doc, closing)
+	if k < 0 || end < i+k {
+		t.Fatalf("%s: the %q block is not closed by %q", path, marker, closing)
+		return "", 0, 0, false
+	}
+	return doc, i + k + len("-->\n"), end, true
 }
