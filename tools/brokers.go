@@ -51,8 +51,9 @@ type ClassifierVerdict struct {
 	Reason   string
 }
 
-// AutoClassifier judges calls for SafetyAuto. Implemented by the policy package on top of a model
-// back end. An error, like a missing classifier, makes the gate escalate to ask.
+// AutoClassifier judges calls for SafetyAuto. Implemented by a scenario's scripted [[classifier]]
+// rules (Scenario.AutoClassifier); a classifier backed by a live model would implement it too. An
+// error, like a missing classifier, makes the gate escalate to ask.
 type AutoClassifier interface {
 	Classify(ctx context.Context, req ClassifyRequest) (ClassifierVerdict, error)
 }
