@@ -37,7 +37,7 @@ var (
 
 // Defaults of the [scripting] table.
 const (
-	// DefaultScriptCallTimeout is the wall-time budget of one script tool call; a script still
+	// DefaultScriptCallTimeout is the CPU-time budget of one script tool call; a script still
 	// running then is interrupted and its call fails.
 	DefaultScriptCallTimeout = 2 * time.Second
 	// DefaultScriptMaxCallStack is the deepest JavaScript call stack a script may build, so a
@@ -80,7 +80,7 @@ type ScriptingConfig struct {
 	// HTTPAllowPrivate lets http_get and http_post reach private, loopback and link-local
 	// addresses, which are refused by default so a script cannot probe the host's network.
 	HTTPAllowPrivate bool
-	// CallTimeout is the wall-time budget of one script tool call (1ms to 10m).
+	// CallTimeout is the CPU-time budget of one script tool call (1ms to 10m).
 	CallTimeout time.Duration
 	// MaxCallStack is the deepest call stack a script may build (16 to 100000).
 	MaxCallStack int
@@ -123,7 +123,7 @@ func (c *compiler) scripting(f *fileScripting, out *ScriptingConfig) {
 	}
 	out.AllowEnv = c.allowEnv("scripting.allow_env", f.AllowEnv)
 	out.HTTPAllowPrivate = f.HTTPAllowPrivate
-	c.scriptTimeout("scripting.call_timeout", f.CallTimeout, "the wall-time budget of one script tool call", &out.CallTimeout)
+	c.scriptTimeout("scripting.call_timeout", f.CallTimeout, "the CPU-time budget of one script tool call", &out.CallTimeout)
 	c.scriptTimeout("scripting.http_timeout", f.HTTPTimeout, "the time one HTTP call of a script may take", &out.HTTPTimeout)
 	if v := f.MaxCallStack; v != nil {
 		if *v < minScriptCallStack || *v > maxScriptCallStack {

@@ -278,7 +278,7 @@ func TestJSPolicyFailuresStayWithTheAgent(t *testing.T) {
 	}{
 		"g-0": {components.Done, ""},
 		"g-1": {components.Failed, "model error: p.js:3:11: Error: agent g-1 is broken"},
-		"g-2": {components.Failed, "model error: p.js: script ran past its 100ms budget"},
+		"g-2": {components.Failed, "model error: p.js: script ran past its 100ms CPU budget"},
 	} {
 		r := byName[name]
 		if r.Status != want.status || r.Reason != want.reason {
@@ -306,7 +306,7 @@ func TestJSPolicyTurnTimeout(t *testing.T) {
 		"p.js":   `definePolicy(function decide(obs) { for (;;) {} });`,
 	})
 	sum, _ := runTraced(t, file, warren.Options{WorkRoot: t.TempDir()})
-	if len(sum.Records) != 1 || sum.Records[0].Reason != "model error: p.js: script ran past its 30ms budget" {
+	if len(sum.Records) != 1 || sum.Records[0].Reason != "model error: p.js: script ran past its 30ms CPU budget" {
 		t.Errorf("records = %+v, want the 30ms budget's failure", sum.Records)
 	}
 }

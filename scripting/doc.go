@@ -43,7 +43,9 @@
 //
 // # Limits
 //
-// A call has a wall-time budget (Limits.CallTimeout) enforced with goja's interrupt and with the
+// A call has a CPU-time budget (Limits.CallTimeout: the time its own thread spends running, so
+// the machine's load never counts) and a wall-clock backstop (Limits.WallTimeout, for a call that
+// waits on a host function) enforced with goja's interrupt and with the
 // caller's context; a maximum call depth; caps on the arguments, on the result, and on strings
 // crossing to the host and back. A call runs on its caller's goroutine (a tool lane worker, or
 // the world's goroutine for a policy): a watchdog timer and the caller's context interrupt it,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,8 +54,16 @@ type HTTPResponse struct {
 // Limits bound what one script call may cost, so a runaway script fails its call, not the host.
 // A zero (or negative) field takes its DefaultLimits value.
 type Limits struct {
-	// CallTimeout is the wall-time budget of one call, enforced with goja's interrupt. 2s.
+	// CallTimeout is the CPU-time budget of one call: the time the call's own thread spends
+	// running, enforced with goja's interrupt. Other processes keeping the machine busy, or the
+	// scheduler leaving the call waiting, never count against it, so whether a call fits its
+	// budget does not depend on the machine's load. 2s.
 	CallTimeout time.Duration
+	// WallTimeout bounds a call's wall time, for a call that computes nothing but waits (a host
+	// function stuck on the outside world): the CPU budget never ends such a call. It is a
+	// backstop far above any call's CPU budget, and its error says the call was waiting.
+	// Default: twenty times CallTimeout, and at least 30s.
+	WallTimeout time.Duration
 	// MaxCallStack is the deepest JavaScript call nesting allowed. 256.
 	MaxCallStack int
 	// MaxArgBytes caps the JSON arguments of a call (checked before it runs). 1 MiB.
@@ -76,6 +85,10 @@ type Limits struct {
 // (twice this) stay within 1 GiB.
 const DefaultMaxMemory = 64 << 20
 
+// minWallTimeout is the least default WallTimeout: far above what any call computes, so only a
+// call that waits on the outside world meets it.
+const minWallTimeout = 30 * time.Second
+
 // DefaultLimits are the limits of issues 5 and 12: a 2s budget, 256 frames, 1 MiB of arguments
 // and of result, 4 MiB per string, 64 MiB of memory.
 func DefaultLimits() Limits {
@@ -94,6 +107,9 @@ func (l Limits) withDefaults() Limits {
 	d := DefaultLimits()
 	if l.CallTimeout <= 0 {
 		l.CallTimeout = d.CallTimeout
+	}
+	if l.WallTimeout <= 0 {
+		l.WallTimeout = max(20*l.CallTimeout, minWallTimeout)
 	}
 	if l.MaxCallStack <= 0 {
 		l.MaxCallStack = d.MaxCallStack
@@ -176,7 +192,7 @@ func (e *Engine) Run(ctx context.Context, s *Script, args json.RawMessage, host 
 		ctx = context.Background()
 	}
 	if err := ctx.Err(); err != nil {
-		return "", interruptError(s.File, err, e.limits.CallTimeout)
+		return "", interruptError(s.File, err, e.limits)
 	}
 	w := e.acquire()
 	w.begin(s, args, host, env, modeRun)
@@ -206,16 +222,23 @@ const (
 	modeRun
 )
 
-// errBudget is the interrupt value of a call that ran out of time (a cancelled call is
-// interrupted with its context's error instead).
-var errBudget = errors.New("budget exhausted")
+// errBudget is the interrupt value of a call that used up its CPU budget, errWaited that of a
+// call that waited past its wall-clock backstop (a cancelled call is interrupted with its
+// context's error instead).
+var (
+	errBudget = errors.New("budget exhausted")
+	errWaited = errors.New("wall-clock limit reached")
+)
 
 // interruptError describes an interrupted call: a timeout, or a cancellation whose Kind is the
 // context's error. It carries no position: where the interrupt landed depends on timing, and
 // nothing that depends on timing may reach a trace.
-func interruptError(file string, reason any, budget time.Duration) *Error {
+func interruptError(file string, reason any, limits Limits) *Error {
 	if mem, ok := reason.(*memoryError); ok {
 		return &Error{File: file, Line: mem.line, Column: mem.column, Message: mem.message, Kind: ErrMemory}
+	}
+	if reason == errWaited {
+		return &Error{File: file, Message: fmt.Sprintf("script waited past its %v wall-clock limit (a host function did not return)", limits.WallTimeout), Kind: ErrTimeout}
 	}
 	if err, ok := reason.(error); ok && err != errBudget {
 		if errors.Is(err, errRegexpLimit) {
@@ -223,7 +246,7 @@ func interruptError(file string, reason any, budget time.Duration) *Error {
 		}
 		return &Error{File: file, Message: "script call cancelled: " + err.Error(), Kind: err}
 	}
-	return &Error{File: file, Message: fmt.Sprintf("script ran past its %v budget", budget), Kind: ErrTimeout}
+	return &Error{File: file, Message: fmt.Sprintf("script ran past its %v CPU budget", limits.CallTimeout), Kind: ErrTimeout}
 }
 
 // worker is one sandboxed runtime and the state of the call it is serving. A worker serves one
@@ -232,7 +255,7 @@ func interruptError(file string, reason any, budget time.Duration) *Error {
 type worker struct {
 	vm       *goja.Runtime
 	limits   Limits
-	watchdog *time.Timer // interrupts the call at its deadline
+	watchdog *time.Timer // interrupts the call once its budget is used up
 
 	// Set up once, by newWorker.
 	defineTool, hostObject, visit, defaultOrder goja.Value
@@ -261,7 +284,9 @@ type worker struct {
 	// What the watchdog and the caller's context share with the call, under mu.
 	mu         sync.Mutex
 	running    bool
-	deadline   time.Time               // when the running call's budget ends
+	clock      threadClock             // the CPU clock of the thread the running call is locked to
+	cpuStart   int64                   // that clock when the call began
+	deadline   time.Time               // when the running call's wall-clock backstop ends
 	caller     context.Context         // the running call's context
 	reason     error                   // why the call was interrupted; nil while it runs freely
 	hostCtx    context.Context         // what blocking host functions observe; made on first use
@@ -302,9 +327,15 @@ func (w *worker) end() {
 // up, returning while a built-in is still stuck, the guards take back by bounding every
 // built-in step.
 func (w *worker) call(ctx context.Context) (string, error) {
+	// The call keeps its thread, so that thread's CPU clock measures the call and nothing else.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	clock := currentThreadClock()
+	cpuStart, _ := clock.elapsed()
 	now := time.Now()
 	w.mu.Lock()
-	w.running, w.deadline, w.caller, w.reason = true, now.Add(w.limits.CallTimeout), ctx, nil
+	w.running, w.deadline, w.caller, w.reason = true, now.Add(w.limits.WallTimeout), ctx, nil
+	w.clock, w.cpuStart = clock, cpuStart
 	w.seq++
 	w.watch.active.Store(w.seq)
 	w.watch.inHost.Store(0)
@@ -337,15 +368,31 @@ func (w *worker) call(ctx context.Context) (string, error) {
 	return w.result, w.err
 }
 
-// expire is the watchdog: it interrupts the running call once its deadline has passed. A stale
-// firing (armed for a call that has since ended) finds the deadline of a later call ahead.
+// expire is the watchdog. It interrupts the running call once the call's thread has used its
+// CPU budget, or once the call's wall-clock backstop has passed; otherwise it sleeps again until
+// the earliest moment either could be reached (the thread cannot use CPU time faster than wall
+// time passes). A stale firing, armed for a call that has since ended, finds nothing running or
+// a later call with its budget ahead.
 func (w *worker) expire() {
 	w.mu.Lock()
-	due := w.running && !time.Now().Before(w.deadline)
-	w.mu.Unlock()
-	if due {
-		w.interrupt(nil, errBudget)
+	defer w.mu.Unlock()
+	if !w.running || w.reason != nil {
+		return
 	}
+	used := time.Duration(0)
+	if now, ok := w.clock.elapsed(); ok {
+		used = time.Duration(now - w.cpuStart)
+	}
+	if used >= w.limits.CallTimeout {
+		w.stopLocked(errBudget)
+		return
+	}
+	waitLeft := time.Until(w.deadline)
+	if waitLeft <= 0 {
+		w.stopLocked(errWaited)
+		return
+	}
+	w.watchdog.Reset(max(min(w.limits.CallTimeout-used, waitLeft), time.Millisecond))
 }
 
 // interrupt stops the running call for reason (the first reason wins): the VM stops at its next
@@ -435,7 +482,7 @@ func (w *worker) failure(err error) error {
 	var exception *goja.Exception
 	switch {
 	case errors.As(err, &interrupted):
-		return interruptError(file, interrupted.Value(), w.limits.CallTimeout)
+		return interruptError(file, interrupted.Value(), w.limits)
 	case errors.As(err, &overflow):
 		return newError(file, scriptPosition(file, overflow.Stack()), ErrStackOverflow,
 			fmt.Sprintf("call stack exceeded %d frames", w.limits.MaxCallStack))

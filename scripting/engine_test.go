@@ -26,6 +26,8 @@ type fakeHost struct {
 	// block, when set, makes Shell wait for it to close or for its context to end (a host call
 	// that would outlive the budget).
 	block chan struct{}
+	// delay, when set, makes Shell sleep that long (waiting, using no CPU) and then succeed.
+	delay time.Duration
 	// big, when non-empty, is what Env returns (a host string over the cap).
 	big string
 }
@@ -65,6 +67,14 @@ func (h *fakeHost) ListDir(path string) (string, error) {
 
 func (h *fakeHost) Shell(ctx context.Context, command string) (string, error) {
 	h.record("shell(%s)", command)
+	if h.delay > 0 {
+		select {
+		case <-time.After(h.delay):
+			return "ok", nil
+		case <-ctx.Done():
+			return "", fmt.Errorf("shell: %w", context.Cause(ctx))
+		}
+	}
 	if h.block != nil {
 		select {
 		case <-h.block:
@@ -333,7 +343,7 @@ func TestTimeoutInterruptsWithinBudget(t *testing.T) {
 			start := time.Now()
 			_, err := e.Run(context.Background(), s, nil, nil, fixedEnv())
 			elapsed := time.Since(start)
-			if want := fmt.Sprintf("loop.js: script ran past its %v budget", tt.budget); !errors.Is(err, ErrTimeout) || err.Error() != want {
+			if want := fmt.Sprintf("loop.js: script ran past its %v CPU budget", tt.budget); !errors.Is(err, ErrTimeout) || err.Error() != want {
 				t.Errorf("error = %v, want %s", err, want)
 			}
 			// The bound only tells an interrupt from none (the loops never end on
@@ -350,25 +360,41 @@ func TestTimeoutInterruptsWithinBudget(t *testing.T) {
 	}
 }
 
-func TestBlockingHostCallEndsWithTheBudget(t *testing.T) {
-	const budget = 50 * time.Millisecond
+// A call that waits on a host function uses no CPU time, so its CPU budget never ends it; its
+// wall-clock backstop does, and the error says it was waiting.
+func TestBlockingHostCallEndsWithTheWallClockLimit(t *testing.T) {
+	limits := Limits{CallTimeout: 50 * time.Millisecond, WallTimeout: 300 * time.Millisecond}
 	host := &fakeHost{block: make(chan struct{})}
 	defer close(host.block)
-	e := warmEngine(t, Limits{CallTimeout: budget})
+	e := warmEngine(t, limits)
 	s := mustCompile(t, "stuck.js", tool(`(a, h) => { try { h.shell("sleep") } catch (e) {} h.log("after"); return "done" }`))
 	start := time.Now()
 	_, err := e.Run(context.Background(), s, nil, host, fixedEnv())
-	// The host call blocks until its context ends, which the budget does; the bound leaves room
+	// The host call blocks until its context ends, which the backstop does; the bound leaves room
 	// for a loaded machine and the race detector.
-	if elapsed := time.Since(start); elapsed > budget+time.Second {
-		t.Errorf("Run took %v while the host call was blocked", elapsed)
+	if elapsed := time.Since(start); elapsed < limits.WallTimeout || elapsed > limits.WallTimeout+5*time.Second {
+		t.Errorf("Run took %v while the host call was blocked, want the %v backstop", elapsed, limits.WallTimeout)
 	}
-	if !errors.Is(err, ErrTimeout) {
-		t.Errorf("error = %v, want a timeout", err)
+	if want := "stuck.js: script waited past its 300ms wall-clock limit (a host function did not return)"; !errors.Is(err, ErrTimeout) || err == nil || err.Error() != want {
+		t.Errorf("error = %v, want %q", err, want)
 	}
 	// The script caught the host call's error, but the interrupt stops it before its next step.
 	if got := host.recorded(); !slices.Equal(got, []string{"shell(sleep)"}) {
 		t.Errorf("host calls = %q, want only the blocked shell", got)
+	}
+}
+
+// A call's CPU budget counts only its own thread's running time: a call that spends its time
+// waiting (here on a host function that returns after three times the budget) fits a budget its
+// wall time is far past.
+func TestCPUBudgetIgnoresWaiting(t *testing.T) {
+	limits := Limits{CallTimeout: 50 * time.Millisecond, WallTimeout: time.Minute}
+	host := &fakeHost{delay: 150 * time.Millisecond}
+	e := warmEngine(t, limits)
+	s := mustCompile(t, "waits.js", tool(`(a, h) => { h.shell("slow"); h.shell("slow"); return "done" }`))
+	out, err := e.Run(context.Background(), s, nil, host, fixedEnv())
+	if err != nil || out != "done" {
+		t.Fatalf("a call that waits 300ms on a 50ms CPU budget: %q, %v", out, err)
 	}
 }
 
@@ -543,7 +569,7 @@ func TestIdleRuntimesAreReleased(t *testing.T) {
 func TestDefaultLimits(t *testing.T) {
 	got := NewEngine(Limits{MaxCallStack: 10}).limits
 	want := DefaultLimits()
-	want.MaxCallStack = 10
+	want.MaxCallStack, want.WallTimeout = 10, 40*time.Second // twenty times the CPU budget
 	if got != want {
 		t.Errorf("limits = %+v, want %+v", got, want)
 	}

@@ -37,7 +37,7 @@ func TestErrorKindsAreDistinct(t *testing.T) {
 			}
 		}
 	}
-	cancelled := interruptError("a.js", context.Canceled, 0)
+	cancelled := interruptError("a.js", context.Canceled, Limits{})
 	if !errors.Is(cancelled, context.Canceled) || errors.Is(cancelled, ErrTimeout) {
 		t.Errorf("a cancellation is %v", cancelled)
 	}

@@ -37,7 +37,7 @@ const (
 	// MaxPolicyCalls bounds the tool calls one decide may return, so a runaway policy cannot hand
 	// the host millions of calls in one turn.
 	MaxPolicyCalls = 256
-	// DefaultPolicyTimeout is a turn's wall-time budget: policies run inline, on the world's
+	// DefaultPolicyTimeout is a turn's CPU-time budget: policies run inline, on the world's
 	// goroutine, so a turn must be quick (a small decide takes microseconds).
 	DefaultPolicyTimeout = 100 * time.Millisecond
 )
@@ -57,7 +57,7 @@ var policyEpoch = time.Unix(0, 0).UTC()
 // Policy is the JavaScript model back end: a file that calls definePolicy(function decide(obs)
 // {...}) once, whose decide receives the agent's observation and returns its reply. It is
 // compiled once and shared by every agent of the groups that run it; decide runs inline, on
-// the world's goroutine, within a wall-time budget. No state survives a turn: each turn runs
+// the world's goroutine, within a CPU-time budget (Limits.CallTimeout). No state survives a turn: each turn runs
 // the file's top level afresh in a frozen runtime, so agents can only influence one another
 // through tools, as they would with any model. Per-agent memory is the conversation (and the
 // files the agent writes); Policy keeps nothing in models.State.
@@ -136,7 +136,7 @@ func (p *Policy) Turn(ctx context.Context, _ *models.State, v *models.View) (mod
 		ctx = context.Background()
 	}
 	if err := ctx.Err(); err != nil {
-		return models.Reply{}, interruptError(p.file, err, p.pool.limits.CallTimeout)
+		return models.Reply{}, interruptError(p.file, err, p.pool.limits)
 	}
 	rt := p.pool.get()
 	if rt == nil {

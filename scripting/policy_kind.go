@@ -30,7 +30,7 @@ type PolicyConfig struct {
 	// File is the policy, relative to the scenario. It is named in errors (and so in traces) as
 	// written, so that traces do not depend on where the scenario sits on disk.
 	File string `toml:"file"`
-	// TurnTimeout is the wall-time budget of one turn, a Go duration from 1ms to
+	// TurnTimeout is the CPU-time budget of one turn, a Go duration from 1ms to
 	// MaxPolicyTurnTimeout ("": DefaultPolicyTimeout).
 	TurnTimeout string `toml:"turn_timeout"`
 }

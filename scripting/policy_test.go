@@ -238,7 +238,7 @@ func TestCompilePolicyErrors(t *testing.T) {
 		{"not a function", "// a policy\n  definePolicy({ decide() {} });", ErrPolicyDefinition, "p.js:2:15: definePolicy takes one function: definePolicy(function decide(obs) {...})"},
 		{"top level throws on line 1", `throw new Error("broken");`, ErrRuntime, "p.js:1:7: Error: broken"},
 		{"top level throws later on line 1", `const a = 1; throw new Error("late");`, ErrRuntime, "p.js:1:20: Error: late"},
-		{"runaway top level", "while (true) {}", ErrTimeout, "p.js: script ran past its 100ms budget"},
+		{"runaway top level", "while (true) {}", ErrTimeout, "p.js: script ran past its 100ms CPU budget"},
 		{"not UTF-8", "definePolicy(\xff)", ErrSyntax, "p.js:1:14: the file is not valid UTF-8"},
 	}
 	for _, tc := range tests {
@@ -306,7 +306,7 @@ func TestPolicyRunawayFailsItsTurnOnly(t *testing.T) {
 			start := time.Now()
 			_, err = p.Turn(context.Background(), &models.State{}, v)
 			elapsed := time.Since(start)
-			if !errors.Is(err, ErrTimeout) || err.Error() != "p.js: script ran past its 50ms budget" {
+			if !errors.Is(err, ErrTimeout) || err.Error() != "p.js: script ran past its 50ms CPU budget" {
 				t.Fatalf("err = %v, want the budget's ErrTimeout", err)
 			}
 			if elapsed > time.Second {
