@@ -38,20 +38,31 @@ import (
 // (Object.keys of a huge array, fill, reverse, compiling a huge pattern) runs to its end before
 // the interrupt lands; docs/scripting.md gives measured worst cases.
 
-// regexpStepLimit bounds one regular-expression operation (a match, or a whole replace, split or
-// matchAll over a string). goja runs a pattern Go's regexp cannot (backreferences, lookaround, or
-// a search from an offset) on regexp2, which backtracks, so a pattern like /^(a+)+\1$/ can run for
-// ever inside one native call that no interrupt reaches. regexp2 stops such a match at its
-// timeout, which goja then reports as "no match"; the guards turn any operation that ran that
-// long into a failure of the call instead, so a wrong answer never reaches the script.
+// regexpStepLimit bounds the CPU time of one regular-expression operation (a match, or a whole
+// replace, split or matchAll over a string). goja runs a pattern Go's regexp cannot
+// (backreferences, lookaround, or a search from an offset) on regexp2, which backtracks, so a
+// pattern like /^(a+)+\1$/ can run for ever inside one native call that no interrupt reaches.
+// The guards measure each operation on the call's thread clock, as the call's budget is, so a
+// loaded machine never makes an operation fail.
 const regexpStepLimit = 250 * time.Millisecond
 
-// errRegexpLimit is the interrupt of a call whose regular expression ran past regexpStepLimit.
-var errRegexpLimit = fmt.Errorf("a regular expression ran past the %v limit of one operation (catastrophic backtracking?)", regexpStepLimit)
+// regexpWallLimit is regexp2's own timeout, which it measures in wall time: past it regexp2 gives
+// up on a match and goja reports "no match". It is four times regexpStepLimit, so only an
+// operation that was made to wait that long meets it, and a catastrophic pattern, which no
+// interrupt reaches inside regexp2, still ends within a second; the guards then fail the call
+// too, so a wrong answer never reaches the script.
+const regexpWallLimit = 4 * regexpStepLimit
+
+// errRegexpLimit is the interrupt of a call whose regular expression used regexpStepLimit of
+// CPU time; errRegexpWaited that of one whose operation ran past regexpWallLimit of wall time.
+var (
+	errRegexpLimit  = fmt.Errorf("a regular expression ran past the %v CPU limit of one operation (catastrophic backtracking?)", regexpStepLimit)
+	errRegexpWaited = fmt.Errorf("a regular expression operation ran past regexp2's %v wall-clock limit, so its answer cannot be trusted", regexpWallLimit)
+)
 
 // regexp2's timeout is read when a pattern is compiled, so it is set before any runtime exists.
 // It is process-wide: goja, through this package, is regexp2's only user in the host.
-func init() { regexp2.DefaultMatchTimeout = regexpStepLimit }
+func init() { regexp2.DefaultMatchTimeout = regexpWallLimit }
 
 // maxNesting bounds the native recursion of the built-ins that walk nested values.
 const maxNesting = 1000
@@ -439,13 +450,20 @@ func (w *worker) subjectGuard(orig nativeFunc) nativeFunc {
 	}
 }
 
-// timedRegexp runs a RegExp operation and fails the call if it ran past regexpStepLimit: then
-// regexp2 may have given up on a match and reported none.
+// timedRegexp runs a RegExp operation and fails the call if it used regexpStepLimit of the call
+// thread's CPU time, or ran past regexpWallLimit (then regexp2 may have given up on a match and
+// reported none).
 func (w *worker) timedRegexp(orig nativeFunc, call goja.FunctionCall) goja.Value {
 	started := time.Now()
+	cpuStarted, _ := w.clock.elapsed()
 	out := orig(call)
-	if time.Since(started) >= regexpStepLimit {
+	cpuNow, _ := w.clock.elapsed()
+	switch {
+	case time.Duration(cpuNow-cpuStarted) >= regexpStepLimit:
 		w.interrupt(nil, errRegexpLimit)
+		w.checkpoint()
+	case time.Since(started) >= regexpWallLimit:
+		w.interrupt(nil, errRegexpWaited)
 		w.checkpoint()
 	}
 	return out
