@@ -19,6 +19,7 @@ import (
 	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/mcp"
 	"github.com/warrenhq/warren/policy"
+	"github.com/warrenhq/warren/recording"
 	"github.com/warrenhq/warren/resources"
 	"github.com/warrenhq/warren/scenarios"
 	"github.com/warrenhq/warren/scripting"
@@ -57,6 +58,19 @@ type Options struct {
 	// --deny); Unattended makes the run unattended.
 	Launch     policy.Launch
 	Unattended bool
+	// Record, when set, receives the run's recording (docs/recording.md): every input from outside
+	// the scenario and seed, whole, so that host replay can run it again offline. TraceFile and
+	// RecordFile name the trace and the recording (as the command line gave them) in the
+	// recording's header and the trace's.
+	Record                io.Writer
+	TraceFile, RecordFile string
+	// Replay, when set, answers every outside input from this recording (LoadReplay makes the
+	// options): no call on the tool lane runs and no MCP session starts. A call the recording does
+	// not have, or has with other arguments, stops the run with an error wrapping
+	// recording.ErrDivergence.
+	Replay *recording.Tape
+	// FaultsSeed, when set, replaces the seed the scenario's [faults] are drawn from.
+	FaultsSeed *uint64
 }
 
 // Summary is what a run did.
@@ -116,6 +130,7 @@ type Runtime struct {
 	installed resources.Installed
 	trace     *trace.Writer
 	records   *components.Records
+	record    *recording.Writer
 	cleanup   []func()
 	ran       bool
 }
@@ -177,12 +192,21 @@ func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
 	}
 	unattended := sc.Unattended || opt.Unattended || host.Unattended
 
+	if opt.Record != nil && opt.Replay != nil {
+		return nil, errors.New("a run records or replays, not both")
+	}
+	hash := runHash(sc, opt, r.total, host, launch)
+	if opt.Record != nil {
+		if r.record, err = recording.NewWriter(opt.Record, recordingHeader(sc, opt, r.seed, hash)); err != nil {
+			return nil, fmt.Errorf("recording: %w", err)
+		}
+	}
 	out := opt.Trace
 	if out == nil && opt.Events != nil {
 		out = io.Discard // the events are observed, not kept
 	}
 	if out != nil {
-		r.trace, err = trace.NewWriter(out, trace.Header{Scenario: sc.Name, ScenarioHash: runHash(sc, opt, r.total, host, launch),
+		r.trace, err = trace.NewWriter(out, trace.Header{Scenario: sc.Name, ScenarioHash: hash,
 			Clock: sc.Clock.Mode.String(), Seed: r.seed})
 		if err != nil {
 			return nil, fmt.Errorf("trace: %w", err)
@@ -192,8 +216,14 @@ func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
 
 	r.world = ecs.NewWorld(ecs.Config{Seed: r.seed, Clock: sc.Clock})
 	r.records = &components.Records{}
+	rec := resources.Recording{Writer: r.record, Tape: opt.Replay}
 	var answerer gate.Answerer = sc.Answerer()
-	if opt.Answerer != nil {
+	switch {
+	case opt.Replay != nil && opt.Replay.Header.Answerer:
+		answerer = firstAnswer{answerer, &replayedAnswers{tape: opt.Replay, fail: func(err error) { r.set.Recording.Fail(err) }}}
+	case opt.Answerer != nil && r.record != nil:
+		answerer = firstAnswer{answerer, &recordedAnswers{inner: opt.Answerer, rec: r.record}}
+	case opt.Answerer != nil:
 		answerer = firstAnswer{answerer, opt.Answerer}
 	}
 	r.set = &resources.Set{
@@ -205,6 +235,7 @@ func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
 			Limits:    subagentLimits(host), InboxCap: host.Subagents.Inbox, MaxFanOutItems: host.Subagents.MaxFanOutItems,
 		},
 		ScriptTool: scriptTool,
+		Recording:  rec,
 	}
 	if len(sc.MCPServers) > 0 {
 		r.set.Servers = servers
@@ -275,6 +306,7 @@ func (r *Runtime) Run(ctx context.Context) (*Summary, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	r.set.Run.Context = ctx
+	r.set.Recording.Stop = func(error) { cancel() }
 	start := time.Now()
 	stop, err := r.sched.Run(ctx, r.sc.MaxTicks)
 	elapsed := time.Since(start)
@@ -282,9 +314,16 @@ func (r *Runtime) Run(ctx context.Context) (*Summary, error) {
 	if cerr := r.installed.Leases.Close(r.world.Tick()); cerr != nil {
 		r.opt.Log.Warn().Err(cerr).Msg("MCP servers did not stop cleanly")
 	}
+	if err == nil {
+		err = r.set.Recording.Err() // a replay that left its recording
+	}
 	if err != nil {
 		_ = r.trace.Close() // keep the trace up to the failure: it is the best account of what happened
+		_ = r.record.Close("failed")
 		return nil, err
+	}
+	if err := r.record.Close(stop.String()); err != nil {
+		return nil, fmt.Errorf("recording: %w", err)
 	}
 	records := append([]components.FinalRecord(nil), r.records.All()...)
 	records = append(records, systems.Unfinished(r.world, "the run ended ("+stop.String()+") before this agent finished")...)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/sandbox"
+	"github.com/warrenhq/warren/recording"
 	"github.com/warrenhq/warren/tools"
 )
 
@@ -90,6 +91,8 @@ type ToolResult struct {
 	// Detached is work the call left running (a background command), delivered to the inbox
 	// at a tick the world fixes.
 	Detached tools.Detached
+	// Ops are the requests a script tool made of the world outside, kept while the run records.
+	Ops []recording.Op
 }
 
 // ToolWork holds the tool calls of the agent's current turn and their results as they arrive.

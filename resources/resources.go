@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"sync"
 
 	"github.com/rs/zerolog"
 
@@ -27,6 +28,7 @@ import (
 	"github.com/warrenhq/warren/internal/leases"
 	"github.com/warrenhq/warren/internal/sandboxwire"
 	"github.com/warrenhq/warren/internal/scripthost"
+	"github.com/warrenhq/warren/recording"
 	"github.com/warrenhq/warren/subagents"
 	"github.com/warrenhq/warren/tools"
 	"github.com/warrenhq/warren/trace"
@@ -174,6 +176,40 @@ func (t *Teardown) Add(step TeardownStep) {
 	slices.SortStableFunc(t.Steps, func(a, b TeardownStep) int { return cmp.Compare(a.Order, b.Order) })
 }
 
+// Recording is where a run's outside inputs go (Writer: host run --record) or come from (Tape:
+// host replay): the tool lane's calls, background reports and MCP session events. Both are nil in
+// a plain run; at most one is set.
+type Recording struct {
+	Writer *recording.Writer
+	Tape   *recording.Tape
+	// Stop ends the run after the current tick with err, a replay that left its recording (nil:
+	// the systems' test harness, where the error is only seen through Err).
+	Stop func(err error)
+	mu  sync.Mutex
+	err error // the first error given to Fail
+}
+
+// Fail records the first way a replay left its recording and stops the run. A script tool's
+// requests are answered on the tool lane, so it is safe for concurrent use.
+func (r *Recording) Fail(err error) {
+	r.mu.Lock()
+	first := r.err == nil
+	if first {
+		r.err = err
+	}
+	r.mu.Unlock()
+	if first && r.Stop != nil {
+		r.Stop(err)
+	}
+}
+
+// Err is the first error given to Fail (nil while the replay matches its recording).
+func (r *Recording) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}
+
 // Set is every resource of one world, as the composition root assembles it. Fields left zero get
 // their defaults from Install.
 type Set struct {
@@ -205,6 +241,8 @@ type Set struct {
 	ScriptTool scripthost.ScriptTool
 	// Teardown are the embedder's teardown steps.
 	Teardown Teardown
+	// Recording records or replays the run's outside inputs (neither when zero).
+	Recording Recording
 }
 
 // Installed is what Install added, for the composition root to keep: the services it made.
@@ -245,6 +283,7 @@ func (s *Set) Install(w *ecs.World) Installed {
 		s.Sandbox = sandboxwire.New(nil, s.Run.Log)
 	}
 	in := Installed{Tree: agenttree.New(), Leases: leases.New(s.Servers, s.Run.Trace)}
+	in.Leases.Record(s.Recording.Writer, s.Recording.Tape)
 	ecs.AddResource(w, &s.Run)
 	ecs.AddResource(w, &s.Lanes)
 	ecs.AddResource(w, &s.Spawning)
@@ -262,6 +301,7 @@ func (s *Set) Install(w *ecs.World) Installed {
 	ecs.AddResource(w, scripthost.NewDynamic(s.ScriptTool, s.Run.Trace))
 	ecs.AddResource(w, &Background{})
 	ecs.AddResource(w, &s.Teardown)
+	ecs.AddResource(w, &s.Recording)
 	w.AddWaiter(s.Hub)
 	return in
 }

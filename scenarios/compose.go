@@ -73,6 +73,15 @@ func (sc *Scenario) MergeLaunch(l policy.Launch) policy.Launch { return mergeLau
 // [[mcp_servers]] (each server is started once to list them), which its permission tables may
 // name.
 func LoadHostConfig(path string) (*hostconfig.Config, error) {
+	return LoadHostConfigWith(path, nil)
+}
+
+// LoadHostConfigWith is LoadHostConfig that lists its MCP servers' tools with discover (nil: ask
+// the servers).
+func LoadHostConfigWith(path string, discover Discovery) (*hostconfig.Config, error) {
+	if discover == nil {
+		discover = liveDiscovery
+	}
 	scripts := func(dir string) ([]string, error) {
 		found, err := scripting.Discover(dir)
 		names := make([]string, len(found))

@@ -121,6 +121,13 @@ func Load(path string, knownTools []string) (*Scenario, error) {
 // --config): the scenario is compiled under it, so the script tools of its [scripting] tools_dir
 // are discovered and every blueprint is checked against its ceilings. A nil host is Load.
 func LoadUnder(path string, knownTools []string, host *hostconfig.Config) (*Scenario, error) {
+	return LoadWith(path, knownTools, host, nil)
+}
+
+// LoadWith is LoadUnder that lists the MCP servers' tools with discover (nil: start each server
+// and ask it, bounded by DiscoveryTimeout). A replay passes the tools its recording listed, so
+// the scenario loads the same without any server running.
+func LoadWith(path string, knownTools []string, host *hostconfig.Config, discover Discovery) (*Scenario, error) {
 	data, err := tomlfile.Read(path)
 	if err != nil {
 		return nil, err
@@ -145,7 +152,10 @@ func LoadUnder(path string, knownTools []string, host *hostconfig.Config) (*Scen
 		}
 		errs = append(errs, decodeErrs...)
 	}
-	c := compiler{doc: doc, file: &f, known: knownTools, hostOverride: host, sc: &Scenario{
+	if discover == nil {
+		discover = liveDiscovery
+	}
+	c := compiler{doc: doc, file: &f, known: knownTools, hostOverride: host, discover: discover, sc: &Scenario{
 		Path: path, Dir: filepath.Dir(path), Name: f.Name, Description: f.Description,
 		Blueprints: map[string]*blueprint.Blueprint{},
 	}}
@@ -167,6 +177,8 @@ type compiler struct {
 	models map[string]models.Model
 	// hostOverride replaces the [host] table (LoadUnder); nil compiles the table.
 	hostOverride *hostconfig.Config
+	// discover lists an MCP server's tools.
+	discover Discovery
 }
 
 func (c *compiler) errorf(path, format string, args ...any) {

@@ -79,7 +79,7 @@ func (c *compiler) servers(hash interface{ Write([]byte) (int, error) }) bool {
 	c.sc.serverOf = map[string]string{}
 	for i := range servers {
 		s := &servers[i]
-		tools, err := discover(s)
+		tools, err := c.discover(s)
 		if err != nil {
 			c.serverError(s, "server %q could not list its tools: %w", s.Name, err)
 			ok = false
@@ -105,8 +105,12 @@ func (c *compiler) servers(hash interface{ Write([]byte) (int, error) }) bool {
 	return ok
 }
 
-// discover lists one server's tools, bounded by DiscoveryTimeout.
-func discover(s *mcpconfig.Server) ([]mcp.ToolInfo, error) {
+// Discovery lists one MCP server's tools as the scenario and the host config load: by asking the
+// server (the default), or from a recording.
+type Discovery func(s *mcpconfig.Server) ([]mcp.ToolInfo, error)
+
+// liveDiscovery lists one server's tools by starting it and asking, bounded by DiscoveryTimeout.
+func liveDiscovery(s *mcpconfig.Server) ([]mcp.ToolInfo, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), DiscoveryTimeout)
 	defer cancel()
 	return mcp.Discover(ctx, s)
@@ -183,4 +187,4 @@ func (sc *Scenario) LeasedServers(bp *blueprint.Blueprint) []string {
 
 // DiscoverServer starts one server, lists its tools as the host would advertise them, and stops
 // it again (`host mcp list`), bounded by DiscoveryTimeout.
-func DiscoverServer(s *mcpconfig.Server) ([]mcp.ToolInfo, error) { return discover(s) }
+func DiscoverServer(s *mcpconfig.Server) ([]mcp.ToolInfo, error) { return liveDiscovery(s) }

@@ -184,7 +184,7 @@ func (f *Funcs) Notes() []tools.Note {
 // ReadFile is read_file: the built-in read_file tool's result for path (the first
 // tools.MaxReadBytes of the file, with its note when cut).
 func (f *Funcs) ReadFile(path string) (string, error) {
-	return invoke(f, HostFnReadFile, summarize(path), func() (string, error) {
+	return invokeOutside(f, HostFnReadFile, summarize(path), path, func() (string, error) {
 		if err := f.checkString(HostFnReadFile, "path", path); err != nil {
 			return "", err
 		}
@@ -194,7 +194,7 @@ func (f *Funcs) ReadFile(path string) (string, error) {
 
 // WriteFile is write_file: the built-in write_file tool, charged to the agent's write budget.
 func (f *Funcs) WriteFile(path, content string) (string, error) {
-	return invoke(f, HostFnWriteFile, summarize(path), func() (string, error) {
+	return invokeOutside(f, HostFnWriteFile, summarize(path), path+"\x00"+content, func() (string, error) {
 		if err := f.checkString(HostFnWriteFile, "path", path); err != nil {
 			return "", err
 		}
@@ -207,7 +207,7 @@ func (f *Funcs) WriteFile(path, content string) (string, error) {
 
 // ListDir is list_dir: the built-in list_dir tool; an empty path lists the workdir.
 func (f *Funcs) ListDir(path string) (string, error) {
-	return invoke(f, HostFnListDir, summarize(path), func() (string, error) {
+	return invokeOutside(f, HostFnListDir, summarize(path), path, func() (string, error) {
 		if err := f.checkString(HostFnListDir, "path", path); err != nil {
 			return "", err
 		}
@@ -217,7 +217,7 @@ func (f *Funcs) ListDir(path string) (string, error) {
 
 // Shell is shell: the command run by FuncsConfig.Shell, or ErrNoSandbox without one.
 func (f *Funcs) Shell(ctx context.Context, command string) (string, error) {
-	return invoke(f, HostFnShell, summarize(command), func() (string, error) {
+	return invokeOutside(f, HostFnShell, summarize(command), command, func() (string, error) {
 		if f.cfg.Shell == nil {
 			return "", ErrNoSandbox
 		}
@@ -235,7 +235,7 @@ func (f *Funcs) Shell(ctx context.Context, command string) (string, error) {
 // Env is env: the variable's value when the host config's allow-list lets scripts read it,
 // ErrEnvNotAllowed otherwise.
 func (f *Funcs) Env(name string) (string, error) {
-	return invoke(f, HostFnEnv, summarize(name), func() (string, error) {
+	return invokeOutside(f, HostFnEnv, summarize(name), name, func() (string, error) {
 		if err := f.checkString(HostFnEnv, "name", name); err != nil {
 			return "", err
 		}
@@ -306,6 +306,33 @@ func invoke[T any](f *Funcs, fn, arg string, do func() (T, error)) (T, error) {
 		return zero, err
 	}
 	return out, nil
+}
+
+// invokeOutside is invoke for a host function that reaches the world outside the run: when the
+// call's ExecContext has an Outside (the run is recorded or replayed), do goes through it, keyed
+// by request (the whole of what is asked), so a replay answers it from the recording. env is a
+// secret: the recording keeps only a hash of its value.
+func invokeOutside[T any](f *Funcs, fn, arg, request string, do func() (T, error)) (T, error) {
+	return invoke(f, fn, arg, func() (T, error) {
+		var o tools.Outside
+		if f.cfg.Exec != nil {
+			o = f.cfg.Exec.Outside
+		}
+		if o == nil {
+			return do()
+		}
+		if secret, ok := any(do).(func() (string, error)); ok && fn == HostFnEnv {
+			v, err := o.Secret(fn, request, secret)
+			return any(v).(T), err
+		}
+		var out T
+		err := o.Do(fn, request, &out, func() error {
+			var err error
+			out, err = do()
+			return err
+		})
+		return out, err
+	})
 }
 
 // begin records a host call and returns its index in notes, or -1 with ErrTooManyHostCalls past

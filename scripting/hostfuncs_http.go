@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -95,7 +97,7 @@ func (f *Funcs) doHTTP(parent context.Context, fn, method, rawURL, contentType, 
 	if urlErr == nil {
 		shown = shownURL(target)
 	}
-	return invoke(f, fn, shown, func() (HTTPResponse, error) {
+	return invokeOutside(f, fn, shown, httpRequestText(method, rawURL, contentType, body, headers), func() (HTTPResponse, error) {
 		if urlErr != nil {
 			return HTTPResponse{}, urlErr
 		}
@@ -146,6 +148,18 @@ func (f *Funcs) doHTTP(parent context.Context, fn, method, rawURL, contentType, 
 		}
 		return HTTPResponse{Status: resp.StatusCode, Body: string(data), Headers: respHeaders}, nil
 	})
+}
+
+// httpRequestText is the whole of an HTTP request, as the recording keys it (by its hash: the
+// headers may carry credentials).
+func httpRequestText(method, rawURL, contentType, body string, headers map[string]string) string {
+	var b strings.Builder
+	b.WriteString(method + " " + rawURL + "\x00" + contentType + "\x00")
+	for _, name := range slices.Sorted(maps.Keys(headers)) {
+		b.WriteString(name + ": " + headers[name] + "\x00")
+	}
+	b.WriteString(body)
+	return b.String()
 }
 
 // checkRequestSizes applies the string cap to the URL, the body and the headers (together).

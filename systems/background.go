@@ -20,6 +20,7 @@ import (
 type Background struct {
 	store
 	jobs     *resources.Background
+	rec      *resources.Recording
 	identity ecs.Map[components.Identity]
 	due      []resources.BackgroundJob
 }
@@ -39,6 +40,9 @@ func (s *Background) Initialize(w *ecs.World) (err error) {
 		return err
 	}
 	if s.jobs, err = resources.Get[resources.Background](w); err != nil {
+		return err
+	}
+	if s.rec, err = resolveRecording(w); err != nil {
 		return err
 	}
 	s.identity = ecs.NewMap[components.Identity](w)
@@ -73,6 +77,7 @@ func (s *Background) Update(w *ecs.World) {
 		id := s.identity.Get(j.Entity)
 		d := s.agents.Get(id.Slot)
 		text := j.Work.Report()
+		s.rec.Writer.Background(tick, d.Name, j.CallID, text)
 		d.Inbox = append(d.Inbox, models.Message{Role: models.RoleUser, Content: text})
 		s.run.Trace.Message(tick, ref(id, d), ref(id, d), "background", text)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/warrenhq/warren/internal/agenttree"
 	"github.com/warrenhq/warren/internal/safepath"
 	"github.com/warrenhq/warren/models"
+	"github.com/warrenhq/warren/recording"
 	"github.com/warrenhq/warren/subagents"
 	"github.com/warrenhq/warren/tools"
 	"github.com/warrenhq/warren/trace"
@@ -45,7 +46,7 @@ func (s *Subagents) fanOut(w *ecs.World, tick uint64, c caller, index int, call 
 	}
 	items := args.Items
 	if args.ItemsFile != "" {
-		if items, err = readItems(c.d.Workdir, args.ItemsFile); err != nil {
+		if items, err = s.itemsFile(tick, c.d, call, args.ItemsFile); err != nil {
 			return errResult(fmt.Errorf("fan_out: %w", err))
 		}
 	}
@@ -67,6 +68,31 @@ func (s *Subagents) fanOut(w *ecs.World, tick uint64, c caller, index int, call 
 		return parked
 	}
 	return s.merge(tick, c, f)
+}
+
+// itemsFile reads a fan-out's items file (readItems): a file of the workdir is an input from
+// outside the world, so a recorded run keeps what it read and a replay reads that instead.
+func (s *Subagents) itemsFile(tick uint64, d *components.AgentData, call models.ToolCall, name string) ([]string, error) {
+	if s.rec.Tape != nil {
+		got, err := s.rec.Tape.Items(tick, d.Name, call.ID, name)
+		if err != nil {
+			s.rec.Fail(err)
+			return nil, err
+		}
+		if got.Err != "" {
+			return nil, errors.New(got.Err)
+		}
+		return got.Items, nil
+	}
+	items, err := readItems(d.Workdir, name)
+	if s.rec.Writer != nil {
+		got := recording.Items{Agent: d.Name, CallID: call.ID, File: name, Items: items}
+		if err != nil {
+			got.Err = err.Error()
+		}
+		s.rec.Writer.Items(tick, got)
+	}
+	return items, err
 }
 
 // readItems reads a fan-out's items from a file in the workdir: a JSON array of strings, or one

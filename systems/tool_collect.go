@@ -42,16 +42,21 @@ func (s *ToolCollect) Update(w *ecs.World) {
 	}
 	tick := w.Tick()
 	for _, done := range s.lanes.Tool.Collect() {
+		var res components.ToolResult
+		if done.Panic != "" {
+			res = components.ToolResult{Content: "tool panicked", IsError: true, Panic: done.Panic}
+		} else {
+			res = done.Value.(components.ToolResult)
+		}
+		if s.rec.Writer != nil {
+			s.rec.Writer.Finish(tick, done.Agent, done.Index, toRecording(res))
+		}
 		if !w.Alive(done.Entity) || !s.awaiting.Has(done.Entity) {
 			continue // the agent ended while its call ran
 		}
 		id := s.maps.identity.Get(done.Entity)
 		d := s.agents.Get(id.Slot)
-		if done.Panic != "" {
-			d.Work.Results[done.Index] = components.ToolResult{Content: "tool panicked", IsError: true, Panic: done.Panic}
-		} else {
-			d.Work.Results[done.Index] = done.Value.(components.ToolResult)
-		}
+		d.Work.Results[done.Index] = res
 		d.Work.Outstanding--
 		if d.Work.Outstanding > 0 {
 			continue

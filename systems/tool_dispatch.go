@@ -190,6 +190,7 @@ type toolTurn struct {
 	tree       *agenttree.State
 	sandbox    *sandboxwire.Wiring
 	background *resources.Background
+	rec        *resources.Recording
 	clock      *ecs.Clock
 	seed       uint64
 	maps       agentMaps
@@ -226,6 +227,9 @@ func (t *toolTurn) resolveTurn(w *ecs.World) (err error) {
 	if t.background, err = resources.Get[resources.Background](w); err != nil {
 		return err
 	}
+	if t.rec, err = resolveRecording(w); err != nil {
+		return err
+	}
 	t.clock, t.seed = w.Clock(), w.Seed()
 	return nil
 }
@@ -252,12 +256,17 @@ func (t *toolTurn) start(tick uint64, e ecs.Entity, id *components.Identity, p *
 		t.scratch = tools.ExecContext{}
 		return
 	}
+	usesHost := scripthost.UsesHost(h)
+	if t.rec.Tape != nil && !usesHost {
+		t.replay(tick, e, id, d, turn, i, call)
+		return
+	}
 	if d.Tools.Writes == nil && p.Policy != nil {
 		d.Tools.Writes = tools.NewWriteBudget(p.Policy.WritePerCall, p.Policy.WritePerRun)
 	}
 	ec := &tools.ExecContext{}
 	t.fillContext(ec, id, d, p, turn, call.ID, msgIndex)
-	if scripthost.UsesHost(h) {
+	if usesHost {
 		scripthost.Bind(ec, t.gate, t.seed, id, d, p, d.Tools.Stage)
 	}
 	if cu, ok := h.Tool().(tools.CommandUser); ok && cu.UsesCommands() {
@@ -269,10 +278,9 @@ func (t *toolTurn) start(tick uint64, e ecs.Entity, id *components.Identity, p *
 	}
 	ec.Ctx = work.Ctx
 	work.Outstanding++
-	args := call.Args
 	t.lanes.Tool.Submit(tick, ecs.Job{
 		Agent: id.ID, Entity: e, Index: i, Latency: t.lanes.Latency.ForTool(call.Name),
-		Run: func() any { return runTool(h, ec, args) },
+		Run: t.laneRun(tick, id.ID, d, turn, i, call, h, ec, usesHost),
 	})
 }
 

@@ -105,6 +105,27 @@ type ExecContext struct {
 	// grant or safe key covers is refused, since a call inside a tool cannot open a prompt. nil in
 	// bare contexts.
 	CallTool func(ctx context.Context, name string, args json.RawMessage) (Result, error)
+	// Outside, when set, is how a script tool's requests to the world outside the run (its host
+	// functions, and the tools it calls that leave the world) go out while the run is recorded, or
+	// are answered while it is replayed. nil: they go out directly.
+	Outside Outside
+}
+
+// Outside carries one call's requests to the world outside the run when the run is recorded
+// (host run --record) or replayed (host replay). A script tool runs again in a replay, so its
+// logic and notes are replayed; only what it asked of the world comes from the recording. One
+// Outside belongs to one top-level call, whose requests come one after another.
+type Outside interface {
+	// Do performs request (a text naming what is asked: a path, a URL and body, a tool's
+	// arguments) of fn. A recording calls live, which fills *out (a value that marshals to JSON),
+	// and keeps what it returned; a replay fills *out and returns the error of the recorded
+	// request in the same place, without calling live, or a divergence error when the request
+	// there differs.
+	Do(fn, request string, out any, live func() error) error
+	// Secret is Do for a value the run must never keep (an environment variable): live runs in a
+	// replay too, and the recording keeps only a hash of its result, so a replay with another
+	// value is a divergence that does not show either.
+	Secret(fn, request string, live func() (string, error)) (string, error)
 }
 
 // FileOwner is a host user and group, as ExecContext.FileOwner gives them.

@@ -22,6 +22,7 @@ type runCmd struct {
 	Config     string  `help:"Host config file: the permission ceiling, safe commands, security switches (replaces the scenario's [host])." placeholder:"FILE"`
 	File       string  `arg:"" help:"Scenario file (TOML)."`
 	Trace      string  `help:"Write the JSON Lines trace to this file." placeholder:"FILE"`
+	Record     string  `help:"Record every input from outside the scenario and seed into this file, for host replay (needs --trace)." placeholder:"FILE"`
 	Agents     int     `help:"Rescale the groups to N agents in total (proportionally), for quick scale runs." placeholder:"N"`
 	Seed       *uint64 `help:"Override the scenario's seed." placeholder:"N"`
 	Workdir    string  `help:"Keep agent workdirs under DIR (default: a temporary folder removed after the run)." placeholder:"DIR"`
@@ -73,6 +74,23 @@ func (r *runCmd) Run(e *env) error {
 		defer traceFile.Close()
 		traceBuf = bufio.NewWriterSize(traceFile, 1<<20)
 		opt.Trace = traceBuf
+	}
+	if r.Record != "" {
+		if r.Trace == "" {
+			fmt.Fprintf(e.stderr, "host: --record %s needs --trace: a recording is replayed against the trace it was recorded with\n", r.Record)
+			return errBadInput
+		}
+		if traceInWorkRoot(r.Record, r.Workdir) {
+			fmt.Fprintf(e.stderr, "host: --record %s lies inside --workdir %s, where agents write (and may have planted a link): put the recording elsewhere\n", r.Record, r.Workdir)
+			return errBadInput
+		}
+		recFile, err := os.Create(r.Record)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "host: --record: %v\n", err)
+			return errBadInput
+		}
+		defer recFile.Close()
+		opt.Record, opt.TraceFile, opt.RecordFile = recFile, r.Trace, r.Record
 	}
 	var bar *progressbar.ProgressBar
 	if e.isTerminal && !r.NoProgress {

@@ -7,6 +7,7 @@ package leases
 
 import (
 	"github.com/warrenhq/warren/mcp"
+	"github.com/warrenhq/warren/recording"
 	"github.com/warrenhq/warren/trace"
 )
 
@@ -29,11 +30,25 @@ var _ Servers = (*mcp.Manager)(nil)
 type Leases struct {
 	servers Servers
 	trace   *trace.Writer
+	// rec records the events written; tape, in a replay, gives them instead of the sessions.
+	rec  *recording.Writer
+	tape *recording.Tape
+	buf  []recording.MCPEvent
 }
 
 // New returns the leases of servers (nil: no servers), writing lifecycle events to tw (nil: none).
 func New(servers Servers, tw *trace.Writer) *Leases {
 	return &Leases{servers: servers, trace: tw}
+}
+
+// Record makes the leases record the events they write into rec (host run --record), or, with
+// tape (host replay), write the recorded events of each tick instead of the sessions' own: a
+// replay starts no session, and its trace still shows every start, exit and restart the
+// recorded run saw. Both nil: the sessions' events, unrecorded.
+func (l *Leases) Record(rec *recording.Writer, tape *recording.Tape) {
+	if l != nil {
+		l.rec, l.tape = rec, tape
+	}
 }
 
 // Lease gives each of agents new agents a lease on every server of names.
@@ -60,14 +75,30 @@ func (l *Leases) Release(names []string) {
 
 // WriteEvents writes the sessions' lifecycle events since the last call into the trace, stamped
 // with tick, and reports how many there were.
-func (l *Leases) WriteEvents(tick uint64) int {
+func (l *Leases) WriteEvents(tick uint64) int { return l.write(tick, false) }
+
+// write writes the events since the last call; closing marks Close's last batch, which the
+// recording keeps apart from the same tick's first.
+func (l *Leases) write(tick uint64, closing bool) int {
 	if l == nil || l.servers == nil {
 		return 0
 	}
 	events := l.servers.Drain()
+	if l.tape != nil {
+		recorded := l.tape.MCP(tick, closing)
+		for _, e := range recorded {
+			l.trace.MCPServer(tick, e.Server, e.Event, e.Session, e.Transport, e.Reason)
+		}
+		return len(recorded)
+	}
+	l.buf = l.buf[:0]
 	for _, e := range events {
 		l.trace.MCPServer(tick, e.Server, e.Kind, e.Session, e.Transport, e.Reason)
+		if l.rec != nil {
+			l.buf = append(l.buf, recording.MCPEvent{Server: e.Server, Event: e.Kind, Session: e.Session, Transport: e.Transport, Reason: e.Reason})
+		}
 	}
+	l.rec.MCP(tick, closing, l.buf)
 	return len(events)
 }
 
@@ -78,6 +109,6 @@ func (l *Leases) Close(tick uint64) error {
 		return nil
 	}
 	err := l.servers.Close()
-	l.WriteEvents(tick)
+	l.write(tick, true)
 	return err
 }

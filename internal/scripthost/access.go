@@ -129,8 +129,26 @@ func (a *hostAccess) callTool(ctx context.Context, name string, args json.RawMes
 		nested.base = ec
 		ec.Seed = callSeed(ec.Seed, 0, ec.CallID)
 		ec.ScriptPermit, ec.CallTool = nested.permit, nested.callTool
+		return h.Run(&ec, args) // a script runs again in a replay; its own requests go through ec.Outside
 	}
-	return h.Run(&ec, args)
+	if ec.Outside == nil || h.Inline() {
+		return h.Run(&ec, args) // the checklist stays inside the world: it runs in a replay too
+	}
+	var out calledResult
+	err := ec.Outside.Do("tool:"+name, string(args), &out, func() error {
+		res, err := h.Run(&ec, args)
+		out = calledResult{Content: res.Content, IsError: res.IsError, Notes: res.Notes}
+		return err
+	})
+	return tools.Result{Content: out.Content, IsError: out.IsError, Notes: out.Notes}, err
+}
+
+// calledResult is what a recording keeps of a tool a script called that leaves the world (a file
+// tool, the shell, an MCP tool): a replay answers the call with it.
+type calledResult struct {
+	Content string       `json:"content"`
+	IsError bool         `json:"is_error,omitempty"`
+	Notes   []tools.Note `json:"notes,omitempty"`
 }
 
 // defaultScriptPermissions is Layer 3 of an agent whose policy names none: the defaults.

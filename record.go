@@ -1,0 +1,133 @@
+package warren
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/warrenhq/warren/gate"
+	"github.com/warrenhq/warren/hostconfig"
+	"github.com/warrenhq/warren/mcp"
+	"github.com/warrenhq/warren/mcp/mcpconfig"
+	"github.com/warrenhq/warren/policy"
+	"github.com/warrenhq/warren/recording"
+	"github.com/warrenhq/warren/scenarios"
+	"github.com/warrenhq/warren/tools"
+)
+
+// Recording and Tape are the recording package's writer and reader, for embedders that record
+// or replay runs through Options.
+type (
+	Recording = recording.Writer
+	Tape      = recording.Tape
+)
+
+// ReadRecording reads the recording at path (host replay): a complete one, or an error wrapping
+// recording.ErrBadRecording that names the line.
+func ReadRecording(path string) (*Tape, error) { return recording.ReadFile(path) }
+
+// LoadReplay loads what tape recorded: the scenario (from scenario when it is not empty, else
+// from the file the recording names) under the recorded host config, with every MCP server's
+// tools as the recording listed them (no server starts), and the options that run it again the
+// way it was run, answering every outside input from tape. The caller sets Trace (and may set
+// Events, Log, Progress); Options.Answerer must stay nil.
+func LoadReplay(tape *Tape, scenario string) (*Scenario, Options, error) {
+	h := &tape.Header
+	if scenario == "" {
+		scenario = h.ScenarioFile
+	}
+	discover := recordedTools(h.MCPTools)
+	var host *hostconfig.Config
+	if h.ConfigFile != "" {
+		var err error
+		if host, err = scenarios.LoadHostConfigWith(h.ConfigFile, discover); err != nil {
+			return nil, Options{}, fmt.Errorf("the recorded host config %s: %w", h.ConfigFile, err)
+		}
+	}
+	sc, err := scenarios.LoadWith(scenario, KnownTools(), host, discover)
+	if err != nil {
+		return nil, Options{}, err
+	}
+	seed := h.Seed
+	opt := Options{Seed: &seed, Agents: h.Agents, Host: host, Unattended: h.Unattended, Replay: tape,
+		RecordFile: h.Recording,
+		Launch:     policy.Launch{Yolo: h.Launch.Yolo, Allow: h.Launch.Allow, Ask: h.Launch.Ask, Deny: h.Launch.Deny}}
+	if h.FaultsSeed != nil {
+		fs := *h.FaultsSeed
+		opt.FaultsSeed = &fs
+	}
+	return sc, opt, nil
+}
+
+// recordedTools lists a server's tools from the recording instead of asking it.
+func recordedTools(listed []recording.MCPTool) scenarios.Discovery {
+	return func(s *mcpconfig.Server) ([]mcp.ToolInfo, error) {
+		var infos []mcp.ToolInfo
+		for _, t := range listed {
+			if t.Server == s.Name {
+				infos = append(infos, mcp.ToolInfo{Server: t.Server, Tool: t.Tool, Name: t.Name, Description: t.Description,
+					Parameters: t.Parameters, Effects: tools.Effects(t.Effects)})
+			}
+		}
+		return infos, nil
+	}
+}
+
+// recordingHeader is the header of the recording of a run of sc with opt.
+func recordingHeader(sc *Scenario, opt Options, seed uint64, hash string) recording.Header {
+	h := recording.Header{Scenario: sc.Name, ScenarioFile: absPath(sc.Path), ScenarioHash: hash,
+		TraceFile: absPath(opt.TraceFile), Recording: opt.RecordFile, Answerer: opt.Answerer != nil,
+		Clock: sc.Clock.Mode.String(), Seed: seed, Agents: opt.Agents, Unattended: opt.Unattended,
+		FaultsSeed: opt.FaultsSeed,
+		Launch: recording.Launch{Yolo: opt.Launch.Yolo, Allow: opt.Launch.Allow, Ask: opt.Launch.Ask, Deny: opt.Launch.Deny}}
+	if opt.Host != nil {
+		h.ConfigFile = absPath(opt.Host.Path)
+	}
+	for _, t := range sc.MCPTools {
+		h.MCPTools = append(h.MCPTools, recording.MCPTool{Server: t.Server, Tool: t.Tool, Name: t.Name,
+			Description: t.Description, Parameters: t.Parameters, Effects: uint8(t.Effects)})
+	}
+	return h
+}
+
+// absPath is path made absolute ("" stays "").
+func absPath(path string) string {
+	if path == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
+}
+
+// recordedAnswers records every answer of the embedder's answerer, in the order it gave them.
+type recordedAnswers struct {
+	inner gate.Answerer
+	rec   *recording.Writer
+	n     uint64
+}
+
+func (a *recordedAnswers) Answer(req *gate.PromptRequest) (string, uint64, bool) {
+	answer, delay, ok := a.inner.Answer(req)
+	a.n++
+	a.rec.Answer(recording.Answer{N: a.n, Agent: req.Agent, Tool: req.Tool, Answer: answer, Delay: delay, OK: ok})
+	return answer, delay, ok
+}
+
+// replayedAnswers gives the recorded answers in the same order; a prompt the recording did not
+// put to the answerer stops the replay.
+type replayedAnswers struct {
+	tape *recording.Tape
+	fail func(error)
+	n    uint64
+}
+
+func (a *replayedAnswers) Answer(req *gate.PromptRequest) (string, uint64, bool) {
+	a.n++
+	got, err := a.tape.Answer(a.n, req.Agent, req.Tool)
+	if err != nil {
+		a.fail(err)
+		return "", 0, false
+	}
+	return got.Answer, got.Delay, got.OK
+}

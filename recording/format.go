@@ -1,0 +1,229 @@
+package recording
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+)
+
+// Format and Version identify a recording in its header; Version changes whenever the meaning of
+// a field does, so a replay never misreads an old recording.
+const (
+	Format  = "warren-recording"
+	Version = 1
+)
+
+// Entry kinds, the "kind" field of every line after the header.
+const (
+	// KindTool is one tool call that ran on the tool lane, with its whole result.
+	KindTool = "tool"
+	// KindBackground is the report of a command a call sent to the background.
+	KindBackground = "background"
+	// KindMCP is the lifecycle events of the MCP sessions that one tick wrote into the trace.
+	KindMCP = "mcp"
+	// KindItems is the items a fan-out read from a file of the agent's workdir.
+	KindItems = "items"
+	// KindAnswer is an answer to a prompt given by the embedder's answerer (a person).
+	KindAnswer = "answer"
+	// KindEnd closes a complete recording.
+	KindEnd = "end"
+)
+
+// Tool entry statuses.
+const (
+	// StatusDone: the call ran and its result was filed.
+	StatusDone = "done"
+	// StatusUnfinished: the call was still running when the run ended; nothing of it reached the
+	// trace, and a replay gives it no result either.
+	StatusUnfinished = "unfinished"
+)
+
+// Errors a caller tests with errors.Is.
+var (
+	// ErrBadRecording: the input is not a complete recording of this format and version.
+	ErrBadRecording = errors.New("not a valid recording")
+	// ErrDivergence: a replay asked for an input the recording does not have as asked.
+	ErrDivergence = errors.New("replay diverged from the recording")
+)
+
+// Header is the first line of a recording: everything host replay needs to run the recorded
+// scenario again the way it was run.
+type Header struct {
+	Format  string `json:"format"`
+	Version int    `json:"version"`
+	// Host is the Warren version that recorded the run.
+	Host string `json:"host"`
+	// Scenario is the scenario's name; ScenarioFile its file, absolute, as loaded.
+	Scenario     string `json:"scenario"`
+	ScenarioFile string `json:"scenario_file"`
+	// ScenarioHash is the recorded trace's scenario_hash: the scenario's content and what the
+	// command line changed.
+	ScenarioHash string `json:"scenario_hash"`
+	// ConfigFile is the --config host config file, absolute ("" when the scenario's own [host]
+	// was used).
+	ConfigFile string `json:"config_file,omitempty"`
+	// TraceFile is the trace written alongside, absolute, for host replay --check to compare with.
+	TraceFile string `json:"trace_file,omitempty"`
+	// Recording is this recording's own path as the command line gave it: the recorded trace's
+	// header names it so, and a replay's trace must too.
+	Recording string `json:"recording,omitempty"`
+	// Answerer is true when the run had an answerer of its embedder's (a person) behind the
+	// scenario's scripted answers: its answers are KindAnswer entries.
+	Answerer bool `json:"answerer,omitempty"`
+	// Clock is the run's clock mode (virtual or wall).
+	Clock string `json:"clock"`
+	// Seed is the run's seed (after --seed); Agents the --agents rescale (0: the file's counts).
+	Seed   uint64 `json:"seed"`
+	Agents int    `json:"agents,omitempty"`
+	// Launch is the command line's launch overrides; Unattended its --unattended.
+	Launch     Launch `json:"launch"`
+	Unattended bool   `json:"unattended,omitempty"`
+	// FaultsSeed is --faults-seed, when given.
+	FaultsSeed *uint64 `json:"faults_seed,omitempty"`
+	// MCPTools is what each MCP server listed when the scenario loaded: the replay loads the
+	// scenario with these instead of starting the servers.
+	MCPTools []MCPTool `json:"mcp_tools,omitempty"`
+}
+
+// Launch is the launch overrides of a run's command line (host run --yolo, --allow, --ask,
+// --deny).
+type Launch struct {
+	Yolo  bool     `json:"yolo,omitempty"`
+	Allow []string `json:"allow,omitempty"`
+	Ask   []string `json:"ask,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
+}
+
+// MCPTool is one tool an MCP server listed.
+type MCPTool struct {
+	Server      string          `json:"server"`
+	Tool        string          `json:"tool"`
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+	Effects     uint8           `json:"effects"`
+}
+
+// Call identifies one tool call of a run and what it asked: the key a replay looks it up by, and
+// the request it must match.
+type Call struct {
+	// Agent is the calling agent's name; Turn its 0-based model turn; Index the call's place in
+	// the turn; ID the call id (which the trace shows).
+	Agent string
+	Turn  uint64
+	Index int
+	ID    string
+	// Tool and Args are the request.
+	Tool string
+	Args json.RawMessage
+}
+
+// Note is one tool_note a call produced (tools.Note in the recording's terms).
+type Note struct {
+	Fn   string `json:"fn"`
+	Text string `json:"text"`
+	OK   bool   `json:"ok"`
+	Err  string `json:"err,omitempty"`
+}
+
+// Result is a call's whole outcome as the world filed it.
+type Result struct {
+	OK      bool
+	Content string
+	Notes   []Note
+	// Detached is true when the call sent work to the background (its report is a KindBackground
+	// entry).
+	Detached bool
+	// Panic is the tool's panic message, when it panicked.
+	Panic string
+	// Ops are the requests a script tool made of the world outside (a replay runs the script
+	// again and answers them from here).
+	Ops []Op
+}
+
+// ToolEntry is a tool line read back.
+type ToolEntry struct {
+	Kind     string          `json:"kind"`
+	Tick     uint64          `json:"tick"`
+	Agent    string          `json:"agent"`
+	Turn     uint64          `json:"turn"`
+	Index    int             `json:"call"`
+	ID       string          `json:"call_id"`
+	Tool     string          `json:"tool"`
+	Request  string          `json:"request"`
+	Args     json.RawMessage `json:"args"`
+	Status   string          `json:"status"`
+	OK       bool            `json:"ok"`
+	Content  string          `json:"content"`
+	Notes    []Note          `json:"notes,omitempty"`
+	Detached bool            `json:"detached,omitempty"`
+	Panic    string          `json:"panic,omitempty"`
+	Ops      []Op            `json:"ops,omitempty"`
+}
+
+// Result returns the entry's outcome.
+func (e *ToolEntry) Result() Result {
+	return Result{OK: e.OK, Content: e.Content, Notes: e.Notes, Detached: e.Detached, Panic: e.Panic, Ops: e.Ops}
+}
+
+// MCPEvent is one lifecycle event of an MCP session (mcp.Event in the recording's terms).
+type MCPEvent struct {
+	Server    string `json:"server"`
+	Event     string `json:"event"`
+	Session   uint64 `json:"session"`
+	Transport string `json:"transport"`
+	Reason    string `json:"reason"`
+}
+
+// Answer is one answer the embedder's answerer gave (or declined to give: OK false), in the order
+// the prompts were put to it.
+type Answer struct {
+	// N counts the answerer's prompts from 1.
+	N      uint64 `json:"n"`
+	Agent  string `json:"agent"`
+	Tool   string `json:"tool"`
+	Answer string `json:"answer"`
+	Delay  uint64 `json:"delay"`
+	OK     bool   `json:"ok"`
+}
+
+// Items is what a fan-out read from its items file: the items, or why it could not.
+type Items struct {
+	Agent  string   `json:"agent"`
+	CallID string   `json:"call_id"`
+	File   string   `json:"file"`
+	Items  []string `json:"items"`
+	Err    string   `json:"err,omitempty"`
+}
+
+// End is the last line of a complete recording.
+type End struct {
+	// Entries counts the lines between the header and this one.
+	Entries uint64 `json:"entries"`
+	// Status is how the run ended (the trace's end status).
+	Status string `json:"status"`
+}
+
+// RequestHash is the hash a call's request is recorded and matched by: the tool's name and its
+// arguments compacted (so whitespace a model added does not count as a change).
+func RequestHash(tool string, args json.RawMessage) string {
+	h := sha256.New()
+	h.Write([]byte(tool))
+	h.Write([]byte{0})
+	h.Write(compactArgs(args))
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// compactArgs is args on one line, or args as given when it is not valid JSON.
+func compactArgs(args json.RawMessage) []byte {
+	if len(args) == 0 {
+		return []byte("null")
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, args) != nil {
+		return args
+	}
+	return b.Bytes()
+}

@@ -1,0 +1,294 @@
+package recording
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// Tape is a recording read back, for a replay to answer outside inputs from. It belongs to the
+// world's goroutine.
+type Tape struct {
+	// Header is the recording's header.
+	Header Header
+	// End is its end line.
+	End End
+
+	tools      map[string]*ToolEntry // by call id
+	background map[string]string     // by call id
+	mcp        map[mcpBatch][]MCPEvent
+	items      map[string]Items // by call id
+	answers    []Answer
+	used       int
+}
+
+// mcpBatch is where a tick's MCP events were written: at the tick's start, or when the run ended
+// (closing).
+type mcpBatch struct {
+	tick    uint64
+	closing bool
+}
+
+// ReadFile reads the recording at path.
+func ReadFile(path string) (*Tape, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	t, err := Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, nil
+}
+
+// entryLine is what every entry line has in common, read first to pick its type.
+type entryLine struct {
+	Kind string `json:"kind"`
+}
+
+// Read reads a whole recording. One of another format or version, a malformed line, or a
+// recording without its end line (the run that wrote it was cut off) is an error wrapping
+// ErrBadRecording that names the line.
+func Read(r io.Reader) (*Tape, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	t := &Tape{tools: map[string]*ToolEntry{}, background: map[string]string{}, mcp: map[mcpBatch][]MCPEvent{}, items: map[string]Items{}}
+	line := 0
+	ended := false
+	for {
+		raw, err := br.ReadBytes('\n')
+		if err == io.EOF && len(raw) == 0 {
+			break
+		}
+		if err != nil && err != io.EOF {
+			return nil, err
+		}
+		line++
+		raw = bytes.TrimSuffix(raw, []byte("\n"))
+		if ended {
+			return nil, fmt.Errorf("%w: line %d follows the end line", ErrBadRecording, line)
+		}
+		if line == 1 {
+			if err := json.Unmarshal(raw, &t.Header); err != nil {
+				return nil, fmt.Errorf("%w: line 1 is not a recording header: %v", ErrBadRecording, err)
+			}
+			if t.Header.Format != Format || t.Header.Version != Version {
+				return nil, fmt.Errorf("%w: line 1 is format %q version %d; this host reads %q version %d",
+					ErrBadRecording, t.Header.Format, t.Header.Version, Format, Version)
+			}
+			continue
+		}
+		if err := t.add(raw, &ended); err != nil {
+			return nil, fmt.Errorf("%w: line %d: %v", ErrBadRecording, line, err)
+		}
+	}
+	switch {
+	case line == 0:
+		return nil, fmt.Errorf("%w: empty input, want a header line", ErrBadRecording)
+	case !ended:
+		return nil, fmt.Errorf("%w: no end line after line %d: the run that wrote it was cut off, so it cannot be replayed whole", ErrBadRecording, line)
+	case t.End.Entries != uint64(line-2):
+		return nil, fmt.Errorf("%w: the end line counts %d entries, the file has %d", ErrBadRecording, t.End.Entries, line-2)
+	}
+	return t, nil
+}
+
+// add files one entry line.
+func (t *Tape) add(raw []byte, ended *bool) error {
+	var head entryLine
+	if err := json.Unmarshal(raw, &head); err != nil {
+		return err
+	}
+	strict := func(v any) error {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		return dec.Decode(v)
+	}
+	switch head.Kind {
+	case KindTool:
+		e := &ToolEntry{}
+		if err := strict(e); err != nil {
+			return err
+		}
+		if _, dup := t.tools[e.ID]; dup {
+			return fmt.Errorf("call %s is recorded twice", e.ID)
+		}
+		t.tools[e.ID] = e
+	case KindBackground:
+		var e struct {
+			Kind, Agent, Report string
+			Tick                uint64
+			CallID              string `json:"call_id"`
+		}
+		if err := strict(&e); err != nil {
+			return err
+		}
+		t.background[e.CallID] = e.Report
+	case KindMCP:
+		var e struct {
+			Kind    string
+			Tick    uint64
+			Closing bool
+			Events  []MCPEvent
+		}
+		if err := strict(&e); err != nil {
+			return err
+		}
+		b := mcpBatch{e.Tick, e.Closing}
+		t.mcp[b] = append(t.mcp[b], e.Events...)
+	case KindItems:
+		var e struct {
+			Kind string
+			Tick uint64
+			Items
+		}
+		if err := strict(&e); err != nil {
+			return err
+		}
+		t.items[e.CallID] = e.Items
+	case KindAnswer:
+		var e struct {
+			Kind string
+			Answer
+		}
+		if err := strict(&e); err != nil {
+			return err
+		}
+		if e.N != uint64(len(t.answers)+1) {
+			return fmt.Errorf("answer %d out of order (want %d)", e.N, len(t.answers)+1)
+		}
+		t.answers = append(t.answers, e.Answer)
+	case KindEnd:
+		var e struct {
+			Kind string
+			End
+		}
+		if err := strict(&e); err != nil {
+			return err
+		}
+		t.End, *ended = e.End, true
+	default:
+		return fmt.Errorf("kind %q (valid: %s)", head.Kind, strings.Join([]string{KindTool, KindBackground, KindMCP, KindItems, KindAnswer, KindEnd}, ", "))
+	}
+	return nil
+}
+
+// Calls counts the tool calls recorded.
+func (t *Tape) Calls() int { return len(t.tools) }
+
+// Unused counts the recorded tool calls the replay has not asked for (yet).
+func (t *Tape) Unused() int { return len(t.tools) - t.used }
+
+// Tool returns the recorded outcome of call c, made at tick. A call the recording does not have,
+// or has with another request, is a *DivergenceError.
+func (t *Tape) Tool(tick uint64, c Call) (*ToolEntry, error) {
+	e, ok := t.tools[c.ID]
+	if !ok {
+		return nil, &DivergenceError{Tick: tick, Call: c}
+	}
+	if e.Tool != c.Tool || e.Request != RequestHash(c.Tool, c.Args) {
+		return nil, &DivergenceError{Tick: tick, Call: c, Recorded: e}
+	}
+	t.used++
+	return e, nil
+}
+
+// Background returns the recorded report of call id's background command.
+func (t *Tape) Background(id string) (string, bool) {
+	r, ok := t.background[id]
+	return r, ok
+}
+
+// MCP returns the MCP session events recorded at tick, at its start or (closing) at the run's
+// end.
+func (t *Tape) MCP(tick uint64, closing bool) []MCPEvent { return t.mcp[mcpBatch{tick, closing}] }
+
+// Items returns what the fan-out of call id (of agent, at tick) read from file in the recorded
+// run: a divergence when the recording has no such read.
+func (t *Tape) Items(tick uint64, agent, id, file string) (Items, error) {
+	it, ok := t.items[id]
+	if !ok || it.File != file {
+		return Items{}, fmt.Errorf("%w at tick %d: agent %s, call %s reads the fan-out items file %s, which the recording has not read there",
+			ErrDivergence, tick, agent, id, file)
+	}
+	return it, nil
+}
+
+// Answer returns the answerer's n-th answer (from 1), checking that it went to the same agent and
+// tool.
+func (t *Tape) Answer(n uint64, agent, tool string) (Answer, error) {
+	if n == 0 || n > uint64(len(t.answers)) {
+		return Answer{}, fmt.Errorf("%w: prompt %d of the answerer (agent %s, tool %s): the recording has %d answers",
+			ErrDivergence, n, agent, tool, len(t.answers))
+	}
+	a := t.answers[n-1]
+	if a.Agent != agent || a.Tool != tool {
+		return Answer{}, fmt.Errorf("%w: prompt %d of the answerer went to agent %s, tool %s; the recording has agent %s, tool %s",
+			ErrDivergence, n, agent, tool, a.Agent, a.Tool)
+	}
+	return a, nil
+}
+
+// DivergenceError is a call a replay made that the recording cannot answer: not recorded at
+// all, or recorded with another request.
+type DivergenceError struct {
+	// Tick is when the replay made the call; Call is the call.
+	Tick uint64
+	Call Call
+	// Recorded is the entry under the same call id, nil when there is none.
+	Recorded *ToolEntry
+	// Detail, when set, is how a script tool's requests left the recorded ones.
+	Detail string
+}
+
+// Error names the agent, turn and call, and shows the first difference.
+func (e *DivergenceError) Error() string {
+	c := &e.Call
+	where := fmt.Sprintf("%v at tick %d: agent %s, turn %d, call %d (%s), tool %s", ErrDivergence, e.Tick, c.Agent, c.Turn, c.Index, c.ID, c.Tool)
+	if e.Detail != "" {
+		return where + ": " + e.Detail
+	}
+	if e.Recorded == nil {
+		return where + ": the recording has no such call"
+	}
+	r := e.Recorded
+	if r.Tool != c.Tool {
+		return fmt.Sprintf("%s: the recording's call %s is to tool %s", where, c.ID, r.Tool)
+	}
+	return where + ": the arguments differ from the recording's\n" + FirstDifference(string(compactArgs(r.Args)), string(compactArgs(c.Args)))
+}
+
+// Unwrap makes errors.Is(err, ErrDivergence) hold.
+func (e *DivergenceError) Unwrap() error { return ErrDivergence }
+
+// FirstDifference shows where two texts first differ: a few characters of context around the
+// first differing byte of each, marked with the byte offset.
+func FirstDifference(recorded, got string) string {
+	i := 0
+	for i < len(recorded) && i < len(got) && recorded[i] == got[i] {
+		i++
+	}
+	const context = 40
+	from := max(i-context, 0)
+	clip := func(s string) string {
+		to := min(i+context, len(s))
+		out := s[min(from, len(s)):to]
+		if from > 0 {
+			out = "…" + out
+		}
+		if to < len(s) {
+			out += "…"
+		}
+		return out
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "  first difference at byte %d\n", i)
+	fmt.Fprintf(&b, "  recorded: %s\n", clip(recorded))
+	fmt.Fprintf(&b, "  replay:   %s", clip(got))
+	return b.String()
+}

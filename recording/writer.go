@@ -1,0 +1,248 @@
+package recording
+
+import (
+	"bufio"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+
+	"github.com/rs/zerolog"
+)
+
+// Writer writes a recording. It belongs to the world's goroutine (it takes no lock), like the
+// trace writer, so entries come in the world's order, which is deterministic in virtual time. A
+// nil *Writer records nothing: every method is a no-op, so the world calls it unconditionally.
+//
+// A write error is sticky: later entries are dropped and Err, Close report the first one.
+type Writer struct {
+	out     *bufio.Writer
+	sink    sink
+	log     zerolog.Logger
+	pending map[slot]pending
+	entries uint64
+	closed  bool
+}
+
+// slot is where a started call waits for its result: the agent's id and the call's index in its
+// turn (an agent has one turn in flight at a time).
+type slot struct {
+	agent uint64
+	index int
+}
+
+// pending is a started call whose result has not been filed yet.
+type pending struct {
+	tick    uint64
+	call    Call
+	request string
+}
+
+// sink remembers the first write error and never returns one, so zerolog prints nothing.
+type sink struct {
+	out *bufio.Writer
+	err error
+}
+
+func (s *sink) Write(p []byte) (int, error) {
+	if s.err == nil {
+		_, s.err = s.out.Write(p)
+	}
+	return len(p), nil
+}
+
+// NewWriter writes h (Format and Version filled in) to w and returns the Writer for the entries.
+// It never closes w.
+func NewWriter(w io.Writer, h Header) (*Writer, error) {
+	h.Format, h.Version = Format, Version
+	line, err := json.Marshal(h)
+	if err != nil {
+		return nil, fmt.Errorf("recording header: %w", err)
+	}
+	rw := &Writer{out: bufio.NewWriterSize(w, 64<<10), pending: map[slot]pending{}}
+	rw.sink.out = rw.out
+	rw.log = zerolog.New(&rw.sink)
+	_, _ = rw.sink.Write(append(line, '\n'))
+	return rw, rw.sink.err
+}
+
+// Err is the first write error (nil while every entry was written).
+func (w *Writer) Err() error {
+	if w == nil {
+		return nil
+	}
+	return w.sink.err
+}
+
+// Entries counts the entries written so far.
+func (w *Writer) Entries() uint64 {
+	if w == nil {
+		return 0
+	}
+	return w.entries
+}
+
+// begin starts an entry line of kind; nil means it must be skipped.
+func (w *Writer) begin(kind string) *zerolog.Event {
+	if w == nil || w.closed || w.sink.err != nil {
+		return nil
+	}
+	e := w.log.Log()
+	if e == nil {
+		return nil // zerolog disabled globally: the trace writer reports that
+	}
+	w.entries++
+	return e.Str("kind", kind)
+}
+
+// Begin notes that call c of agent agentID started at tick: its entry is written when Finish
+// files its result, or by Close if it never does.
+func (w *Writer) Begin(tick, agentID uint64, c Call) {
+	if w == nil || w.closed {
+		return
+	}
+	w.pending[slot{agentID, c.Index}] = pending{tick: tick, call: c, request: RequestHash(c.Tool, c.Args)}
+}
+
+// Finish writes the entry of the call at index of agent agentID, filed at tick with result r. A
+// call Begin never saw is ignored.
+func (w *Writer) Finish(tick, agentID uint64, index int, r Result) {
+	if w == nil {
+		return
+	}
+	k := slot{agentID, index}
+	p, ok := w.pending[k]
+	if !ok {
+		return
+	}
+	delete(w.pending, k)
+	w.tool(tick, p, StatusDone, r)
+}
+
+// tool writes one tool entry.
+func (w *Writer) tool(tick uint64, p pending, status string, r Result) {
+	e := w.begin(KindTool)
+	if e == nil {
+		return
+	}
+	c := &p.call
+	e.Uint64("tick", tick).Str("agent", c.Agent).Uint64("turn", c.Turn).Int("call", c.Index).
+		Str("call_id", c.ID).Str("tool", c.Tool).Str("request", p.request).
+		RawJSON("args", compactArgs(c.Args)).Str("status", status).Bool("ok", r.OK).Str("content", r.Content)
+	if len(r.Notes) > 0 {
+		arr := zerolog.Arr()
+		for _, n := range r.Notes {
+			d := zerolog.Dict().Str("fn", n.Fn).Str("text", n.Text).Bool("ok", n.OK)
+			if n.Err != "" {
+				d.Str("err", n.Err)
+			}
+			arr.Dict(d)
+		}
+		e.Array("notes", arr)
+	}
+	if r.Detached {
+		e.Bool("detached", true)
+	}
+	if r.Panic != "" {
+		e.Str("panic", r.Panic)
+	}
+	if len(r.Ops) > 0 {
+		arr := zerolog.Arr()
+		for _, op := range r.Ops {
+			d := zerolog.Dict().Str("fn", op.Fn).Str("request", op.Request)
+			if len(op.Out) > 0 {
+				d.RawJSON("out", op.Out)
+			}
+			if op.Err != "" {
+				d.Str("err", op.Err)
+			}
+			if op.Secret {
+				d.Bool("secret", true)
+			}
+			arr.Dict(d)
+		}
+		e.Array("ops", arr)
+	}
+	e.Msg("")
+}
+
+// Background writes the report of call callID's background command, delivered at tick.
+func (w *Writer) Background(tick uint64, agent, callID, report string) {
+	e := w.begin(KindBackground)
+	if e == nil {
+		return
+	}
+	e.Uint64("tick", tick).Str("agent", agent).Str("call_id", callID).Str("report", report).Msg("")
+}
+
+// MCP writes the MCP session events written into the trace at tick (nothing when there are none);
+// closing marks the batch the run's end wrote, after the sessions stopped.
+func (w *Writer) MCP(tick uint64, closing bool, events []MCPEvent) {
+	if len(events) == 0 {
+		return
+	}
+	e := w.begin(KindMCP)
+	if e == nil {
+		return
+	}
+	arr := zerolog.Arr()
+	for _, ev := range events {
+		arr.Dict(zerolog.Dict().Str("server", ev.Server).Str("event", ev.Event).Uint64("session", ev.Session).
+			Str("transport", ev.Transport).Str("reason", ev.Reason))
+	}
+	e.Uint64("tick", tick)
+	if closing {
+		e.Bool("closing", true)
+	}
+	e.Array("events", arr).Msg("")
+}
+
+// Items writes what a fan-out read from its items file at tick.
+func (w *Writer) Items(tick uint64, it Items) {
+	e := w.begin(KindItems)
+	if e == nil {
+		return
+	}
+	e.Uint64("tick", tick).Str("agent", it.Agent).Str("call_id", it.CallID).Str("file", it.File).Strs("items", it.Items)
+	if it.Err != "" {
+		e.Str("err", it.Err)
+	}
+	e.Msg("")
+}
+
+// Answer writes one answer of the embedder's answerer.
+func (w *Writer) Answer(a Answer) {
+	e := w.begin(KindAnswer)
+	if e == nil {
+		return
+	}
+	e.Uint64("n", a.N).Str("agent", a.Agent).Str("tool", a.Tool).Str("answer", a.Answer).
+		Uint64("delay", a.Delay).Bool("ok", a.OK).Msg("")
+}
+
+// Close writes the calls that never finished (in agent and call order), then the end line with
+// status, flushes, and reports the first write error. Later calls record nothing.
+func (w *Writer) Close(status string) error {
+	if w == nil || w.closed {
+		return nil
+	}
+	keys := slices.SortedFunc(maps.Keys(w.pending), func(a, b slot) int {
+		return cmp.Or(cmp.Compare(a.agent, b.agent), cmp.Compare(a.index, b.index))
+	})
+	for _, k := range keys {
+		p := w.pending[k]
+		w.tool(p.tick, p, StatusUnfinished, Result{})
+	}
+	clear(w.pending)
+	entries := w.entries
+	if e := w.begin(KindEnd); e != nil {
+		e.Uint64("entries", entries).Str("status", status).Msg("")
+	}
+	w.closed = true
+	if w.sink.err == nil {
+		w.sink.err = w.out.Flush()
+	}
+	return w.sink.err
+}
