@@ -5,8 +5,8 @@ import (
 	"slices"
 
 	"github.com/warrenhq/warren/models"
-	"github.com/warrenhq/warren/sandbox"
 	"github.com/warrenhq/warren/recording"
+	"github.com/warrenhq/warren/sandbox"
 	"github.com/warrenhq/warren/tools"
 )
 

@@ -185,8 +185,8 @@ type Recording struct {
 	// Stop ends the run after the current tick with err, a replay that left its recording (nil:
 	// the systems' test harness, where the error is only seen through Err).
 	Stop func(err error)
-	mu  sync.Mutex
-	err error // the first error given to Fail
+	mu   sync.Mutex
+	err  error // the first error given to Fail
 }
 
 // Fail records the first way a replay left its recording and stops the run. A script tool's
