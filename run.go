@@ -101,6 +101,14 @@ type Summary struct {
 	Failures []string
 	// TraceEvents counts the events written to the trace.
 	TraceEvents uint64
+	// MCPStarts and MCPCalls count the MCP sessions started and the calls that reached an MCP
+	// server: both 0 in a replay, which answers from its recording.
+	MCPStarts int
+	MCPCalls  int64
+	// Recorded counts the recording's entries (host run --record); Replayed the recorded tool
+	// calls a replay answered, of ReplayCalls in its recording.
+	Recorded              uint64
+	Replayed, ReplayCalls int
 }
 
 // StepsPerSecond is the run's throughput in agent-steps (model turns with their tool calls) per
@@ -131,6 +139,7 @@ type Runtime struct {
 	trace     *trace.Writer
 	records   *components.Records
 	record    *recording.Writer
+	servers   *mcp.Manager
 	cleanup   []func()
 	ran       bool
 }
@@ -175,6 +184,7 @@ func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
 	r.cleanup = append(r.cleanup, engine.Close)
 	scriptTool := scriptTools(engine, host)
 	servers := mcp.NewManager(mcp.Options{Log: &opt.Log})
+	r.servers = servers
 	r.cleanup = append(r.cleanup, func() { _ = servers.Close() })
 	for i := range sc.MCPServers {
 		if err := servers.Add(&sc.MCPServers[i]); err != nil {
@@ -331,7 +341,17 @@ func (r *Runtime) Run(ctx context.Context) (*Summary, error) {
 		return nil, fmt.Errorf("trace: %w", err)
 	}
 	sum := &Summary{Scenario: r.sc.Name, Seed: r.seed, Clock: r.sc.Clock.Mode.String(), Agents: len(records),
-		Ticks: r.world.Tick() + 1, Stop: stop, Elapsed: elapsed, Records: records, TraceEvents: r.trace.Events()}
+		Ticks: r.world.Tick() + 1, Stop: stop, Elapsed: elapsed, Records: records, TraceEvents: r.trace.Events(),
+		Recorded: r.record.Entries()}
+	for i := range r.sc.MCPServers {
+		st := r.servers.Stats(r.sc.MCPServers[i].Name)
+		sum.MCPStarts += st.Starts
+		sum.MCPCalls += st.Calls
+	}
+	if tape := r.opt.Replay; tape != nil {
+		sum.ReplayCalls = tape.Calls()
+		sum.Replayed = sum.ReplayCalls - tape.Unused()
+	}
 	for i := range records {
 		rec := &records[i]
 		sum.ByStatus[rec.Status]++

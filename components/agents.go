@@ -93,6 +93,9 @@ type ToolResult struct {
 	Detached tools.Detached
 	// Ops are the requests a script tool made of the world outside, kept while the run records.
 	Ops []recording.Op
+	// Divergence, in a replay, is how a script tool's requests left the recording; the run stops
+	// when the result is filed (in canonical order, so which divergence is reported is fixed).
+	Divergence error
 }
 
 // ToolWork holds the tool calls of the agent's current turn and their results as they arrive.

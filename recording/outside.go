@@ -89,11 +89,21 @@ type Player struct {
 	Tick uint64
 	Call Call
 	Ops  []Op
-	// Fail receives the first divergence (it must be safe to call from the call's goroutine).
+	// Fail, when set, receives every divergence as it happens, on the call's goroutine (the world
+	// reads Err instead when it files the call's result, so the first divergence it reports does
+	// not depend on which worker ran first).
 	Fail func(error)
 
 	mu   sync.Mutex
 	next int
+	err  error
+}
+
+// Err is the first divergence of the call's requests (nil while they match the recording).
+func (p *Player) Err() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
 }
 
 var _ tools.Outside = (*Player)(nil)
@@ -101,24 +111,40 @@ var _ tools.Outside = (*Player)(nil)
 // take returns the next recorded op if it is fn asking request, or the divergence.
 func (p *Player) take(fn, request string) (Op, error) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	if p.err != nil {
+		err := p.err
+		p.mu.Unlock()
+		return Op{}, err // the call has left its recording: every later request fails the same way
+	}
 	n := p.next
 	p.next++
-	if n >= len(p.Ops) {
-		return Op{}, p.diverged(fmt.Sprintf("request %d of the call (%s) is not in the recording, which has %d", n+1, fn, len(p.Ops)))
-	}
-	op := p.Ops[n]
+	var op Op
+	detail := ""
 	switch {
-	case op.Fn != fn:
-		return Op{}, p.diverged(fmt.Sprintf("request %d of the call is %s; the recording's is %s", n+1, fn, op.Fn))
-	case op.Request != hashText(request):
-		return Op{}, p.diverged(fmt.Sprintf("request %d of the call (%s) asks something else than the recording's", n+1, fn))
+	case n >= len(p.Ops):
+		detail = fmt.Sprintf("request %d of the call (%s) is not in the recording, which has %d", n+1, fn, len(p.Ops))
+	case p.Ops[n].Fn != fn:
+		detail = fmt.Sprintf("request %d of the call is %s; the recording's is %s", n+1, fn, p.Ops[n].Fn)
+	case p.Ops[n].Request != hashText(request):
+		detail = fmt.Sprintf("request %d of the call (%s) asks something else than the recording's", n+1, fn)
+	default:
+		op = p.Ops[n]
+	}
+	p.mu.Unlock()
+	if detail != "" {
+		return Op{}, p.diverged(detail)
 	}
 	return op, nil
 }
 
+// diverged records the call's first divergence and returns it.
 func (p *Player) diverged(detail string) error {
-	err := &DivergenceError{Tick: p.Tick, Call: p.Call, Detail: detail}
+	p.mu.Lock()
+	if p.err == nil {
+		p.err = &DivergenceError{Tick: p.Tick, Call: p.Call, Detail: detail}
+	}
+	err := p.err
+	p.mu.Unlock()
 	if p.Fail != nil {
 		p.Fail(err)
 	}

@@ -56,7 +56,13 @@ func (t *toolTurn) laneRun(tick, agent uint64, d *components.AgentData, turn uin
 			res := components.ToolResult{Content: err.Error(), IsError: true}
 			return func() any { return res }
 		}
-		ec.Outside = &recording.Player{Tick: tick, Call: c, Ops: entry.Ops, Fail: t.rec.Fail}
+		player := &recording.Player{Tick: tick, Call: c, Ops: entry.Ops}
+		ec.Outside = player
+		return func() any {
+			res := runTool(h, ec, args)
+			res.Divergence = player.Err()
+			return res
+		}
 	case t.rec.Writer != nil:
 		t.rec.Writer.Begin(tick, agent, c)
 		if usesHost {

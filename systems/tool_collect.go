@@ -51,6 +51,9 @@ func (s *ToolCollect) Update(w *ecs.World) {
 		if s.rec.Writer != nil {
 			s.rec.Writer.Finish(tick, done.Agent, done.Index, toRecording(res))
 		}
+		if res.Divergence != nil {
+			s.rec.Fail(res.Divergence)
+		}
 		if !w.Alive(done.Entity) || !s.awaiting.Has(done.Entity) {
 			continue // the agent ended while its call ran
 		}
