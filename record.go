@@ -21,6 +21,11 @@ type (
 	Tape      = recording.Tape
 )
 
+// ErrDivergence marks a replay that asked for an input its recording does not have as asked
+// (recording.ErrDivergence): the error names the agent, turn and call, and shows the first
+// difference.
+var ErrDivergence = recording.ErrDivergence
+
 // ReadRecording reads the recording at path (host replay): a complete one, or an error wrapping
 // recording.ErrBadRecording that names the line.
 func ReadRecording(path string) (*Tape, error) { return recording.ReadFile(path) }

@@ -226,7 +226,6 @@ func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
 
 	r.world = ecs.NewWorld(ecs.Config{Seed: r.seed, Clock: sc.Clock})
 	r.records = &components.Records{}
-	rec := resources.Recording{Writer: r.record, Tape: opt.Replay}
 	var answerer gate.Answerer = sc.Answerer()
 	switch {
 	case opt.Replay != nil && opt.Replay.Header.Answerer:
@@ -245,8 +244,8 @@ func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
 			Limits:    subagentLimits(host), InboxCap: host.Subagents.Inbox, MaxFanOutItems: host.Subagents.MaxFanOutItems,
 		},
 		ScriptTool: scriptTool,
-		Recording:  rec,
 	}
+	r.set.Recording.Writer, r.set.Recording.Tape = r.record, opt.Replay
 	if len(sc.MCPServers) > 0 {
 		r.set.Servers = servers
 	}

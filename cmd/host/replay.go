@@ -9,7 +9,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/warrenhq/warren"
-	"github.com/warrenhq/warren/recording"
 )
 
 type replayCmd struct {
@@ -60,9 +59,8 @@ func (r *replayCmd) Run(e *env) error {
 	if err := traceFile.Close(); err != nil && runErr == nil {
 		runErr = fmt.Errorf("trace %s: %w", out, err)
 	}
-	var diverged *recording.DivergenceError
 	switch {
-	case errors.As(runErr, &diverged) || errors.Is(runErr, recording.ErrDivergence):
+	case errors.Is(runErr, warren.ErrDivergence):
 		fmt.Fprintf(e.stdout, "replay of %s stopped: %v\n", r.File, runErr)
 	case runErr != nil:
 		return fmt.Errorf("replay %s: %w", r.File, runErr)
