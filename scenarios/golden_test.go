@@ -34,7 +34,7 @@ var goldenAgents = map[string]int{"quickstart.toml": 20, "gossip.toml": 200, "sa
 var exampleModes = map[string]string{"sandbox.toml": "namespace"}
 
 // requireExample applies requireMode to an example that runs commands.
-func requireExample(t *testing.T, base string) {
+func requireExample(t testing.TB, base string) {
 	t.Helper()
 	if mode, ok := exampleModes[base]; ok {
 		requireMode(t, mode)

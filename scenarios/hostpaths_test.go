@@ -18,7 +18,7 @@ import (
 
 // requireMode skips t when this machine cannot run commands in mode (saying why), and fails it
 // instead when WARREN_REQUIRE_SANDBOX=1 says the machine must (internal/testenv's rule).
-func requireMode(t *testing.T, mode string) {
+func requireMode(t testing.TB, mode string) {
 	t.Helper()
 	m, err := sandbox.ParseMode(mode)
 	if err != nil {
