@@ -105,6 +105,10 @@ type Summary struct {
 	// server: both 0 in a replay, which answers from its recording.
 	MCPStarts int
 	MCPCalls  int64
+	// RealTimeLimits counts the calls a limit measured in real time decided (an MCP call_timeout,
+	// a command's timeout, a script's wall-clock backstop): each has a tool_note with fn
+	// realtime_limit, and the trace is, there, a record of the machine as much as of the scenario.
+	RealTimeLimits uint64
 	// Recorded counts the recording's entries (host run --record); Replayed the recorded tool
 	// calls a replay answered, of ReplayCalls in its recording.
 	Recorded              uint64
@@ -341,7 +345,7 @@ func (r *Runtime) Run(ctx context.Context) (*Summary, error) {
 	}
 	sum := &Summary{Scenario: r.sc.Name, Seed: r.seed, Clock: r.sc.Clock.Mode.String(), Agents: len(records),
 		Ticks: r.world.Tick() + 1, Stop: stop, Elapsed: elapsed, Records: records, TraceEvents: r.trace.Events(),
-		Recorded: r.record.Entries()}
+		Recorded: r.record.Entries(), RealTimeLimits: r.set.Run.RealTimeLimits}
 	for i := range r.sc.MCPServers {
 		st := r.servers.Stats(r.sc.MCPServers[i].Name)
 		sum.MCPStarts += st.Starts

@@ -301,6 +301,9 @@ func TestCallTimeout(t *testing.T) {
 			if !res.IsError || res.Content != want || res.Notes[0].Err != want {
 				t.Fatalf("result = %+v, want %q", res, want)
 			}
+			if len(res.Notes) != 2 || res.Notes[1] != tools.RealTimeNote("mcp call_timeout 200ms") {
+				t.Fatalf("notes = %+v, want the call_timeout noted as a real-time limit", res.Notes)
+			}
 			if elapsed := time.Since(start); elapsed > 2*time.Second {
 				t.Fatalf("timed out after %v", elapsed)
 			}

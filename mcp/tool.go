@@ -104,20 +104,20 @@ func (t *Tool) Execute(ec *tools.ExecContext, args json.RawMessage) (tools.Resul
 
 	sess, number, err := srv.acquire(ctx)
 	if err != nil {
-		return t.failed(number, t.startFailure(ctx, timeout, err)), nil
+		return t.timedOut(ctx, timeout, t.failed(number, t.startFailure(ctx, timeout, err))), nil
 	}
 	select {
 	case sess.slots <- struct{}{}:
 	case <-sess.ended:
 		return t.failed(number, sess.failure), nil
 	case <-ctx.Done():
-		return t.failed(number, t.contextFailure(ctx, timeout)), nil
+		return t.timedOut(ctx, timeout, t.failed(number, t.contextFailure(ctx, timeout))), nil
 	}
 	defer func() { <-sess.slots }()
 
 	out, err := t.call(ctx, sess, args)
 	if err != nil {
-		return t.failed(number, t.callFailure(ctx, timeout, sess, err)), nil
+		return t.timedOut(ctx, timeout, t.failed(number, t.callFailure(ctx, timeout, sess, err))), nil
 	}
 	replied = true
 	res := tools.Result{Content: cut(renderContent(out), maxResultBytes(&srv.cfg)), IsError: out.IsError}
@@ -143,6 +143,14 @@ func (t *Tool) call(ctx context.Context, sess *session, args json.RawMessage) (*
 		err = fmt.Errorf("%w: empty result", ErrProtocol)
 	}
 	return out, err
+}
+
+// timedOut adds the real-time note to res when the call's call_timeout is what ended it.
+func (t *Tool) timedOut(ctx context.Context, timeout time.Duration, res tools.Result) tools.Result {
+	if errors.Is(context.Cause(ctx), ErrTimeout) {
+		res.Notes = append(res.Notes, tools.RealTimeNote("mcp call_timeout "+timeout.String()))
+	}
+	return res
 }
 
 // failed is the error result of a call that did not get a usable reply.

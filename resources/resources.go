@@ -55,6 +55,9 @@ type Run struct {
 	Trace *trace.Writer
 	// Log receives operational warnings (never part of the trace); nil logs nothing.
 	Log *zerolog.Logger
+	// RealTimeLimits counts the calls whose result a limit measured in real time decided (their
+	// tools.NoteRealTime notes), for the summary to say so. World goroutine only.
+	RealTimeLimits uint64
 }
 
 // Lanes are the two worker lanes and the latency model of virtual time.

@@ -144,6 +144,19 @@ func TestMCPHungCallTimesOut(t *testing.T) {
 	if sum.ByStatus[components.Done] != 3 {
 		t.Errorf("statuses %v, want 3 done", sum.ByStatus)
 	}
+	// The timeout is a real-time limit: the summary counts it and the trace notes each call.
+	if sum.RealTimeLimits != 3 {
+		t.Errorf("RealTimeLimits = %d, want 3", sum.RealTimeLimits)
+	}
+	notes := 0
+	for _, e := range events {
+		if e.Kind == "tool_note" && e.Fn == "realtime_limit" && e.Text == "mcp call_timeout 300ms" {
+			notes++
+		}
+	}
+	if notes != 3 {
+		t.Errorf("%d realtime_limit notes, want 3", notes)
+	}
 	for _, agent := range []string{"clients-0", "clients-1", "clients-2"} {
 		got := results(events, agent)
 		if len(got) != 2 || got[0] != "kv__slow false: kv__slow: no reply within 300ms (call_timeout); the call was cancelled" ||

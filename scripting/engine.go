@@ -238,11 +238,11 @@ func interruptError(file string, reason any, limits Limits) *Error {
 		return &Error{File: file, Line: mem.line, Column: mem.column, Message: mem.message, Kind: ErrMemory}
 	}
 	if reason == errWaited {
-		return &Error{File: file, Message: fmt.Sprintf("script waited past its %v wall-clock limit (a host function did not return)", limits.WallTimeout), Kind: ErrTimeout}
+		return &Error{File: file, Message: fmt.Sprintf("script waited past its %v wall-clock limit (a host function did not return)", limits.WallTimeout), Kind: ErrTimeout, WallClock: true}
 	}
 	if err, ok := reason.(error); ok && err != errBudget {
 		if errors.Is(err, errRegexpLimit) || errors.Is(err, errRegexpWaited) {
-			return &Error{File: file, Message: err.Error(), Kind: ErrTimeout}
+			return &Error{File: file, Message: err.Error(), Kind: ErrTimeout, WallClock: errors.Is(err, errRegexpWaited)}
 		}
 		return &Error{File: file, Message: "script call cancelled: " + err.Error(), Kind: err}
 	}

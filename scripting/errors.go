@@ -47,6 +47,9 @@ type Error struct {
 	Line, Column int
 	// Message says what went wrong, in words that read well to a person and a model.
 	Message string
+	// WallClock is true when a limit measured in wall-clock time ended the call (the backstop of
+	// a call left waiting, regexp2's own timeout): the host notes it as a real-time limit.
+	WallClock bool
 	// Kind is one of the Err* sentinels (or a context error for a cancelled call).
 	Kind error
 }

@@ -90,6 +90,9 @@ func (t *Tool) Execute(ec *tools.ExecContext, args json.RawMessage) (tools.Resul
 	}
 	if err != nil {
 		res.Content, res.IsError = err.Error(), true
+		if se := (*Error)(nil); errors.As(err, &se) && se.WallClock {
+			res.Notes = append(res.Notes, tools.RealTimeNote("script wall-clock limit"))
+		}
 	}
 	return res, nil
 }

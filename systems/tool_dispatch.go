@@ -327,6 +327,9 @@ func (t *toolTurn) finish(tick uint64, e ecs.Entity, id *components.Identity, d 
 		for _, n := range r.Notes {
 			t.run.Trace.ToolNote(tick, ref(id, d), call.ID, call.Name, n.Fn, n.Text, n.OK, n.Err)
 			t.sandbox.WarnDegraded(n)
+			if n.Fn == tools.NoteRealTime {
+				t.run.RealTimeLimits++
+			}
 		}
 		if r.Detached != nil {
 			t.background.Add(resources.BackgroundJob{Due: tick + 1, Entity: e, Agent: id.ID, CallID: call.ID, Work: r.Detached})

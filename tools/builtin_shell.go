@@ -134,8 +134,12 @@ func (Shell) Execute(ec *ExecContext, args json.RawMessage) (Result, error) {
 		}, nil
 	}
 	out := proc.Wait()
-	res := Result{Content: DescribeOutcome(out, a.TimeoutSeconds > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded)),
+	callTimeout := a.TimeoutSeconds > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded)
+	res := Result{Content: DescribeOutcome(out, callTimeout),
 		IsError: out.ExitCode != 0, Notes: boundaryNotes(out.Boundary, out.Warning)}
+	if out.TimedOut || callTimeout {
+		res.Notes = append(res.Notes, RealTimeNote("shell timeout"))
+	}
 	if refusal := writes.settle(); refusal != nil {
 		res.Content += "\n" + refusal.Error()
 		res.IsError = true

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -68,6 +69,10 @@ func TestShellResults(t *testing.T) {
 			}
 			if len(res.Notes) == 0 || res.Notes[0].Fn != "sandbox" || !strings.HasPrefix(res.Notes[0].Text, tt.mode.String()+" ") {
 				t.Errorf("notes %+v, want the %s boundary first", res.Notes, tt.mode)
+			}
+			timedOut := strings.Contains(tt.want, "past its timeout")
+			if noted := slices.Contains(res.Notes, RealTimeNote("shell timeout")); noted != timedOut {
+				t.Errorf("notes %+v: a real-time limit noted %v, want %v", res.Notes, noted, timedOut)
 			}
 		})
 	}

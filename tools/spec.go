@@ -49,6 +49,16 @@ type Note struct {
 	Err  string
 }
 
+// NoteRealTime is the Fn of the note a call carries when a limit measured in real time decided
+// its result (an MCP call_timeout, a command's timeout, a script left waiting past its wall-clock
+// backstop): the trace is then a record of the machine as much as of the scenario, and says so.
+// The summary counts them.
+const NoteRealTime = "realtime_limit"
+
+// RealTimeNote is the note of a real-time limit that fired; limit says which ("mcp call_timeout
+// 30s").
+func RealTimeNote(limit string) Note { return Note{Fn: NoteRealTime, Text: limit} }
+
 // TextResult is a successful result carrying text. It exists so tools read the same way at every
 // return site.
 func TextResult(content string) Result { return Result{Content: content} }

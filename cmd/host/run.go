@@ -190,6 +190,9 @@ func printSummary(w io.Writer, sc *warren.Scenario, s *warren.Summary, tracePath
 	if tracePath != "" {
 		fmt.Fprintf(w, "trace        %s (%d events)\n", tracePath, s.TraceEvents)
 	}
+	if s.RealTimeLimits > 0 {
+		fmt.Fprintf(w, "real time    %d calls ended by a limit measured in real time (tool_note fn realtime_limit): there the trace depends on the machine\n", s.RealTimeLimits)
+	}
 	total := len(sc.Expect)
 	if sc.ExpectRun != nil {
 		total += len(sc.ExpectRun.Status)
