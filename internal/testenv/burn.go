@@ -3,6 +3,7 @@ package testenv
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,6 +34,11 @@ func burnerMain() {
 	if len(os.Args) > 1 {
 		parent, _ = strconv.Atoi(os.Args[1])
 	}
+	// Burn waits for this byte: from here on the burner spins.
+	if _, err := os.Stdout.Write([]byte{'\n'}); err != nil {
+		os.Exit(1)
+	}
+	_ = os.Stdout.Close()
 	for i := uint64(0); ; i++ {
 		if i&(1<<20-1) == 0 && os.Getppid() != parent {
 			os.Exit(0)
@@ -68,12 +74,33 @@ func Burn(t testing.TB, n int) *Burners {
 			t.Errorf("burners: %v", err)
 		}
 	})
+	ready := make([]*os.File, 0, n)
+	defer func() {
+		for _, r := range ready {
+			_ = r.Close()
+		}
+	}()
 	for range n {
-		cmd := &exec.Cmd{Path: exe, Args: []string{burnerName, strconv.Itoa(os.Getpid())}}
-		if err := cmd.Start(); err != nil {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatalf("burners: %v", err)
+		}
+		ready = append(ready, r)
+		cmd := &exec.Cmd{Path: exe, Args: []string{burnerName, strconv.Itoa(os.Getpid())}, Stdout: w}
+		err = cmd.Start()
+		_ = w.Close()
+		if err != nil {
 			t.Fatalf("burners: starting %s as a burner: %v", exe, err)
 		}
 		b.cmds = append(b.cmds, cmd)
+	}
+	// A loaded machine may take a while to start a process; a minute is a broken one.
+	deadline := time.Now().Add(time.Minute)
+	for i, r := range ready {
+		_ = r.SetReadDeadline(deadline)
+		if _, err := io.ReadFull(r, make([]byte, 1)); err != nil {
+			t.Fatalf("burners: burner %d did not start spinning: %v", b.cmds[i].Process.Pid, err)
+		}
 	}
 	return b
 }
