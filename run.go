@@ -15,6 +15,7 @@ import (
 
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/faults"
 	"github.com/warrenhq/warren/gate"
 	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/mcp"
@@ -105,6 +106,8 @@ type Summary struct {
 	// server: both 0 in a replay, which answers from its recording.
 	MCPStarts int
 	MCPCalls  int64
+	// FaultsSeed is the seed the scenario's [faults] were drawn from (nil: it has none).
+	FaultsSeed *uint64
 	// RealTimeLimits counts the calls a limit measured in real time decided (an MCP call_timeout,
 	// a command's timeout, a script's wall-clock backstop): each has a tool_note with fn
 	// realtime_limit, and the trace is, there, a record of the machine as much as of the scenario.
@@ -250,6 +253,16 @@ func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
 		ScriptTool: scriptTool,
 	}
 	r.set.Recording.Writer, r.set.Recording.Tape = r.record, opt.Replay
+	if sc.Faults != nil {
+		seed := r.seed
+		switch {
+		case opt.FaultsSeed != nil:
+			seed = *opt.FaultsSeed
+		case sc.Faults.Seed != nil:
+			seed = *sc.Faults.Seed
+		}
+		r.set.Faults = faults.New(sc.Faults, seed)
+	}
 	if len(sc.MCPServers) > 0 {
 		r.set.Servers = servers
 	}
@@ -346,6 +359,10 @@ func (r *Runtime) Run(ctx context.Context) (*Summary, error) {
 	sum := &Summary{Scenario: r.sc.Name, Seed: r.seed, Clock: r.sc.Clock.Mode.String(), Agents: len(records),
 		Ticks: r.world.Tick() + 1, Stop: stop, Elapsed: elapsed, Records: records, TraceEvents: r.trace.Events(),
 		Recorded: r.record.Entries(), RealTimeLimits: r.set.Run.RealTimeLimits}
+	if r.set.Faults != nil {
+		fs := r.set.Faults.Seed()
+		sum.FaultsSeed = &fs
+	}
 	for i := range r.sc.MCPServers {
 		st := r.servers.Stats(r.sc.MCPServers[i].Name)
 		sum.MCPStarts += st.Starts
@@ -414,6 +431,9 @@ func runHash(sc *Scenario, opt Options, total int, host *hostconfig.Config, laun
 	}
 	if opt.Unattended {
 		hash += " unattended"
+	}
+	if opt.FaultsSeed != nil {
+		hash += " faults=" + strconv.FormatUint(*opt.FaultsSeed, 10)
 	}
 	return hash
 }

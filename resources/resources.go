@@ -23,6 +23,7 @@ import (
 
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/faults"
 	"github.com/warrenhq/warren/gate"
 	"github.com/warrenhq/warren/internal/agenttree"
 	"github.com/warrenhq/warren/internal/leases"
@@ -246,6 +247,13 @@ type Set struct {
 	Teardown Teardown
 	// Recording records or replays the run's outside inputs (neither when zero).
 	Recording Recording
+	// Faults injects the scenario's [faults] (nil: none).
+	Faults *faults.Injector
+}
+
+// Faults is the run's fault injector as a resource (Injector nil: no faults).
+type Faults struct {
+	Injector *faults.Injector
 }
 
 // Installed is what Install added, for the composition root to keep: the services it made.
@@ -305,6 +313,7 @@ func (s *Set) Install(w *ecs.World) Installed {
 	ecs.AddResource(w, &Background{})
 	ecs.AddResource(w, &s.Teardown)
 	ecs.AddResource(w, &s.Recording)
+	ecs.AddResource(w, &Faults{Injector: s.Faults})
 	w.AddWaiter(s.Hub)
 	return in
 }

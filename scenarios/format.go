@@ -29,6 +29,8 @@ type fileScenario struct {
 	Interactions []fileInteraction `toml:"interactions"`
 	// Classifier scripts the auto-mode classifier.
 	Classifier []fileClassifierRule `toml:"classifier"`
+	// Faults injects failures from a seed.
+	Faults *fileFaults `toml:"faults"`
 }
 
 type fileSpawn struct {

@@ -18,6 +18,7 @@ import (
 	"github.com/warrenhq/warren/blueprint"
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/faults"
 	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/internal/tomlfile"
 	"github.com/warrenhq/warren/mcp"
@@ -38,9 +39,11 @@ type Scenario struct {
 	Seed              uint64
 	// MaxTicks bounds the run (0 = until a fixed point).
 	MaxTicks uint64
-	Clock    ecs.ClockConfig
-	Latency  resources.Latency
-	Lanes    LaneSizes
+	// Faults is the [faults] table (nil: no faults are injected).
+	Faults  *faults.Spec
+	Clock   ecs.ClockConfig
+	Latency resources.Latency
+	Lanes   LaneSizes
 	// Blueprints by the key the scenario gives them.
 	Blueprints map[string]*blueprint.Blueprint
 	Groups     []Group
@@ -220,6 +223,7 @@ func (c *compiler) compile(data []byte) {
 	c.sandboxCeilings()
 	c.launch()
 	c.compileInteractions()
+	c.faults()
 	c.sc.Hash = "sha256:" + hex.EncodeToString(hash.Sum(nil))
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/warrenhq/warren/blueprint"
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/faults"
 	"github.com/warrenhq/warren/internal/scripthost"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/resources"
@@ -156,6 +157,7 @@ type InferDispatch struct {
 	rngRef   pcgRef
 	rnd      *rand.Rand
 	dynamic  *scripthost.Dynamic
+	faults   *faults.Injector
 }
 
 var _ ecs.System = (*InferDispatch)(nil)
@@ -175,6 +177,11 @@ func (s *InferDispatch) Initialize(w *ecs.World) (err error) {
 	if s.dynamic, err = resources.Get[scripthost.Dynamic](w); err != nil {
 		return err
 	}
+	f, err := resources.Get[resources.Faults](w)
+	if err != nil {
+		return err
+	}
+	s.faults = f.Injector
 	s.maps = newAgentMaps(w)
 	s.view = ecs.NewView2[components.Cursor, components.Identity](w, []ecs.Comp{ecs.T[components.ReadyToInfer]()}, nil)
 	s.tools = newMover[components.ReadyToInfer, components.ReadyForTools](w)
@@ -218,7 +225,17 @@ func (s *InferDispatch) Update(w *ecs.World) {
 			s.resolve.add(e)
 			continue
 		}
-		if isInline(p.Model) {
+		fail, slow := s.faults.Model(p.Group, id.ID, uint64(cur.Turn))
+		if fail {
+			// An injected model failure: the model is not asked, and the turn fails as a model's would.
+			s.route(e, s.apply(tick, e, id, cur, modelOutcome{err: faults.ErrModel}))
+			continue
+		}
+		latency := s.lanes.Latency.Model
+		if slow {
+			latency += s.faults.SlowTicks() // an inline model goes through the lane to be slow
+		}
+		if isInline(p.Model) && !slow {
 			s.rngRef.src = &s.maps.rng.Get(e).Source
 			buildView(&s.scratch, id, p, d, cur, s.rnd)
 			// The run's context: an inline turn ends before anything else can end its agent.
@@ -237,7 +254,7 @@ func (s *InferDispatch) Update(w *ecs.World) {
 		ctx, cancel := context.WithCancel(s.run.Context)
 		d.Work.Ctx, d.Work.Cancel = ctx, cancel
 		s.lanes.Model.Submit(tick, ecs.Job{
-			Agent: id.ID, Entity: e, Latency: s.lanes.Latency.Model,
+			Agent: id.ID, Entity: e, Latency: latency,
 			Run: func() any {
 				out := callModel(ctx, model, &job.state, view)
 				out.state, out.source = job.state, job.source

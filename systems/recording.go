@@ -22,7 +22,7 @@ func recordedCall(d *components.AgentData, turn uint64, i int, call models.ToolC
 
 // replay files call i of the turn from the tape, through the tool lane as if it ran (so it comes
 // back at the tick it did), or stops the run when the recording does not have it.
-func (t *toolTurn) replay(tick uint64, e ecs.Entity, id *components.Identity, d *components.AgentData, turn uint64, i int, call models.ToolCall) {
+func (t *toolTurn) replay(tick uint64, e ecs.Entity, id *components.Identity, d *components.AgentData, turn uint64, i int, call models.ToolCall, latency uint64) {
 	entry, err := t.rec.Tape.Tool(tick, recordedCall(d, turn, i, call))
 	var res components.ToolResult
 	if err != nil {
@@ -32,10 +32,7 @@ func (t *toolTurn) replay(tick uint64, e ecs.Entity, id *components.Identity, d 
 		res = fromRecording(entry.Result(), entry.ID, t.rec.Tape)
 	}
 	d.Work.Outstanding++
-	t.lanes.Tool.Submit(tick, ecs.Job{
-		Agent: id.ID, Entity: e, Index: i, Latency: t.lanes.Latency.ForTool(call.Name),
-		Run: func() any { return res },
-	})
+	t.lanes.Tool.Submit(tick, ecs.Job{Agent: id.ID, Entity: e, Index: i, Latency: latency, Run: func() any { return res }})
 }
 
 // laneRun is the work of lane call i of the agent's turn. In a recorded run it notes the call in

@@ -8,6 +8,7 @@ import (
 	"github.com/warrenhq/warren/blueprint"
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/faults"
 	"github.com/warrenhq/warren/gate"
 	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/internal/agenttree"
@@ -191,6 +192,7 @@ type toolTurn struct {
 	sandbox    *sandboxwire.Wiring
 	background *resources.Background
 	rec        *resources.Recording
+	faults     *faults.Injector
 	clock      *ecs.Clock
 	seed       uint64
 	maps       agentMaps
@@ -230,6 +232,11 @@ func (t *toolTurn) resolveTurn(w *ecs.World) (err error) {
 	if t.rec, err = resolveRecording(w); err != nil {
 		return err
 	}
+	f, err := resources.Get[resources.Faults](w)
+	if err != nil {
+		return err
+	}
+	t.faults = f.Injector
 	t.clock, t.seed = w.Clock(), w.Seed()
 	return nil
 }
@@ -256,9 +263,17 @@ func (t *toolTurn) start(tick uint64, e ecs.Entity, id *components.Identity, p *
 		t.scratch = tools.ExecContext{}
 		return
 	}
+	latency := t.lanes.Latency.ForTool(call.Name)
+	switch fault := t.faults.Tool(p.Group, call.Name, id.ID, turn, i); fault {
+	case faults.ToolError, faults.Timeout:
+		t.injectFault(tick, e, id, d, i, call, fault)
+		return
+	case faults.Slow:
+		latency += t.faults.SlowTicks()
+	}
 	usesHost := scripthost.UsesHost(h)
 	if t.rec.Tape != nil && !usesHost {
-		t.replay(tick, e, id, d, turn, i, call)
+		t.replay(tick, e, id, d, turn, i, call, latency)
 		return
 	}
 	if d.Tools.Writes == nil && p.Policy != nil {
@@ -279,9 +294,22 @@ func (t *toolTurn) start(tick uint64, e ecs.Entity, id *components.Identity, p *
 	ec.Ctx = work.Ctx
 	work.Outstanding++
 	t.lanes.Tool.Submit(tick, ecs.Job{
-		Agent: id.ID, Entity: e, Index: i, Latency: t.lanes.Latency.ForTool(call.Name),
+		Agent: id.ID, Entity: e, Index: i, Latency: latency,
 		Run: t.laneRun(tick, id.ID, d, turn, i, call, h, ec, usesHost),
 	})
+}
+
+// injectFault files an injected tool error or timeout as call i's result, through the tool lane:
+// the call does not run. A timeout comes back after the fault's TimeoutTicks, an error at the
+// call's usual latency; a "fault" note says which fault it was.
+func (t *toolTurn) injectFault(tick uint64, e ecs.Entity, id *components.Identity, d *components.AgentData, i int, call models.ToolCall, fault faults.Kind) {
+	err, latency := faults.ErrTool, t.lanes.Latency.ForTool(call.Name)
+	if fault == faults.Timeout {
+		err, latency = faults.ErrTimeout, t.faults.TimeoutTicks()
+	}
+	res := components.ToolResult{Content: err.Error(), IsError: true, Notes: []tools.Note{{Fn: faults.NoteFn, Text: fault.String()}}}
+	d.Work.Outstanding++
+	t.lanes.Tool.Submit(tick, ecs.Job{Agent: id.ID, Entity: e, Index: i, Latency: latency, Run: func() any { return res }})
 }
 
 // fillContext sets up the ExecContext of one call: every field the reference's ExecContext has

@@ -25,6 +25,7 @@ type runCmd struct {
 	Record     string  `help:"Record every input from outside the scenario and seed into this file, for host replay (needs --trace)." placeholder:"FILE"`
 	Agents     int     `help:"Rescale the groups to N agents in total (proportionally), for quick scale runs." placeholder:"N"`
 	Seed       *uint64 `help:"Override the scenario's seed." placeholder:"N"`
+	FaultsSeed *uint64 `help:"Draw the scenario's [faults] from seed N (default: its faults.seed, else the run's seed): rerun one fault pattern exactly." placeholder:"N"`
 	Workdir    string  `help:"Keep agent workdirs under DIR (default: a temporary folder removed after the run)." placeholder:"DIR"`
 	LogLevel   string  `help:"Log level: debug, info, warn, error." default:"warn" enum:"debug,info,warn,error"`
 	NoProgress bool    `help:"Never show the progress bar (it only shows on a terminal)."`
@@ -53,7 +54,7 @@ func (r *runCmd) Run(e *env) error {
 	log := zerolog.New(zerolog.ConsoleWriter{Out: e.stderr, NoColor: !e.isTerminal, TimeFormat: time.TimeOnly}).
 		Level(level).With().Timestamp().Logger()
 	opt := warren.Options{Seed: r.Seed, Agents: r.Agents, WorkRoot: r.Workdir, Log: log,
-		Launch: r.launch(), Unattended: r.Unattended}
+		Launch: r.launch(), Unattended: r.Unattended, FaultsSeed: r.FaultsSeed}
 	if err := r.check(); err != nil {
 		fmt.Fprintf(e.stderr, "host: %v\n", err)
 		return errBadInput
@@ -162,6 +163,9 @@ func within(path, dir string) bool {
 // printSummary writes the end-of-run report.
 func printSummary(w io.Writer, sc *warren.Scenario, s *warren.Summary, tracePath string) {
 	fmt.Fprintf(w, "scenario     %s (seed %d, %s clock)\n", s.Scenario, s.Seed, s.Clock)
+	if s.FaultsSeed != nil {
+		fmt.Fprintf(w, "faults       drawn from seed %d (rerun this pattern with --faults-seed %d)\n", *s.FaultsSeed, *s.FaultsSeed)
+	}
 	var parts []string
 	for k, n := range s.ByStatus {
 		if n > 0 {
