@@ -2,6 +2,7 @@
 // their blueprints' stage graphs, with a deterministic trace.
 //
 //	host run FILE [--trace OUT] [--agents N] [--seed N] [--workdir DIR] [--log-level LEVEL]
+//	host --version
 //	host validate FILE...
 //	host trace diff WANT GOT
 //	host explain --blueprint FILE [--config FILE] [--stage NAME] [--under FILE[:STAGE]]... [launch flags] TOOL [ARGS]
@@ -42,12 +43,13 @@ var errExpectations = errors.New("expectations failed")
 var errBadInput = errors.New("bad input")
 
 type cli struct {
-	Run      runCmd      `cmd:"" help:"Run a scenario and print a summary."`
-	Validate validateCmd `cmd:"" help:"Check scenario files (and the blueprints they use) without running them. Model kinds a scenario may name: ${model_kinds}."`
-	Trace    traceCmd    `cmd:"" help:"Work with trace files."`
-	Explain  explainCmd  `cmd:"" help:"Show how the permission gate decides a call, layer by layer."`
-	Doctor   doctorCmd   `cmd:"" help:"Show what this machine supports for sandboxing commands, and what the sandbox ceiling does here."`
-	MCP      mcpCmd      `cmd:"" name:"mcp" help:"List MCP servers and their tools, or serve the demo MCP server."`
+	Version  kong.VersionFlag `help:"Print Warren's version (the one trace headers carry), the Go version and the VCS revision, and exit."`
+	Run      runCmd           `cmd:"" help:"Run a scenario and print a summary."`
+	Validate validateCmd      `cmd:"" help:"Check scenario files (and the blueprints they use) without running them. Model kinds a scenario may name: ${model_kinds}."`
+	Trace    traceCmd         `cmd:"" help:"Work with trace files."`
+	Explain  explainCmd       `cmd:"" help:"Show how the permission gate decides a call, layer by layer."`
+	Doctor   doctorCmd        `cmd:"" help:"Show what this machine supports for sandboxing commands, and what the sandbox ceiling does here."`
+	MCP      mcpCmd           `cmd:"" name:"mcp" help:"List MCP servers and their tools, or serve the demo MCP server."`
 }
 
 // env is what commands write to; tests substitute buffers.
@@ -95,7 +97,7 @@ func run(e *env, args []string) int {
 	parser, err := kong.New(&c,
 		kong.Name("host"),
 		kong.Description("Warren: an ECS-architected multi-agent simulation host.\n\nModel kinds ([models.<key>] kind = ...): "+modelKinds(true)+"."),
-		kong.Vars{"model_kinds": modelKinds(false)},
+		kong.Vars{"model_kinds": modelKinds(false), "version": strings.TrimSuffix(versionText(), "\n")},
 		kong.UsageOnError(),
 		kong.Writers(e.stdout, e.stderr),
 		kong.Exit(func(code int) { exitCode = code }),
@@ -106,7 +108,7 @@ func run(e *env, args []string) int {
 		return exitBadInput
 	}
 	kctx, err := parser.Parse(args)
-	if exitCode >= 0 { // --help
+	if exitCode >= 0 { // --help, --version
 		return exitOK
 	}
 	if err != nil {
