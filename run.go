@@ -71,9 +71,18 @@ type Summary struct {
 	// Tree counts agents by depth in the agent tree (index 0: top level) and final status
 	// (components.StatusKind order).
 	Tree [][5]int
-	// Ticks is how many ticks ran; Stop says why the run ended.
+	// Ticks is how many ticks ran; Stop says why the ticking ended.
 	Ticks uint64
 	Stop  ecs.Stop
+	// Status is how the run ended, as the trace's end event gives it: trace.RunFinished (a fixed
+	// point), trace.RunTickLimit, trace.RunInterrupted (the context ended: a signal, a caller's
+	// cancel) or trace.RunFailed (the trace could not be written, or a system panicked). Only a
+	// finished run is the whole run; the others are summaries of the ticks that ran.
+	Status string
+	// Err says why a run that did not finish stopped: the context's cause when it was
+	// interrupted (context.Cause: for host run, the signal), the error Run also returns when it
+	// failed (ErrTrace for a trace write error); nil for a finished run or one at its tick limit.
+	Err error
 	// ByStatus counts agents by final status (components.StatusKind order).
 	ByStatus                          [5]int
 	ModelTurns, ToolCalls, ToolErrors uint64
@@ -103,6 +112,10 @@ var ErrLaunch = errors.New("conflicting launch overrides")
 
 // ErrRan means Run was called on a Runtime that already ran (or was closed).
 var ErrRan = errors.New("this runtime already ran")
+
+// ErrTrace marks a run whose trace could not be written (a full disk, a closed pipe): a run whose
+// trace stopped is no longer a record of itself, and Run returns its summary with this error.
+var ErrTrace = errors.New("the trace could not be written")
 
 // Runtime is one built world, ready to run once.
 type Runtime struct {
@@ -261,8 +274,13 @@ func (r *Runtime) spawnGroups(counts []int, root string, scoped *tools.ScopedToo
 }
 
 // Run ticks the world to a fixed point, its tick limit or ctx's end (the current tick finishes
-// first), then stops the MCP sessions, closes the trace, checks the expectations, cleans up and
-// returns the summary. A Runtime runs once.
+// first), then stops the MCP sessions, writes the trace's end event, closes the trace, checks the
+// expectations, cleans up and returns the summary. A Runtime runs once.
+//
+// The summary says how the run ended (Summary.Status). An interrupted run (ctx ended) returns its
+// summary and no error: stopping was asked for. A run that failed returns its summary so far and
+// the error: a trace write error (ErrTrace), or a panic escaping a system (ecs.ErrSystemPanic).
+// Any other error comes with a nil summary: the run could not start.
 func (r *Runtime) Run(ctx context.Context) (*Summary, error) {
 	if r.ran {
 		return nil, ErrRan
@@ -272,27 +290,28 @@ func (r *Runtime) Run(ctx context.Context) (*Summary, error) {
 	// Every model turn's and tool call's cancellation hangs off the run's context; it is cancelled
 	// as soon as the ticking stops (a tick limit, a fixed point with work left blocked), so no lane
 	// job outlives the run and the lanes close without waiting on one.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	r.set.Run.Context = ctx
 	start := time.Now()
 	stop, err := r.sched.Run(ctx, r.sc.MaxTicks)
 	elapsed := time.Since(start)
-	cancel()
+	var cause error
+	if ctx.Err() != nil {
+		cause = context.Cause(ctx)
+	}
+	cancel(nil)
 	if cerr := r.installed.Leases.Close(r.world.Tick()); cerr != nil {
 		r.opt.Log.Warn().Err(cerr).Msg("MCP servers did not stop cleanly")
 	}
-	if err != nil {
-		_ = r.trace.Close() // keep the trace up to the failure: it is the best account of what happened
-		return nil, err
+	status, why := runStatus(stop, err, cause)
+	if terr := r.trace.Err(); terr != nil && !errors.Is(why, ErrTrace) {
+		status, why = trace.RunFailed, fmt.Errorf("%w: %w", ErrTrace, terr)
 	}
 	records := append([]components.FinalRecord(nil), r.records.All()...)
 	records = append(records, systems.Unfinished(r.world, "the run ended ("+stop.String()+") before this agent finished")...)
-	if err := r.trace.Close(); err != nil {
-		return nil, fmt.Errorf("trace: %w", err)
-	}
 	sum := &Summary{Scenario: r.sc.Name, Seed: r.seed, Clock: r.sc.Clock.Mode.String(), Agents: len(records),
-		Ticks: r.world.Tick() + 1, Stop: stop, Elapsed: elapsed, Records: records, TraceEvents: r.trace.Events()}
+		Ticks: r.world.Tick() + 1, Stop: stop, Status: status, Err: why, Elapsed: elapsed, Records: records}
 	for i := range records {
 		rec := &records[i]
 		sum.ByStatus[rec.Status]++
@@ -307,9 +326,36 @@ func (r *Runtime) Run(ctx context.Context) (*Summary, error) {
 		sum.ToolCalls += uint64(rec.Counters.ToolCalls)
 		sum.ToolErrors += uint64(rec.Counters.ToolErrors)
 	}
+	// The end event says the trace is whole; a trace that failed has none (the writer drops it),
+	// so a reader can tell a complete trace from one cut short.
+	r.trace.End(r.world.Tick(), status, sum.Ticks, sum.Agents, sum.ModelTurns, sum.ToolCalls, sum.ToolErrors)
+	if terr := r.trace.Close(); terr != nil && !errors.Is(sum.Err, ErrTrace) {
+		sum.Status, sum.Err = trace.RunFailed, fmt.Errorf("%w: %w", ErrTrace, terr)
+	}
+	sum.TraceEvents = r.trace.Events()
 	sum.Failures = append(scenarios.Check(r.sc, records), r.set.Hub.Unanswered()...)
-	r.opt.Log.Info().Str("stop", stop.String()).Uint64("ticks", sum.Ticks).Dur("elapsed", elapsed).Msg("run finished")
+	r.opt.Log.Info().Str("stop", stop.String()).Str("status", sum.Status).Uint64("ticks", sum.Ticks).Dur("elapsed", elapsed).Msg("run finished")
+	if sum.Status == trace.RunFailed {
+		return sum, sum.Err
+	}
 	return sum, nil
+}
+
+// runStatus maps how the ticking ended to the run's status and, for a run that did not finish,
+// why: the scheduler's error (failed), the cause the run's context ended with (failed when the
+// trace watch ended it, interrupted otherwise).
+func runStatus(stop ecs.Stop, err, cause error) (string, error) {
+	switch {
+	case err != nil:
+		return trace.RunFailed, err
+	case stop == ecs.Cancelled && errors.Is(cause, ErrTrace):
+		return trace.RunFailed, cause
+	case stop == ecs.Cancelled:
+		return trace.RunInterrupted, cause
+	case stop == ecs.MaxTicks:
+		return trace.RunTickLimit, nil
+	}
+	return trace.RunFinished, nil
 }
 
 // Close releases what New made, in reverse order: the scheduler's lanes, the MCP sessions, the
