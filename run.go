@@ -113,8 +113,9 @@ var ErrLaunch = errors.New("conflicting launch overrides")
 // ErrRan means Run was called on a Runtime that already ran (or was closed).
 var ErrRan = errors.New("this runtime already ran")
 
-// ErrTrace marks a run whose trace could not be written (a full disk, a closed pipe): a run whose
-// trace stopped is no longer a record of itself, and Run returns its summary with this error.
+// ErrTrace marks a run stopped because its trace could not be written (a full disk, a closed
+// pipe): a run whose trace stopped is no longer a record of itself, so it stops at the end of the
+// tick in which the write failed, and Run returns the summary so far with this error.
 var ErrTrace = errors.New("the trace could not be written")
 
 // Runtime is one built world, ready to run once.
@@ -131,6 +132,8 @@ type Runtime struct {
 	records   *components.Records
 	cleanup   []func()
 	ran       bool
+	// halt ends the run's context with a cause, from the trace watch (set by Run).
+	halt context.CancelCauseFunc
 }
 
 // Run builds sc's world with opt and runs it under ctx: New, then Runtime.Run. An error means
@@ -226,6 +229,10 @@ func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
 	if opt.Progress != nil {
 		pipeline = append(pipeline, &progress{records: r.records, total: r.total, report: opt.Progress})
 	}
+	if r.trace != nil {
+		// Last, so that it sees a write error of any system of the tick.
+		pipeline = append(pipeline, &traceWatch{trace: r.trace, halt: func(err error) { r.halt(err) }})
+	}
 	r.sched = ecs.NewScheduler(r.world, pipeline...)
 	r.set.Lanes = resources.Lanes{Latency: sc.Latency,
 		Model: r.sched.AddLane(ecs.LaneConfig{Name: "model", Capacity: sc.Lanes.ModelCapacity}),
@@ -279,8 +286,9 @@ func (r *Runtime) spawnGroups(counts []int, root string, scoped *tools.ScopedToo
 //
 // The summary says how the run ended (Summary.Status). An interrupted run (ctx ended) returns its
 // summary and no error: stopping was asked for. A run that failed returns its summary so far and
-// the error: a trace write error (ErrTrace), or a panic escaping a system (ecs.ErrSystemPanic).
-// Any other error comes with a nil summary: the run could not start.
+// the error: a trace write error (ErrTrace), which stops the run at the end of the tick in which
+// it happened, or a panic escaping a system (ecs.ErrSystemPanic). Any other error comes with a
+// nil summary: the run could not start.
 func (r *Runtime) Run(ctx context.Context) (*Summary, error) {
 	if r.ran {
 		return nil, ErrRan
@@ -290,9 +298,13 @@ func (r *Runtime) Run(ctx context.Context) (*Summary, error) {
 	// Every model turn's and tool call's cancellation hangs off the run's context; it is cancelled
 	// as soon as the ticking stops (a tick limit, a fixed point with work left blocked), so no lane
 	// job outlives the run and the lanes close without waiting on one.
+	// Work a call detaches from its turn (a background command) hangs off it too (tools.Detach),
+	// so an interrupt ends it instead of waiting for its own timeout.
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	ctx = tools.WithRunLifetime(ctx)
 	r.set.Run.Context = ctx
+	r.halt = cancel
 	start := time.Now()
 	stop, err := r.sched.Run(ctx, r.sc.MaxTicks)
 	elapsed := time.Since(start)
@@ -301,7 +313,15 @@ func (r *Runtime) Run(ctx context.Context) (*Summary, error) {
 		cause = context.Cause(ctx)
 	}
 	cancel(nil)
-	if cerr := r.installed.Leases.Close(r.world.Tick()); cerr != nil {
+	// The ticks that ran: a run stopped by its context stops with its clock already past the last
+	// one. What is written after the ticking (the MCP sessions' stops, the end event) carries that
+	// tick, so the trace's ticks never go back.
+	last, ran := r.sched.LastStep()
+	ticks := last + 1
+	if !ran {
+		last, ticks = r.world.Tick(), 0
+	}
+	if cerr := r.installed.Leases.Close(last); cerr != nil {
 		r.opt.Log.Warn().Err(cerr).Msg("MCP servers did not stop cleanly")
 	}
 	status, why := runStatus(stop, err, cause)
@@ -311,7 +331,7 @@ func (r *Runtime) Run(ctx context.Context) (*Summary, error) {
 	records := append([]components.FinalRecord(nil), r.records.All()...)
 	records = append(records, systems.Unfinished(r.world, "the run ended ("+stop.String()+") before this agent finished")...)
 	sum := &Summary{Scenario: r.sc.Name, Seed: r.seed, Clock: r.sc.Clock.Mode.String(), Agents: len(records),
-		Ticks: r.world.Tick() + 1, Stop: stop, Status: status, Err: why, Elapsed: elapsed, Records: records}
+		Ticks: ticks, Stop: stop, Status: status, Err: why, Elapsed: elapsed, Records: records}
 	for i := range records {
 		rec := &records[i]
 		sum.ByStatus[rec.Status]++
@@ -328,7 +348,7 @@ func (r *Runtime) Run(ctx context.Context) (*Summary, error) {
 	}
 	// The end event says the trace is whole; a trace that failed has none (the writer drops it),
 	// so a reader can tell a complete trace from one cut short.
-	r.trace.End(r.world.Tick(), status, sum.Ticks, sum.Agents, sum.ModelTurns, sum.ToolCalls, sum.ToolErrors)
+	r.trace.End(last, status, sum.Ticks, sum.Agents, sum.ModelTurns, sum.ToolCalls, sum.ToolErrors)
 	if terr := r.trace.Close(); terr != nil && !errors.Is(sum.Err, ErrTrace) {
 		sum.Status, sum.Err = trace.RunFailed, fmt.Errorf("%w: %w", ErrTrace, terr)
 	}
@@ -357,6 +377,27 @@ func runStatus(stop ecs.Stop, err, cause error) (string, error) {
 	}
 	return trace.RunFinished, nil
 }
+
+// traceWatch stops the run at the end of the tick in which its trace failed (trace.Writer.Err is
+// sticky and set by the write that failed), by ending the run's context with the error: every
+// event after it would be dropped, and a run that goes on unrecorded is not the run the trace
+// claims. It is the pipeline's last system, so it sees the errors of every system of the tick, and
+// it costs one nil check a tick.
+type traceWatch struct {
+	trace *trace.Writer
+	halt  func(error)
+}
+
+var _ ecs.System = (*traceWatch)(nil)
+
+func (*traceWatch) Name() string                { return "trace_watch" }
+func (*traceWatch) Initialize(*ecs.World) error { return nil }
+func (t *traceWatch) Update(*ecs.World) {
+	if err := t.trace.Err(); err != nil {
+		t.halt(fmt.Errorf("%w: %w", ErrTrace, err))
+	}
+}
+func (*traceWatch) Finalize(*ecs.World) {}
 
 // Close releases what New made, in reverse order: the scheduler's lanes, the MCP sessions, the
 // script engine and a temporary work root. Run calls it; it is safe to call more than once.

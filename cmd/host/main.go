@@ -11,7 +11,11 @@
 //
 // Exit codes: 0 the run finished and every expectation held (or the files are valid, or the
 // traces are identical); 1 an expectation failed (each failure is listed) or the traces differ;
-// 2 bad input or usage.
+// 2 bad input or usage (nothing ran); 3 the run did not finish: it was interrupted (SIGINT,
+// SIGTERM or SIGHUP: it stops at the end of the tick, writes the trace's end event, prints the
+// summary and cleans up; a second signal kills the host at once) or it failed (its trace could not
+// be written, which stops it at the end of that tick, or the host met a bug). A run that did not
+// finish exits 3 whatever its expectations say: they judge a whole run.
 package main
 
 import (
@@ -22,6 +26,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/alecthomas/kong"
@@ -31,9 +36,10 @@ import (
 
 // Exit codes.
 const (
-	exitOK       = 0
-	exitExpect   = 1
-	exitBadInput = 2
+	exitOK         = 0
+	exitExpect     = 1
+	exitBadInput   = 2
+	exitIncomplete = 3
 )
 
 // errExpectations marks a run whose expectations failed (exit 1).
@@ -41,6 +47,16 @@ var errExpectations = errors.New("expectations failed")
 
 // errBadInput marks bad input or usage (exit 2); its message was already printed.
 var errBadInput = errors.New("bad input")
+
+// errIncomplete marks a run that did not finish, interrupted or failed (exit 3); the summary
+// saying why was already printed.
+var errIncomplete = errors.New("the run did not finish")
+
+// stopSignals end a run at the end of its tick, as Ctrl-C does: SIGTERM is what service managers
+// and container runtimes send, SIGHUP what a closed terminal sends, and each deserves a run that
+// stops cleanly (its trace ended, its summary printed, its commands killed, its temporary work
+// root removed) rather than one killed mid-write.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 
 type cli struct {
 	Version  kong.VersionFlag `help:"Print Warren's version (the one trace headers carry), the Go version and the VCS revision, and exit."`
@@ -69,8 +85,14 @@ func main() {
 	// (getHours, toString), and a script's output reaches the trace, which must not depend on
 	// the machine's time zone.
 	time.Local = time.UTC
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
+	go func() {
+		// After the first signal the run is stopping; from then on the signals' default action
+		// is back, so a second one kills a host whose clean stop is stuck.
+		<-ctx.Done()
+		stop()
+	}()
 	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, ctx: ctx, isTerminal: stderrIsTerminal()}
 	os.Exit(run(e, os.Args[1:]))
 }
@@ -123,6 +145,8 @@ func run(e *env, args []string) int {
 		return exitExpect
 	case errors.Is(err, errBadInput):
 		return exitBadInput
+	case errors.Is(err, errIncomplete):
+		return exitIncomplete
 	default:
 		fmt.Fprintln(e.stderr, "host:", err)
 		return exitBadInput
