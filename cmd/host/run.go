@@ -57,6 +57,10 @@ func (r *runCmd) Run(e *env) error {
 		return errBadInput
 	}
 
+	if err := checkOutputs(sc.Inputs(), output{"--trace", r.Trace}); err != nil {
+		fmt.Fprintf(e.stderr, "host: %v\n", err)
+		return errBadInput
+	}
 	var traceFile *os.File
 	if r.Trace != "" {
 		if traceInWorkRoot(r.Trace, r.Workdir) {
