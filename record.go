@@ -79,7 +79,7 @@ func recordedTools(listed []recording.MCPTool) scenarios.Discovery {
 
 // recordingHeader is the header of the recording of a run of sc with opt.
 func recordingHeader(sc *Scenario, opt Options, seed uint64, hash string) recording.Header {
-	h := recording.Header{Scenario: sc.Name, ScenarioFile: absPath(sc.Path), ScenarioHash: hash,
+	h := recording.Header{Host: Version, Scenario: sc.Name, ScenarioFile: absPath(sc.Path), ScenarioHash: hash,
 		TraceFile: absPath(opt.TraceFile), Recording: opt.RecordFile, Answerer: opt.Answerer != nil,
 		Clock: sc.Clock.Mode.String(), Seed: seed, Agents: opt.Agents, Unattended: opt.Unattended,
 		FaultsSeed: opt.FaultsSeed,

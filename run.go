@@ -86,9 +86,18 @@ type Summary struct {
 	// Tree counts agents by depth in the agent tree (index 0: top level) and final status
 	// (components.StatusKind order).
 	Tree [][5]int
-	// Ticks is how many ticks ran; Stop says why the run ended.
+	// Ticks is how many ticks ran; Stop says why the ticking ended.
 	Ticks uint64
 	Stop  ecs.Stop
+	// Status is how the run ended, as the trace's end event gives it: trace.RunFinished (a fixed
+	// point), trace.RunTickLimit, trace.RunInterrupted (the context ended: a signal, a caller's
+	// cancel) or trace.RunFailed (the trace could not be written, or a system panicked). Only a
+	// finished run is the whole run; the others are summaries of the ticks that ran.
+	Status string
+	// Err says why a run that did not finish stopped: the context's cause when it was
+	// interrupted (context.Cause: for host run, the signal), the error Run also returns when it
+	// failed (ErrTrace for a trace write error); nil for a finished run or one at its tick limit.
+	Err error
 	// ByStatus counts agents by final status (components.StatusKind order).
 	ByStatus                          [5]int
 	ModelTurns, ToolCalls, ToolErrors uint64
@@ -133,6 +142,15 @@ var ErrLaunch = errors.New("conflicting launch overrides")
 // ErrRan means Run was called on a Runtime that already ran (or was closed).
 var ErrRan = errors.New("this runtime already ran")
 
+// ErrTrace marks a run stopped because its trace could not be written (a full disk, a closed
+// pipe): a run whose trace stopped is no longer a record of itself, so it stops at the end of the
+// tick in which the write failed, and Run returns the summary so far with this error.
+var ErrTrace = errors.New("the trace could not be written")
+
+// ErrRecording marks a run stopped because its recording could not be written: like a trace, a
+// recording that stopped no longer replays the run, so the run stops at the end of that tick.
+var ErrRecording = errors.New("the recording could not be written")
+
 // Runtime is one built world, ready to run once.
 type Runtime struct {
 	sc        *Scenario
@@ -149,6 +167,8 @@ type Runtime struct {
 	servers   *mcp.Manager
 	cleanup   []func()
 	ran       bool
+	// halt ends the run's context with a cause, from the trace watch (set by Run).
+	halt context.CancelCauseFunc
 }
 
 // Run builds sc's world with opt and runs it under ctx: New, then Runtime.Run. An error means
@@ -224,7 +244,7 @@ func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
 	}
 	if out != nil {
 		r.trace, err = trace.NewWriter(out, trace.Header{Scenario: sc.Name, ScenarioHash: hash,
-			Clock: sc.Clock.Mode.String(), Seed: r.seed})
+			Clock: sc.Clock.Mode.String(), Seed: r.seed, Recording: opt.RecordFile})
 		if err != nil {
 			return nil, fmt.Errorf("trace: %w", err)
 		}
@@ -269,6 +289,10 @@ func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
 	pipeline := systems.Pipeline()
 	if opt.Progress != nil {
 		pipeline = append(pipeline, &progress{records: r.records, total: r.total, report: opt.Progress})
+	}
+	if r.trace != nil || r.record != nil {
+		// Last, so that it sees a write error of any system of the tick.
+		pipeline = append(pipeline, &traceWatch{trace: r.trace, record: r.record, halt: func(err error) { r.halt(err) }})
 	}
 	r.sched = ecs.NewScheduler(r.world, pipeline...)
 	r.set.Lanes = resources.Lanes{Latency: sc.Latency,
@@ -318,8 +342,14 @@ func (r *Runtime) spawnGroups(counts []int, root string, scoped *tools.ScopedToo
 }
 
 // Run ticks the world to a fixed point, its tick limit or ctx's end (the current tick finishes
-// first), then stops the MCP sessions, closes the trace, checks the expectations, cleans up and
-// returns the summary. A Runtime runs once.
+// first), then stops the MCP sessions, writes the trace's end event, closes the trace, checks the
+// expectations, cleans up and returns the summary. A Runtime runs once.
+//
+// The summary says how the run ended (Summary.Status). An interrupted run (ctx ended) returns its
+// summary and no error: stopping was asked for. A run that failed returns its summary so far and
+// the error: a trace write error (ErrTrace), which stops the run at the end of the tick in which
+// it happened, or a panic escaping a system (ecs.ErrSystemPanic). Any other error comes with a
+// nil summary: the run could not start.
 func (r *Runtime) Run(ctx context.Context) (*Summary, error) {
 	if r.ran {
 		return nil, ErrRan
@@ -329,35 +359,44 @@ func (r *Runtime) Run(ctx context.Context) (*Summary, error) {
 	// Every model turn's and tool call's cancellation hangs off the run's context; it is cancelled
 	// as soon as the ticking stops (a tick limit, a fixed point with work left blocked), so no lane
 	// job outlives the run and the lanes close without waiting on one.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	// Work a call detaches from its turn (a background command) hangs off it too (tools.Detach),
+	// so an interrupt ends it instead of waiting for its own timeout.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	ctx = tools.WithRunLifetime(ctx)
 	r.set.Run.Context = ctx
-	r.set.Recording.Stop = func(error) { cancel() }
+	r.halt = cancel
+	r.set.Recording.Stop = cancel // a replay that left its recording ends with the divergence as the cause
 	start := time.Now()
 	stop, err := r.sched.Run(ctx, r.sc.MaxTicks)
 	elapsed := time.Since(start)
-	cancel()
-	if cerr := r.installed.Leases.Close(r.world.Tick()); cerr != nil {
+	var cause error
+	if ctx.Err() != nil {
+		cause = context.Cause(ctx)
+	}
+	cancel(nil)
+	// The ticks that ran: a run stopped by its context stops with its clock already past the last
+	// one. What is written after the ticking (the MCP sessions' stops, the end event) carries that
+	// tick, so the trace's ticks never go back.
+	last, ran := r.sched.LastStep()
+	ticks := last + 1
+	if !ran {
+		last, ticks = r.world.Tick(), 0
+	}
+	if cerr := r.installed.Leases.Close(last); cerr != nil {
 		r.opt.Log.Warn().Err(cerr).Msg("MCP servers did not stop cleanly")
 	}
-	if err == nil {
-		err = r.set.Recording.Err() // a replay that left its recording
+	status, why := runStatus(stop, err, cause)
+	if terr := r.trace.Err(); terr != nil && !errors.Is(why, ErrTrace) {
+		status, why = trace.RunFailed, fmt.Errorf("%w: %w", ErrTrace, terr)
 	}
-	if err != nil {
-		_ = r.trace.Close() // keep the trace up to the failure: it is the best account of what happened
-		_ = r.record.Close("failed")
-		return nil, err
-	}
-	if err := r.record.Close(stop.String()); err != nil {
-		return nil, fmt.Errorf("recording: %w", err)
+	if rerr := r.record.Close(status); rerr != nil && status != trace.RunFailed {
+		status, why = trace.RunFailed, fmt.Errorf("%w: %w", ErrRecording, rerr)
 	}
 	records := append([]components.FinalRecord(nil), r.records.All()...)
 	records = append(records, systems.Unfinished(r.world, "the run ended ("+stop.String()+") before this agent finished")...)
-	if err := r.trace.Close(); err != nil {
-		return nil, fmt.Errorf("trace: %w", err)
-	}
 	sum := &Summary{Scenario: r.sc.Name, Seed: r.seed, Clock: r.sc.Clock.Mode.String(), Agents: len(records),
-		Ticks: r.world.Tick() + 1, Stop: stop, Elapsed: elapsed, Records: records, TraceEvents: r.trace.Events(),
+		Ticks: ticks, Stop: stop, Status: status, Err: why, Elapsed: elapsed, Records: records,
 		Recorded: r.record.Entries(), RealTimeLimits: r.set.Run.RealTimeLimits}
 	if r.set.Faults != nil {
 		fs := r.set.Faults.Seed()
@@ -386,10 +425,62 @@ func (r *Runtime) Run(ctx context.Context) (*Summary, error) {
 		sum.ToolCalls += uint64(rec.Counters.ToolCalls)
 		sum.ToolErrors += uint64(rec.Counters.ToolErrors)
 	}
+	// The end event says the trace is whole; a trace that failed has none (the writer drops it),
+	// so a reader can tell a complete trace from one cut short.
+	r.trace.End(last, status, sum.Ticks, sum.Agents, sum.ModelTurns, sum.ToolCalls, sum.ToolErrors)
+	if terr := r.trace.Close(); terr != nil && !errors.Is(sum.Err, ErrTrace) {
+		sum.Status, sum.Err = trace.RunFailed, fmt.Errorf("%w: %w", ErrTrace, terr)
+	}
+	sum.TraceEvents = r.trace.Events()
 	sum.Failures = append(scenarios.Check(r.sc, records), r.set.Hub.Unanswered()...)
-	r.opt.Log.Info().Str("stop", stop.String()).Uint64("ticks", sum.Ticks).Dur("elapsed", elapsed).Msg("run finished")
+	r.opt.Log.Info().Str("stop", stop.String()).Str("status", sum.Status).Uint64("ticks", sum.Ticks).Dur("elapsed", elapsed).Msg("run finished")
+	if sum.Status == trace.RunFailed {
+		return sum, sum.Err
+	}
 	return sum, nil
 }
+
+// runStatus maps how the ticking ended to the run's status and, for a run that did not finish,
+// why: the scheduler's error (failed), the cause the run's context ended with (failed when the
+// trace watch ended it, interrupted otherwise).
+func runStatus(stop ecs.Stop, err, cause error) (string, error) {
+	switch {
+	case err != nil:
+		return trace.RunFailed, err
+	case stop == ecs.Cancelled && (errors.Is(cause, ErrTrace) || errors.Is(cause, ErrRecording) || errors.Is(cause, recording.ErrDivergence)):
+		return trace.RunFailed, cause
+	case stop == ecs.Cancelled:
+		return trace.RunInterrupted, cause
+	case stop == ecs.MaxTicks:
+		return trace.RunTickLimit, nil
+	}
+	return trace.RunFinished, nil
+}
+
+// traceWatch stops the run at the end of the tick in which its trace or its recording failed (Err is
+// sticky and set by the write that failed), by ending the run's context with the error: every
+// event after it would be dropped, and a run that goes on unrecorded is not the run the trace
+// claims. It is the pipeline's last system, so it sees the errors of every system of the tick, and
+// it costs one nil check a tick.
+type traceWatch struct {
+	trace  *trace.Writer
+	record *recording.Writer
+	halt   func(error)
+}
+
+var _ ecs.System = (*traceWatch)(nil)
+
+func (*traceWatch) Name() string                { return "trace_watch" }
+func (*traceWatch) Initialize(*ecs.World) error { return nil }
+func (t *traceWatch) Update(*ecs.World) {
+	if err := t.trace.Err(); err != nil {
+		t.halt(fmt.Errorf("%w: %w", ErrTrace, err))
+	}
+	if err := t.record.Err(); err != nil {
+		t.halt(fmt.Errorf("%w: %w", ErrRecording, err))
+	}
+}
+func (*traceWatch) Finalize(*ecs.World) {}
 
 // Close releases what New made, in reverse order: the scheduler's lanes, the MCP sessions, the
 // script engine and a temporary work root. Run calls it; it is safe to call more than once.

@@ -71,3 +71,7 @@ type (
 // FromSpec compiles a scenario from Go values, with the defaults a scenario file gets for what it
 // leaves out (virtual clock, one-tick latencies, the default lanes and host config).
 func FromSpec(s Spec) (*Scenario, error) { return scenarios.FromSpec(s) }
+
+// Input is one file a scenario's load read (Scenario.Inputs): a run's outputs must never
+// overwrite one.
+type Input = scenarios.Input

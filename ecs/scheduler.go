@@ -67,6 +67,9 @@ type Scheduler struct {
 	initialized bool
 	finalized   bool
 	wake        chan struct{}
+	// last is the last tick Step ran, valid when stepped is set.
+	last    uint64
+	stepped bool
 }
 
 // NewScheduler prepares a scheduler; call Initialize before the first tick.
@@ -104,6 +107,7 @@ func (s *Scheduler) Step() (touched int, err error) {
 	w := s.world
 	w.touched = 0
 	now := w.clock.tick
+	s.last, s.stepped = now, true
 	for _, l := range w.lanes {
 		l.Advance(now)
 	}
@@ -127,6 +131,11 @@ func (s *Scheduler) update(sys System) (err error) {
 	sys.Update(s.world)
 	return nil
 }
+
+// LastStep returns the last tick Step ran, and false when it never ran. A run stopped by its
+// context has its clock already advanced past that tick (Run checks the context before each
+// tick), so the clock alone would count one tick too many; this is the tick a summary names.
+func (s *Scheduler) LastStep() (uint64, bool) { return s.last, s.stepped }
 
 // pending reports whether any lane or waiter still owes work.
 func (s *Scheduler) pending() bool {

@@ -66,7 +66,10 @@ var policyEpoch = time.Unix(0, 0).UTC()
 // small pool (inline use needs exactly one).
 type Policy struct {
 	id, file string
-	pool     *policyPool
+	// source is the path the policy was read from (the js kind sets it), "" when it was compiled
+	// from bytes in hand.
+	source string
+	pool   *policyPool
 }
 
 var _ models.Model = (*Policy)(nil)
@@ -107,6 +110,16 @@ func CompilePolicy(id, file string, src []byte, limits Limits) (*Policy, error) 
 
 // ID implements models.Model: the id given to CompilePolicy, recorded in traces.
 func (p *Policy) ID() string { return p.id }
+
+// InputFiles lists the file the policy was read from, as opened (none when it was compiled from
+// bytes in hand): the scenario's inputs include it, so that host run never writes an output over
+// a policy its run reads.
+func (p *Policy) InputFiles() []string {
+	if p.source == "" {
+		return nil
+	}
+	return []string{p.source}
+}
 
 // File is the file name given to CompilePolicy, as errors name it.
 func (p *Policy) File() string { return p.file }

@@ -61,7 +61,8 @@ func (c *PolicyConfig) Compile(env *models.KindEnv) (models.Model, error) {
 		}
 		limits.CallTimeout = d
 	}
-	src, err := os.ReadFile(env.ResolvePath(c.File))
+	path := env.ResolvePath(c.File)
+	src, err := os.ReadFile(path)
 	if err != nil {
 		problems = append(problems, &models.KeyError{Key: "file", Err: fmt.Errorf("%q cannot be read: %w", c.File, err)})
 	}
@@ -75,5 +76,6 @@ func (c *PolicyConfig) Compile(env *models.KindEnv) (models.Model, error) {
 	if env.Hash != nil {
 		fmt.Fprintf(env.Hash, "\npolicy %s %x\n", env.Key, sha256.Sum256(src))
 	}
+	policy.source = path
 	return policy, nil
 }

@@ -87,7 +87,7 @@ func (s *Interact) approve(tick uint64, e ecs.Entity, id *components.Identity, p
 	if pr.By != gate.ByScript {
 		answer = "deny"
 	}
-	s.run.Trace.Answer(tick, ref(id, d), call.ID, call.Name, answer, pr.By, verdict.String())
+	s.run.Trace.Answer(tick, ref(id, d), p.Blueprint.Stages[cur.Stage].Name, call.ID, call.Name, answer, pr.By, verdict.String())
 	if !allowed {
 		why := "the prompt was answered " + strconv.Quote(pr.Answer)
 		switch pr.By {
@@ -118,8 +118,9 @@ func (s *Interact) approve(tick uint64, e ecs.Entity, id *components.Identity, p
 // reply turns a question's answer into the ask_user tool's result.
 func (s *Interact) reply(tick uint64, id *components.Identity, p *components.Profile, d *components.AgentData, cur *components.Cursor, pr *gate.Prompt) {
 	call := d.Work.Calls[pr.Index]
+	stage := p.Blueprint.Stages[cur.Stage].Name
 	if pr.By != gate.ByScript {
-		s.run.Trace.Answer(tick, ref(id, d), call.ID, call.Name, "", pr.By, policy.Deny.String())
+		s.run.Trace.Answer(tick, ref(id, d), stage, call.ID, call.Name, "", pr.By, policy.Deny.String())
 		why := "nobody answered the question before its deadline"
 		if pr.By == gate.ByUnanswered {
 			why = "nobody can answer the question"
@@ -127,7 +128,7 @@ func (s *Interact) reply(tick uint64, id *components.Identity, p *components.Pro
 		d.Work.Results[pr.Index] = components.ToolResult{Content: why, IsError: true}
 		return
 	}
-	s.run.Trace.Answer(tick, ref(id, d), call.ID, call.Name, pr.Answer, pr.By, policy.Allow.String())
+	s.run.Trace.Answer(tick, ref(id, d), stage, call.ID, call.Name, pr.Answer, pr.By, policy.Allow.String())
 	h, ok := scripthost.Lookup(d, p, cur.Stage, call.Name)
 	it, isInteractive := tools.Interactive(nil), false
 	if ok {

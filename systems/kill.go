@@ -86,11 +86,12 @@ func (k *killer) cascade(w *ecs.World, tick uint64, n *subagents.Node, by trace.
 func (k *killer) kill(w *ecs.World, tick uint64, e ecs.Entity, id *components.Identity, d *components.AgentData, reason string) {
 	p := k.profiles.Get(id.Profile)
 	cur := k.maps.cursor.Get(e)
-	terminate(k.run.Trace, tick, id, d, k.maps.status.Get(e), p.Blueprint.Stages[cur.Stage].Name, components.Killed, reason)
+	stage := p.Blueprint.Stages[cur.Stage].Name
+	terminate(k.run.Trace, tick, id, d, k.maps.status.Get(e), stage, components.Killed, reason)
 	if d.Work.Cancel != nil {
 		d.Work.Cancel()
 	}
-	closePrompts(k.run.Trace, k.hub, tick, id, d)
+	closePrompts(k.run.Trace, k.hub, tick, id, d, stage)
 	d.Tools.Waits = 0
 	for _, x := range k.exits {
 		if x.has(e) {
@@ -102,14 +103,15 @@ func (k *killer) kill(w *ecs.World, tick uint64, e ecs.Entity, id *components.Id
 }
 
 // closePrompts closes every prompt the agent still has open, each answered "cancelled" in the
-// trace: the agent was killed, or ended some other way with prompts open.
-func closePrompts(tw *trace.Writer, hub *gate.Hub, tick uint64, id *components.Identity, d *components.AgentData) {
+// trace: the agent was killed, or ended some other way with prompts open, in stage (where its
+// open calls were made: an agent with open prompts has not left the stage of their turn).
+func closePrompts(tw *trace.Writer, hub *gate.Hub, tick uint64, id *components.Identity, d *components.AgentData, stage string) {
 	if d.Tools.Prompts == 0 {
 		return
 	}
 	for _, pr := range hub.Cancel(id.ID) {
 		call := d.Work.Calls[pr.Index]
-		tw.Answer(tick, ref(id, d), call.ID, call.Name, "", gate.ByCancelled, policy.Deny.String())
+		tw.Answer(tick, ref(id, d), stage, call.ID, call.Name, "", gate.ByCancelled, policy.Deny.String())
 	}
 	d.Tools.Prompts = 0
 }

@@ -168,9 +168,9 @@ func (s *Reap) leaveTree(id *components.Identity, d *components.AgentData) {
 }
 
 // closePrompts closes prompts a terminal agent still has open (a kill closes them already; an
-// agent failed by a tool's panic may leave some).
+// agent failed by a tool's panic may leave some), in the stage it ended in.
 func (s *Reap) closePrompts(id *components.Identity, d *components.AgentData) {
-	closePrompts(s.run.Trace, s.hub, s.tick, id, d)
+	closePrompts(s.run.Trace, s.hub, s.tick, id, d, s.rec.Stage)
 }
 
 // releaseServers is the MCP teardown step: a terminal agent gives its leases back.

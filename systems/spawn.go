@@ -57,12 +57,13 @@ func (s *Spawner) SpawnGroup(w *ecs.World, p *components.Profile, count int, nam
 		d.Visits = visits[index*stages : (index+1)*stages : (index+1)*stages]
 		d.Conversation.Max = int32(bp.MaxMessages)
 		d.Tools.Stage = -1 // no stage's policy applies until sync_stage enters one
+		task := ""
 		if p.Task != nil {
-			if task := p.Task(d.Name, index); task != "" {
+			if task = p.Task(d.Name, index); task != "" {
 				d.Conversation.Append(models.Message{Role: models.RoleUser, Content: task})
 			}
 		}
-		s.run.Trace.Spawn(tick, ref(id, d), p.Group, index, bp.Name, p.ModelID)
+		s.run.Trace.Spawn(tick, ref(id, d), p.Group, index, bp.Name, p.ModelID, task)
 		index++
 	}
 	s.leases.Lease(p.MCPServers, count)

@@ -198,10 +198,11 @@ func (s *Subagents) spawn(w *ecs.World, tick uint64, c caller, index int, call m
 	return components.ToolResult{Content: s.liveStatus(child).JSON()}
 }
 
-// spawnChild creates one child of c from blueprint key with task as its first message. index
-// is the child's index (-1: its position among c's children); forceAttached makes it die with
-// its parent whatever its blueprint says (fan-out workers).
-func (s *Subagents) spawnChild(w *ecs.World, tick uint64, c caller, key, task string, seedContext bool, argDepth, index int, callID string, forceAttached bool) (*subagents.Node, error) {
+// spawnChild creates one child of c from blueprint key with task as its first message. item is
+// a fan-out worker's work item, which is also its index and is recorded in its spawn event (-1:
+// not a fan-out worker; its index is then its position among c's children); forceAttached makes
+// it die with its parent whatever its blueprint says (fan-out workers).
+func (s *Subagents) spawnChild(w *ecs.World, tick uint64, c caller, key, task string, seedContext bool, argDepth, item int, callID string, forceAttached bool) (*subagents.Node, error) {
 	if s.spawning.Offspring == nil {
 		return nil, fmt.Errorf("%w %q: this host spawns no sub-agents", subagents.ErrUnknownBlueprint, key)
 	}
@@ -220,6 +221,7 @@ func (s *Subagents) spawnChild(w *ecs.World, tick uint64, c caller, key, task st
 	cid := w.IDs().Next()
 	detached := bp.Subagents.Detached && !forceAttached
 	n := s.tree.Tree.AddChild(c.node, cid, budget, detached)
+	index := item
 	if index < 0 {
 		index = int(c.node.Spawned) - 1
 	}
@@ -255,7 +257,7 @@ func (s *Subagents) spawnChild(w *ecs.World, tick uint64, c caller, key, task st
 		d.Workdir = filepath.Join(c.d.Workdir, "agents", strconv.FormatUint(uint64(c.node.Spawned), 10))
 	}
 	n.Data = &agenttree.Node{Entity: e}
-	s.run.Trace.SpawnChild(tick, ref(ident, d), cp.Group, index, bp.Name, cp.ModelID, ref(c.id, c.d), callID, int(n.Depth), detached)
+	s.run.Trace.SpawnChild(tick, ref(ident, d), cp.Group, index, bp.Name, cp.ModelID, task, ref(c.id, c.d), callID, int(n.Depth), detached, item)
 	w.Touch(1)
 	return n, nil
 }

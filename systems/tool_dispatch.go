@@ -99,11 +99,11 @@ func (s *ToolDispatch) dispatch(tick uint64, e ecs.Entity, id *components.Identi
 	call := work.Calls[i]
 	h, dec := s.check(id, p, d, stage, call)
 	work.Keys[i] = dec.Keys
-	s.run.Trace.ToolCall(tick, ref(id, d), call.ID, call.Name, call.Args, dec.Keys, dec.Verdict.String(), dec.Layer, dec.Reason)
+	s.run.Trace.ToolCall(tick, ref(id, d), stage.Name, call.ID, call.Name, call.Args, dec.Keys, dec.Verdict.String(), dec.Layer, dec.Reason)
 	switch dec.Verdict {
 	case policy.Allow:
 	case policy.Ask:
-		s.park(tick, e, id, p, d, i, &gate.Prompt{Kind: gate.PromptApproval})
+		s.park(tick, e, id, p, d, stage.Name, i, &gate.Prompt{Kind: gate.PromptApproval})
 		return
 	default: // deny, or anything that is not a verdict: fail safe
 		work.Results[i] = components.ToolResult{Content: refusal(call.Name, dec), IsError: true}
@@ -116,14 +116,14 @@ func (s *ToolDispatch) dispatch(tick uint64, e ecs.Entity, id *components.Identi
 			return
 		}
 		q.Agent, q.CallID = tools.AgentRef{ID: id.ID, Name: d.Name}, call.ID
-		s.park(tick, e, id, p, d, i, &gate.Prompt{Kind: gate.PromptQuestion, Question: q})
+		s.park(tick, e, id, p, d, stage.Name, i, &gate.Prompt{Kind: gate.PromptQuestion, Question: q})
 		return
 	}
 	s.start(tick, e, id, p, d, uint64(cur.Turn-1), i, msgIndex, h)
 }
 
-// park opens a prompt for call i and parks the call until the hub settles it.
-func (s *ToolDispatch) park(tick uint64, e ecs.Entity, id *components.Identity, p *components.Profile, d *components.AgentData, i int, pr *gate.Prompt) {
+// park opens a prompt for call i, made in stage, and parks the call until the hub settles it.
+func (s *ToolDispatch) park(tick uint64, e ecs.Entity, id *components.Identity, p *components.Profile, d *components.AgentData, stage string, i int, pr *gate.Prompt) {
 	call := d.Work.Calls[i]
 	pr.Entity, pr.Agent, pr.Name, pr.Index, pr.Tool, pr.Keys = e, id.ID, d.Name, i, call.Name, d.Work.Keys[i]
 	timeout := uint64(hostconfig.DefaultTimeoutTicks)
@@ -131,7 +131,7 @@ func (s *ToolDispatch) park(tick uint64, e ecs.Entity, id *components.Identity, 
 		timeout = p.Policy.TimeoutTicks
 	}
 	s.hub.Add(tick, timeout, p.Group, pr)
-	s.run.Trace.Prompt(tick, ref(id, d), call.ID, call.Name, pr.Kind.String(), pr.Keys, pr.Question.Text, pr.Deadline)
+	s.run.Trace.Prompt(tick, ref(id, d), stage, call.ID, call.Name, pr.Kind.String(), pr.Keys, pr.Question.Text, pr.Deadline)
 	d.Work.Outstanding++
 	d.Tools.Prompts++
 	s.maps.status.Get(e).Kind = components.Waiting
@@ -353,7 +353,7 @@ func (t *toolTurn) finish(tick uint64, e ecs.Entity, id *components.Identity, d 
 		}
 		d.ByTool.Add(call.Name)
 		for _, n := range r.Notes {
-			t.run.Trace.ToolNote(tick, ref(id, d), call.ID, call.Name, n.Fn, n.Text, n.OK, n.Err)
+			t.run.Trace.ToolNote(tick, ref(id, d), stage.Name, call.ID, call.Name, n.Fn, n.Text, n.OK, n.Err)
 			t.sandbox.WarnDegraded(n)
 			if n.Fn == tools.NoteRealTime {
 				t.run.RealTimeLimits++
@@ -362,7 +362,7 @@ func (t *toolTurn) finish(tick uint64, e ecs.Entity, id *components.Identity, d 
 		if r.Detached != nil {
 			t.background.Add(resources.BackgroundJob{Due: tick + 1, Entity: e, Agent: id.ID, CallID: call.ID, Work: r.Detached})
 		}
-		t.run.Trace.ToolResult(tick, ref(id, d), call.ID, call.Name, !r.IsError, r.Content)
+		t.run.Trace.ToolResult(tick, ref(id, d), stage.Name, call.ID, call.Name, !r.IsError, r.Content)
 		if r.Panic != "" && panicked == "" {
 			panicked = "panic in tool " + call.Name + ": " + r.Panic
 		}

@@ -110,10 +110,11 @@ func (Shell) Execute(ec *ExecContext, args json.RawMessage) (Result, error) {
 		ctx, cancel = context.WithTimeout(ctx, min(time.Duration(a.TimeoutSeconds)*time.Second, MaxShellTimeout))
 		defer cancel()
 	}
+	release := func() {}
 	if a.Background {
 		// Detached work must not die with the turn; kill_agent reaches it through the manager's
-		// teardown at reap.
-		ctx = context.WithoutCancel(ec.Context())
+		// teardown at reap, and the end of the run (an interrupt among others) through Detach.
+		ctx, release = Detach(ec.Context())
 	}
 	root, err := openWorkdir(ec)
 	if err != nil {
@@ -123,6 +124,7 @@ func (Shell) Execute(ec *ExecContext, args json.RawMessage) (Result, error) {
 	boundary := ec.Commands.Boundary()
 	proc, err := ec.Commands.Start(ctx, a.Command)
 	if err != nil {
+		release()
 		writes.close()
 		return Result{Content: "shell: the command cannot start: " + err.Error(), IsError: true}, nil
 	}
@@ -130,7 +132,7 @@ func (Shell) Execute(ec *ExecContext, args json.RawMessage) (Result, error) {
 		return Result{
 			Content:  "Started in the background; its output and exit code will reach your inbox when it ends.",
 			Notes:    boundaryNotes(boundary, ""),
-			Detached: backgroundReport{proc: proc, command: a.Command, writes: writes, ec: ec},
+			Detached: backgroundReport{proc: proc, command: a.Command, writes: writes, ec: ec, release: release},
 		}, nil
 	}
 	out := proc.Wait()
@@ -153,11 +155,16 @@ type backgroundReport struct {
 	command string
 	writes  *redirectWrites
 	ec      *ExecContext
+	// release ends the command's link to the run's end (Detach).
+	release func()
 }
 
 // Report implements Detached.
 func (r backgroundReport) Report() string {
 	out := r.proc.Wait()
+	if r.release != nil {
+		r.release()
+	}
 	text := "[background command finished] " + r.command + "\n" + DescribeOutcome(out, false)
 	if refusal := r.writes.settle(); refusal != nil {
 		text += "\n" + refusal.Error()

@@ -23,7 +23,7 @@ func BenchmarkToolCallEvent(b *testing.B) {
 	var tick uint64
 	for b.Loop() {
 		tick++
-		w.ToolCall(tick, a, "worker-12345-t3-c0", "read_file", args, []string{"read_file"}, "allow", "default", "read-only tool")
+		w.ToolCall(tick, a, "gather", "worker-12345-t3-c0", "read_file", args, []string{"read_file"}, "allow", "default", "read-only tool")
 	}
 	if err := w.Close(); err != nil {
 		b.Fatal(err)
@@ -40,8 +40,8 @@ func BenchmarkWriterStep(b *testing.B) {
 	for b.Loop() {
 		tick++
 		w.ModelTurn(tick, a, "build", 2, "running the tests", 1, "")
-		w.ToolCall(tick, a, "worker-12345-t3-c0", "shell", args, []string{"shell:git push", "shell:>out.txt"}, "ask", "stage", "shell defaults to ask")
-		w.ToolResult(tick+1, a, "worker-12345-t3-c0", "shell", true, "ok  \tgithub.com/x/y\t0.012s\n")
+		w.ToolCall(tick, a, "build", "worker-12345-t3-c0", "shell", args, []string{"shell:git push", "shell:>out.txt"}, "ask", "stage", "shell defaults to ask")
+		w.ToolResult(tick+1, a, "build", "worker-12345-t3-c0", "shell", true, "ok  \tgithub.com/x/y\t0.012s\n")
 	}
 	if err := w.Close(); err != nil {
 		b.Fatal(err)
@@ -53,7 +53,7 @@ func BenchmarkDisabledWriter(b *testing.B) {
 	a := AgentRef{ID: 1, Name: "a"}
 	b.ReportAllocs()
 	for b.Loop() {
-		w.ToolCall(1, a, "c", "t", nil, nil, "allow", "default", "")
+		w.ToolCall(1, a, "s", "c", "t", nil, nil, "allow", "default", "")
 	}
 }
 
@@ -83,7 +83,7 @@ func BenchmarkFanOutWorker(b *testing.B) {
 	var tick uint64
 	for b.Loop() {
 		tick++
-		w.SpawnChild(tick, worker, "planners", 12, "coder", "scripted:coder", parent, "planner-12-t0-c0", 1, false)
+		w.SpawnChild(tick, worker, "planners", 3, "coder", "scripted:coder", "src/parser.go", parent, "planner-12-t0-c0", 1, false, 3)
 		w.WorkerEnd(tick+1, parent, "planner-12-t0-c0", 3, worker, "done")
 	}
 	if err := w.Close(); err != nil {

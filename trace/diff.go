@@ -19,48 +19,104 @@ const (
 	leadBeforeDiff = 40  // bytes shown before the first differing byte of a long value
 )
 
+// Result is what comparing two traces found: the report of their first difference and the
+// notes on what either trace lacks.
+type Result struct {
+	// Report is the first difference (see Diff), "" when the traces are identical.
+	Report string
+	// Notes say what either side lacks, each prefixed with its side ("want: ", "got: "): a
+	// trace without its end event (NoteIncomplete), a last line cut mid-line. They are not
+	// differences: two traces cut at the same place are identical, and say so with notes.
+	Notes []string
+}
+
 // Diff compares two traces and returns "" when they are byte-identical. Otherwise it
-// returns a report meant for a failing test's output: header fields that differ, then
-// the first divergent event (its line, seq, tick, agent and kind on both sides, the
-// two preceding lines as context, and each differing field as "- field: want" /
-// "+ field: got"), or where one side ends early. Only the first divergence is shown,
-// because everything after it usually follows from it. A trace that cannot be read is
-// an error naming the side ("want: ..." or "got: ...").
+// returns a report meant for a failing test's output: what either trace lacks (the notes of
+// DiffTraces, one "note: " line each), header fields that differ, then the first divergent
+// event (its line, seq, tick, agent and kind on both sides, the two preceding lines as
+// context, and each differing field as "- field: want" / "+ field: got"), or where one side
+// ends early. Only the first divergence is shown, because everything after it usually
+// follows from it. A trace that cannot be read is an error naming the side ("want: ..." or
+// "got: ...").
 func Diff(want, got io.Reader) (string, error) {
-	wh, wHeader, wEvents, err := readTrace(want)
+	res, err := DiffTraces(want, got)
 	if err != nil {
-		return "", fmt.Errorf("want: %w", err)
+		return "", err
 	}
-	gh, _, gEvents, err := readTrace(got)
-	if err != nil {
-		return "", fmt.Errorf("got: %w", err)
+	return res.String(), nil
+}
+
+// String is the report with the notes before it, one "note: " line each; "" when the
+// report is empty (the notes alone are no difference).
+func (r Result) String() string {
+	if r.Report == "" {
+		return ""
 	}
 	var b strings.Builder
-	writeHeaderDiff(&b, wh, gh)
-	writeEventDiff(&b, wHeader, wEvents, gEvents)
-	return b.String(), nil
+	for _, n := range r.Notes {
+		b.WriteString("note: " + n + "\n")
+	}
+	b.WriteString(r.Report)
+	return b.String()
+}
+
+// DiffTraces is Diff that keeps the notes apart from the report, so a command can show
+// them even when the traces are identical. Each trace is read as Read reads it: an
+// incomplete trace (no end event, or a last line cut mid-line) is compared up to its last
+// whole line, and the notes say so.
+func DiffTraces(want, got io.Reader) (Result, error) {
+	w, err := Read(want)
+	if err != nil {
+		return Result{}, fmt.Errorf("want: %w", err)
+	}
+	g, err := Read(got)
+	if err != nil {
+		return Result{}, fmt.Errorf("got: %w", err)
+	}
+	var res Result
+	for _, n := range w.Notes {
+		res.Notes = append(res.Notes, "want: "+n)
+	}
+	for _, n := range g.Notes {
+		res.Notes = append(res.Notes, "got: "+n)
+	}
+	var b strings.Builder
+	writeHeaderDiff(&b, w.Header, g.Header)
+	writeEventDiff(&b, w.headerLine, w.Events, g.Events)
+	res.Report = b.String()
+	return res, nil
 }
 
 // Compare is Diff over two trace files; a non-empty report starts with both paths.
 func Compare(wantPath, gotPath string) (string, error) {
-	want, err := os.Open(wantPath)
+	res, err := CompareFiles(wantPath, gotPath)
 	if err != nil {
 		return "", err
+	}
+	return res.String(), nil
+}
+
+// CompareFiles is DiffTraces over two trace files; a non-empty report starts with both
+// paths.
+func CompareFiles(wantPath, gotPath string) (Result, error) {
+	want, err := os.Open(wantPath)
+	if err != nil {
+		return Result{}, err
 	}
 	defer want.Close()
 	got, err := os.Open(gotPath)
 	if err != nil {
-		return "", err
+		return Result{}, err
 	}
 	defer got.Close()
-	report, err := Diff(want, got)
+	res, err := DiffTraces(want, got)
 	if err != nil {
-		return "", fmt.Errorf("compare %s with %s: %w", wantPath, gotPath, err)
+		return Result{}, fmt.Errorf("compare %s with %s: %w", wantPath, gotPath, err)
 	}
-	if report == "" {
-		return "", nil
+	if res.Report != "" {
+		res.Report = "--- want " + wantPath + "\n+++ got  " + gotPath + "\n" + res.Report
 	}
-	return "--- want " + wantPath + "\n+++ got  " + gotPath + "\n" + report, nil
+	return res, nil
 }
 
 func writeHeaderDiff(b *strings.Builder, want, got Header) {
@@ -68,10 +124,12 @@ func writeHeaderDiff(b *strings.Builder, want, got Header) {
 		return
 	}
 	b.WriteString("header differs (line 1):\n")
+	writeChange(b, "host_version", strconv.Quote(want.HostVersion), strconv.Quote(got.HostVersion))
 	writeChange(b, "scenario", strconv.Quote(want.Scenario), strconv.Quote(got.Scenario))
 	writeChange(b, "scenario_hash", strconv.Quote(want.ScenarioHash), strconv.Quote(got.ScenarioHash))
 	writeChange(b, "seed", strconv.FormatUint(want.Seed, 10), strconv.FormatUint(got.Seed, 10))
 	writeChange(b, "clock", strconv.Quote(want.Clock), strconv.Quote(got.Clock))
+	writeChange(b, "recording", strconv.Quote(want.Recording), strconv.Quote(got.Recording))
 }
 
 // writeChange writes a "- key: want" / "+ key: got" pair when the values differ.

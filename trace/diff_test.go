@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/warrenhq/warren/internal/version"
 )
 
 // sampleLines returns the lines of testdata/sample.jsonl (header first).
@@ -50,7 +52,7 @@ func TestDiff(t *testing.T) {
 		{
 			name: "field change",
 			got:  edited(base, 5, replace(`"verdict":"allow"`, `"verdict":"ask"`)),
-			want: `first difference at line 5; want has 9 events, got has 9
+			want: `first difference at line 5; want has 10 events, got has 10
 context (identical on both sides):
   line 3: ` + base[2] + `
   line 4: ` + base[3] + `
@@ -64,7 +66,7 @@ fields that differ:
 		{
 			name: "kind change on the first event shows the header as context",
 			got:  edited(base, 2, replace(`"kind":"spawn","group":"workers","index":0,`, `"kind":"stage_enter","stage":"plan",`)),
-			want: `first difference at line 2; want has 9 events, got has 9
+			want: `first difference at line 2; want has 10 events, got has 10
 context (identical on both sides):
   line 1: ` + base[0] + `
 want: seq 1, tick 0, agent worker-0 (id 1), kind spawn
@@ -83,19 +85,21 @@ fields that differ:
 		{
 			name: "extra event",
 			got:  append(append([]string(nil), base...), `{"tick":6,"seq":10,"agent":1,"name":"worker-0","kind":"reap","status":"again","model_turns":0,"tool_calls":0,"tool_errors":0}`),
-			want: `got has extra events after line 10: want has 9 events, got has 10
+			want: `note: got: trace incomplete: no end event
+got has extra events after line 11: want has 10 events, got has 11
 context (identical on both sides):
-  line 9: ` + base[8] + `
   line 10: ` + base[9] + `
+  line 11: ` + base[10] + `
 first extra event:
 got:  seq 10, tick 6, agent worker-0 (id 1), kind reap
-  line 11: {"tick":6,"seq":10,"agent":1,"name":"worker-0","kind":"reap","status":"again","model_turns":0,"tool_calls":0,"tool_errors":0}
+  line 12: {"tick":6,"seq":10,"agent":1,"name":"worker-0","kind":"reap","status":"again","model_turns":0,"tool_calls":0,"tool_errors":0}
 `,
 		},
 		{
 			name: "missing event",
 			got:  base[:8],
-			want: `got ends early after line 8: want has 9 events, got has 7
+			want: `note: got: trace incomplete: no end event
+got ends early after line 8: want has 10 events, got has 7
 context (identical on both sides):
   line 7: ` + base[6] + `
   line 8: ` + base[7] + `
@@ -119,7 +123,7 @@ want: seq 8, tick 4, agent worker-0 (id 1), kind terminal
 			want: `header differs (line 1):
 - scenario: "smoke"
 + scenario: "smoke-2"
-first difference at line 10; want has 9 events, got has 9
+first difference at line 10; want has 10 events, got has 10
 context (identical on both sides):
   line 8: ` + base[7] + `
   line 9: ` + base[8] + `
@@ -133,7 +137,7 @@ fields that differ:
 		{
 			name: "same fields in another order",
 			got:  edited(base, 3, replace(`"stage":"plan","visit":1`, `"visit":1,"stage":"plan"`)),
-			want: `first difference at line 3; want has 9 events, got has 9
+			want: `first difference at line 3; want has 10 events, got has 10
 context (identical on both sides):
   line 1: ` + base[0] + `
   line 2: ` + base[1] + `
@@ -187,15 +191,17 @@ func TestReadAll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h != testHeader {
-		t.Errorf("header = %+v, want %+v", h, testHeader)
+	want := testHeader
+	want.HostVersion = version.Warren
+	if h != want {
+		t.Errorf("header = %+v, want %+v", h, want)
 	}
-	if len(events) != 9 || string(events[8]) != sampleLines(t)[9] {
+	if len(events) != 10 || string(events[9]) != sampleLines(t)[10] {
 		t.Errorf("read %d events; last = %s", len(events), events[len(events)-1])
 	}
 	// A last line without its newline (a trace cut short) still reads.
 	_, events, err = ReadAll(strings.NewReader(strings.TrimSuffix(joinLines(sampleLines(t)), "\n")))
-	if err != nil || len(events) != 9 {
+	if err != nil || len(events) != 10 {
 		t.Errorf("without final newline: %d events, %v", len(events), err)
 	}
 }
@@ -209,8 +215,8 @@ func TestReadAllRejectsBadTraces(t *testing.T) {
 		{"empty.jsonl", ErrBadHeader, "empty input"},
 		{"header_not_json.jsonl", ErrBadHeader, "line 1 is not JSON"},
 		{"header_wrong_format.jsonl", ErrBadHeader, `format "other-trace", want "warren-trace"`},
-		{"header_future_version.jsonl", ErrBadHeader, "version 4, this build reads version 3"},
-		{"header_old_version.jsonl", ErrBadHeader, "version 2, this build reads version 3"},
+		{"header_future_version.jsonl", ErrBadHeader, "version 5, this build reads version 4"},
+		{"header_old_version.jsonl", ErrBadHeader, "version 3, this build reads version 4"},
 		{"header_unknown_field.jsonl", ErrBadHeader, `unknown field "colour"`},
 		{"header_negative_seed.jsonl", ErrBadHeader, "line 1"},
 		{"event_truncated.jsonl", ErrMalformed, "line 3 is not a JSON object"},

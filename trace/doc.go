@@ -2,13 +2,15 @@
 // of every decision a run makes, meant to be diffed against a golden trace in scenario
 // replay tests and loaded straight into pandas or DuckDB.
 //
-// # Format (version 3)
+// # Format (version 4)
 //
 // Line 1 is a header:
 //
-//	{"format":"warren-trace","version":3,"scenario":"<name>","scenario_hash":"sha256:<hex>","seed":<n>,"clock":"virtual"}
+//	{"format":"warren-trace","version":4,"host_version":"<warren>","scenario":"<name>","scenario_hash":"sha256:<hex>","seed":<n>,"clock":"virtual"}
 //
-// The writer records ScenarioHash as given; the host puts after the hash whatever on its command
+// host_version is this build's Warren version (internal/version), whatever the Header says; a
+// "recording" field follows the clock when Header.Recording is set. The writer records
+// ScenarioHash as given; the host puts after the hash whatever on its command
 // line changed the run (" agents=N", " config=sha256:...", " launch=...", " unattended"), so a
 // trace of a changed run is never compared with the golden trace as if it were the same run.
 // [ReadAll] rejects a header of another format or version.
@@ -17,7 +19,7 @@
 // order: "tick" (the scheduler tick), "seq" (1, 2, 3, ... assigned by the writer),
 // "agent" (the agent id; 0 for a world event), "name" (the agent name) and "kind",
 // followed by the kind's own fields. There is one Writer method per event (two for spawn:
-// Spawn and SpawnChild), and the kinds, as [Kinds] returns them: answer, fanout_start, kill,
+// Spawn and SpawnChild), and the kinds, as [Kinds] returns them: answer, end, fanout_start, kill,
 // mcp_server, merge, message, model_turn, prompt, reap, spawn, stage_enter, terminal,
 // tool_call, tool_note, tool_result, transition, wait_end, wait_start, worker_end.
 // docs/trace.md gives each kind's fields in order, in a table a test generates from what the
@@ -42,6 +44,11 @@
 // [Writer.Flush] and [Writer.Close] report [ErrSuppressed], rather than leaving a silently
 // incomplete trace.
 //
+// A complete trace ends with the end event ([Writer.End], kind "end", agent 0): the run's status
+// and counts. [Read] reads a trace that lacks it, or whose last line was cut mid-line, and says
+// so in its Notes; [ReadAll] reads a trace expected whole.
+//
 // [Diff] and [Compare] report the first divergent event between two traces in a form
-// meant to be read in a failing test's output.
+// meant to be read in a failing test's output; [DiffTraces] and [CompareFiles] keep the notes
+// on incomplete traces apart.
 package trace

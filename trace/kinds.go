@@ -6,6 +6,7 @@ import "slices"
 // files of the methods that write them; this is the one place that lists them all.
 var kinds = []string{
 	KindAnswer,
+	KindEnd,
 	KindFanOutStart,
 	KindKill,
 	KindMCPServer,

@@ -198,3 +198,68 @@ func TestDocsListKinds(t *testing.T) {
 		t.Errorf("trace/doc.go does not list the kinds as %q", want)
 	}
 }
+
+// TestEveryFieldHasOneType keeps docs/trace.md's promise that a field name has one JSON type
+// across all kinds (so a whole trace loads into one table without mixed columns): it drives every
+// Writer method with full arguments and checks the type of each field it writes against every
+// other method's field of that name. args is the call's own JSON, whatever its shape.
+func TestEveryFieldHasOneType(t *testing.T) {
+	typeOf := func(raw json.RawMessage) string {
+		switch raw[0] {
+		case '"':
+			return "string"
+		case 't', 'f':
+			return "bool"
+		case '[':
+			return "array"
+		case '{':
+			return "object"
+		case 'n':
+			return "null"
+		}
+		return "number"
+	}
+	seen := map[string]string{} // field → "type (Writer.Method)"
+	wt := reflect.TypeFor[*Writer]()
+	for i := range wt.NumMethod() {
+		m := wt.Method(i)
+		if m.Type.NumIn() < 2 || m.Type.In(1) != reflect.TypeFor[uint64]() {
+			continue
+		}
+		var buf bytes.Buffer
+		w, err := NewWriter(&buf, Header{Scenario: "types", Clock: ClockVirtual})
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := []reflect.Value{reflect.ValueOf(w)}
+		for k := 1; k < m.Type.NumIn(); k++ {
+			args = append(args, argValue(m.Type.In(k), true))
+		}
+		m.Func.Call(args)
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		_, events, err := ReadAll(&buf)
+		if err != nil || len(events) != 1 {
+			t.Fatalf("Writer.%s: %d events, %v", m.Name, len(events), err)
+		}
+		fields, err := parseFields(events[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range fields {
+			if f.key == "args" {
+				continue
+			}
+			got := typeOf(f.value)
+			prev, ok := seen[f.key]
+			if !ok {
+				seen[f.key] = got + " (Writer." + m.Name + ")"
+				continue
+			}
+			if !strings.HasPrefix(prev, got+" ") {
+				t.Errorf("field %q is a %s in Writer.%s but a %s", f.key, got, m.Name, prev)
+			}
+		}
+	}
+}

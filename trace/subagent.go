@@ -5,19 +5,27 @@ package trace
 const HostName = "host"
 
 // SpawnChild records an agent spawned by another agent (by spawn_agent or as a fan-out
-// worker): Spawn's fields, then the parent ("parent" and "parent_name"), the child's
-// depth below its top-level ancestor, whether it outlives its parent ("detached"), and
-// the id of the parent's call that spawned it ("call"; named so, not "call_id", because
-// the call is the parent's, not the event's agent's). The kind stays "spawn" so every
-// agent's life starts with the same event.
-func (w *Writer) SpawnChild(tick uint64, a AgentRef, group string, index int, blueprint, model string, parent AgentRef, callID string, depth int, detached bool) {
+// worker): Spawn's fields (task is the child's task: the spawn_agent call's task, or a fan-out
+// worker's work item), then the parent ("parent" and "parent_name"), the child's depth below its
+// top-level ancestor, whether it outlives its parent ("detached"), the id of the parent's call
+// that spawned it ("call"; named so, not "call_id", because the call is the parent's, not the
+// event's agent's) and, for a fan-out worker, the 0-based index of its work item ("item", the
+// same index the parent's worker_end gives; item < 0 leaves it out), so a worker's spawn and its
+// end are joined by (call, item). The kind stays "spawn" so every agent's life starts with the
+// same event.
+func (w *Writer) SpawnChild(tick uint64, a AgentRef, group string, index int, blueprint, model, task string, parent AgentRef, callID string, depth int, detached bool, item int) {
 	e := w.begin(tick, a, KindSpawn)
 	if e == nil {
 		return
 	}
-	e.Str("group", group).Int("index", index).Str("blueprint", blueprint).Str("model", model).
-		Uint64("parent", parent.ID).Str("parent_name", parent.Name).
-		Int("depth", depth).Bool("detached", detached).Str("call", callID).Msg("")
+	e.Str("group", group).Int("index", index).Str("blueprint", blueprint).Str("model", model)
+	w.appendText(e, "task", task)
+	e.Uint64("parent", parent.ID).Str("parent_name", parent.Name).
+		Int("depth", depth).Bool("detached", detached).Str("call", callID)
+	if item >= 0 {
+		e.Int("item", item)
+	}
+	e.Msg("")
 }
 
 // Message records a message put in an agent's inbox; the event's agent is the recipient,

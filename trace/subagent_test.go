@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/warrenhq/warren/internal/version"
 )
 
 var (
@@ -20,8 +22,8 @@ var (
 // could produce them.
 func writeSubAgentSample(t testing.TB, w *Writer) {
 	t.Helper()
-	w.SpawnChild(1, child, "planners", 0, "researcher", "scripted:researcher", planner, "planner-0-t0-c0", 1, false)
-	w.SpawnChild(1, grand, "planners", 0, "scout", "scripted:scout", child, "planner-0/1-t0-c0", 2, true)
+	w.SpawnChild(1, child, "planners", 0, "researcher", "scripted:researcher", "find where the parser fails", planner, "planner-0-t0-c0", 1, false, -1)
+	w.SpawnChild(1, grand, "planners", 0, "scout", "scripted:scout", "", child, "planner-0/1-t0-c0", 2, true, -1)
 	w.WaitStart(1, planner, "planner-0-t0-c1", child)
 	w.Message(2, child, planner, "send", "look in docs/ first")
 	w.Message(2, child, host, "send", "")
@@ -29,6 +31,7 @@ func writeSubAgentSample(t testing.TB, w *Writer) {
 	w.Message(3, planner, child, "notify", "planner-0/1 ended: killed")
 	w.WaitEnd(3, planner, "planner-0-t0-c1", child, "killed")
 	w.FanOutStart(4, planner, "planner-0-t1-c0", "coder", 3, 2, "continue", "tool")
+	w.SpawnChild(4, worker, "coder", 0, "coder", "scripted:coder", "src/lexer.go", planner, "planner-0-t1-c0", 1, false, 0)
 	w.WorkerEnd(6, planner, "planner-0-t1-c0", 0, worker, "done")
 	w.Merge(7, planner, "planner-0-t1-c0", 1, 1, 0, 1, 512, true)
 	w.Kill(8, planner, host, "run timeout", []string{"planner-0", "planner-0/2"})
@@ -36,8 +39,8 @@ func writeSubAgentSample(t testing.TB, w *Writer) {
 
 // subAgentSampleLines are the exact event lines writeSubAgentSample produces.
 var subAgentSampleLines = []string{
-	`{"tick":1,"seq":1,"agent":2,"name":"planner-0/1","kind":"spawn","group":"planners","index":0,"blueprint":"researcher","model":"scripted:researcher","parent":1,"parent_name":"planner-0","depth":1,"detached":false,"call":"planner-0-t0-c0"}`,
-	`{"tick":1,"seq":2,"agent":3,"name":"planner-0/1/1","kind":"spawn","group":"planners","index":0,"blueprint":"scout","model":"scripted:scout","parent":2,"parent_name":"planner-0/1","depth":2,"detached":true,"call":"planner-0/1-t0-c0"}`,
+	`{"tick":1,"seq":1,"agent":2,"name":"planner-0/1","kind":"spawn","group":"planners","index":0,"blueprint":"researcher","model":"scripted:researcher","task":"find where the parser fails","parent":1,"parent_name":"planner-0","depth":1,"detached":false,"call":"planner-0-t0-c0"}`,
+	`{"tick":1,"seq":2,"agent":3,"name":"planner-0/1/1","kind":"spawn","group":"planners","index":0,"blueprint":"scout","model":"scripted:scout","task":"","parent":2,"parent_name":"planner-0/1","depth":2,"detached":true,"call":"planner-0/1-t0-c0"}`,
 	`{"tick":1,"seq":3,"agent":1,"name":"planner-0","kind":"wait_start","call_id":"planner-0-t0-c1","target":2,"target_name":"planner-0/1"}`,
 	`{"tick":2,"seq":4,"agent":2,"name":"planner-0/1","kind":"message","sender":1,"sender_name":"planner-0","via":"send","text":"look in docs/ first"}`,
 	`{"tick":2,"seq":5,"agent":2,"name":"planner-0/1","kind":"message","sender":0,"sender_name":"host","via":"send","text":""}`,
@@ -45,9 +48,10 @@ var subAgentSampleLines = []string{
 	`{"tick":3,"seq":7,"agent":1,"name":"planner-0","kind":"message","sender":2,"sender_name":"planner-0/1","via":"notify","text":"planner-0/1 ended: killed"}`,
 	`{"tick":3,"seq":8,"agent":1,"name":"planner-0","kind":"wait_end","call_id":"planner-0-t0-c1","target":2,"target_name":"planner-0/1","status":"killed"}`,
 	`{"tick":4,"seq":9,"agent":1,"name":"planner-0","kind":"fanout_start","call_id":"planner-0-t1-c0","blueprint":"coder","items":3,"max_workers":2,"on_worker_failure":"continue","mode":"tool"}`,
-	`{"tick":6,"seq":10,"agent":1,"name":"planner-0","kind":"worker_end","call_id":"planner-0-t1-c0","item":0,"worker":4,"worker_name":"planner-0/2","status":"done"}`,
-	`{"tick":7,"seq":11,"agent":1,"name":"planner-0","kind":"merge","call_id":"planner-0-t1-c0","done":1,"failed":1,"killed":0,"not_run":1,"chars":512,"ok":true}`,
-	`{"tick":8,"seq":12,"agent":1,"name":"planner-0","kind":"kill","killer":0,"killer_name":"host","reason":"run timeout","cascade":["planner-0","planner-0/2"]}`,
+	`{"tick":4,"seq":10,"agent":4,"name":"planner-0/2","kind":"spawn","group":"coder","index":0,"blueprint":"coder","model":"scripted:coder","task":"src/lexer.go","parent":1,"parent_name":"planner-0","depth":1,"detached":false,"call":"planner-0-t1-c0","item":0}`,
+	`{"tick":6,"seq":11,"agent":1,"name":"planner-0","kind":"worker_end","call_id":"planner-0-t1-c0","item":0,"worker":4,"worker_name":"planner-0/2","status":"done"}`,
+	`{"tick":7,"seq":12,"agent":1,"name":"planner-0","kind":"merge","call_id":"planner-0-t1-c0","done":1,"failed":1,"killed":0,"not_run":1,"chars":512,"ok":true}`,
+	`{"tick":8,"seq":13,"agent":1,"name":"planner-0","kind":"kill","killer":0,"killer_name":"host","reason":"run timeout","cascade":["planner-0","planner-0/2"]}`,
 }
 
 func TestSubAgentEventsGolden(t *testing.T) {
@@ -61,7 +65,7 @@ func TestSubAgentEventsGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
-	wantHeader := `{"format":"warren-trace","version":3,"scenario":"smoke","scenario_hash":"sha256:abc","seed":42,"clock":"virtual"}`
+	wantHeader := `{"format":"warren-trace","version":4,"host_version":"` + version.Warren + `","scenario":"smoke","scenario_hash":"sha256:abc","seed":42,"clock":"virtual"}`
 	if lines[0] != wantHeader {
 		t.Errorf("header\n got: %s\nwant: %s", lines[0], wantHeader)
 	}
@@ -103,7 +107,7 @@ func TestSubAgentEventsDoNotAllocateWhenOff(t *testing.T) {
 		write func(w *Writer)
 	}{
 		{"SpawnChild", func(w *Writer) {
-			w.SpawnChild(1, child, "g", 0, "b", "m", planner, "c", 1, false)
+			w.SpawnChild(1, child, "g", 0, "b", "m", "t", planner, "c", 1, false, -1)
 		}},
 		{"Message", func(w *Writer) { w.Message(1, child, planner, "send", "hi") }},
 		{"WaitStart", func(w *Writer) { w.WaitStart(1, planner, "c", child) }},
@@ -184,10 +188,11 @@ func TestDiffNamesTheKillWhoseCascadeDiffers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w.SpawnChild(1, child, "planners", 0, "researcher", "scripted:researcher", planner, "planner-0-t0-c0", 1, false)
-		w.SpawnChild(2, grand, "planners", 0, "scout", "scripted:scout", child, "planner-0/1-t0-c0", 2, false)
+		w.SpawnChild(1, child, "planners", 0, "researcher", "scripted:researcher", "", planner, "planner-0-t0-c0", 1, false, -1)
+		w.SpawnChild(2, grand, "planners", 0, "scout", "scripted:scout", "", child, "planner-0/1-t0-c0", 2, false, -1)
 		w.Kill(3, child, planner, "kill_agent", cascade)
 		w.Terminal(3, child, "killed", "kill_agent", "research")
+		w.End(3, RunFinished, 4, 3, 0, 0, 0)
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -200,10 +205,10 @@ func TestDiffNamesTheKillWhoseCascadeDiffers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantReport := `first difference at line 4; want has 4 events, got has 4
+	wantReport := `first difference at line 4; want has 5 events, got has 5
 context (identical on both sides):
-  line 2: ` + lines[1] + `
-  line 3: ` + lines[2] + `
+  line 2: ` + clip([]byte(lines[1]), maxLineShown) + `
+  line 3: ` + clip([]byte(lines[2]), maxLineShown) + `
 want: seq 3, tick 3, agent planner-0/1 (id 2), kind kill
 got:  seq 3, tick 3, agent planner-0/1 (id 2), kind kill
 fields that differ:

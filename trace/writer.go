@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/rs/zerolog"
+
+	"github.com/warrenhq/warren/internal/version"
 )
 
 // Format and Version identify the trace format in every header; Version changes
@@ -20,7 +22,7 @@ import (
 // instead of misread.
 const (
 	Format  = "warren-trace"
-	Version = 3
+	Version = 4
 )
 
 // The header's clock values: which of the host's two clocks produced the run.
@@ -73,6 +75,10 @@ var (
 // the trace of a different scenario without saying so. Format and Version are the
 // package constants.
 type Header struct {
+	// HostVersion is the version of Warren that wrote the trace ("host_version"). NewWriter
+	// ignores it and always writes this build's version (internal/version), so a trace cannot
+	// claim another host; ReadAll and Read fill it in from the line.
+	HostVersion string
 	// Scenario is the scenario's name.
 	Scenario string
 	// ScenarioHash identifies the exact scenario source, as "sha256:<hex>" (see
@@ -82,6 +88,10 @@ type Header struct {
 	Clock string
 	// Seed is the run's seed.
 	Seed uint64
+	// Recording is the recording written alongside this trace (host run --record), as given on
+	// the command line, so a trace names the file that replays its run; "" (no recording) is
+	// left out of the line.
+	Recording string
 }
 
 // HashScenario returns the header's ScenarioHash for a scenario's source bytes.
@@ -152,11 +162,15 @@ func NewWriter(w io.Writer, h Header) (*Writer, error) {
 	}
 	e.Str("format", Format).
 		Int("version", Version).
+		Str("host_version", version.Warren).
 		Str("scenario", h.Scenario).
 		Str("scenario_hash", h.ScenarioHash).
 		Uint64("seed", h.Seed).
-		Str("clock", h.Clock).
-		Msg("")
+		Str("clock", h.Clock)
+	if h.Recording != "" {
+		e.Str("recording", h.Recording)
+	}
+	e.Msg("")
 	return tw, nil
 }
 
@@ -174,6 +188,18 @@ func (w *Writer) Tap(fn func(line []byte)) {
 // event arguments for a disabled trace.
 func (w *Writer) Enabled() bool {
 	return w != nil && !w.closed
+}
+
+// Err returns the first error the trace met, a write error of the underlying writer or
+// ErrSuppressed, or nil. The error is sticky: once set, every later event is dropped. The host
+// checks it after every tick and stops the run when it is set, because a run whose trace has
+// stopped is no longer a record of itself. A write error shows when the buffer is written out,
+// so within about 64 KiB of events of the one that failed.
+func (w *Writer) Err() error {
+	if w == nil {
+		return nil
+	}
+	return w.sink.err
 }
 
 // Events returns the number of events written so far (the header excluded); it is
@@ -204,13 +230,17 @@ func (w *Writer) begin(tick uint64, a AgentRef, kind string) *zerolog.Event {
 }
 
 // Spawn records an agent's creation from a blueprint, with the model back end that
-// drives it.
-func (w *Writer) Spawn(tick uint64, a AgentRef, group string, index int, blueprint, model string) {
+// drives it and its task: the first message it is given (a group's task template for this
+// agent), so a reader sees what the agent was asked to do. task is truncated like
+// tool_result content.
+func (w *Writer) Spawn(tick uint64, a AgentRef, group string, index int, blueprint, model, task string) {
 	e := w.begin(tick, a, KindSpawn)
 	if e == nil {
 		return
 	}
-	e.Str("group", group).Int("index", index).Str("blueprint", blueprint).Str("model", model).Msg("")
+	e.Str("group", group).Int("index", index).Str("blueprint", blueprint).Str("model", model)
+	w.appendText(e, "task", task)
+	e.Msg("")
 }
 
 // StageEnter records an agent entering a stage; visit counts visits from 1.
@@ -236,38 +266,40 @@ func (w *Writer) ModelTurn(tick uint64, a AgentRef, stage string, iteration int,
 	e.Msg("")
 }
 
-// ToolCall records a requested tool call and the permission gate's decision: the keys the
-// call was judged by, the verdict, the layer that decided it, and why.
-func (w *Writer) ToolCall(tick uint64, a AgentRef, callID, tool string, args json.RawMessage, keys []string, verdict, layer, reason string) {
+// ToolCall records a requested tool call and the permission gate's decision: the stage the
+// agent was in when it made the call (the gate judges it by that stage's permissions), the
+// keys the call was judged by, the verdict, the layer that decided it, and why.
+func (w *Writer) ToolCall(tick uint64, a AgentRef, stage, callID, tool string, args json.RawMessage, keys []string, verdict, layer, reason string) {
 	e := w.begin(tick, a, KindToolCall)
 	if e == nil {
 		return
 	}
-	e.Str("call_id", callID).Str("tool", tool)
+	e.Str("stage", stage).Str("call_id", callID).Str("tool", tool)
 	w.appendArgs(e, args)
 	e.Strs("keys", keys).Str("verdict", verdict).Str("layer", layer).Str("reason", reason).Msg("")
 }
 
 // Prompt records a call or question put to the interaction hub: the agent waits, parked,
-// until the answer (or the timeout) arrives. kind is "approval" or "question"; for a question
-// text is what is asked.
-func (w *Writer) Prompt(tick uint64, a AgentRef, callID, tool, kind string, keys []string, text string, deadline uint64) {
+// until the answer (or the timeout) arrives. stage is the stage of the call; kind is
+// "approval" or "question"; for a question text is what is asked.
+func (w *Writer) Prompt(tick uint64, a AgentRef, stage, callID, tool, kind string, keys []string, text string, deadline uint64) {
 	e := w.begin(tick, a, KindPrompt)
 	if e == nil {
 		return
 	}
-	e.Str("call_id", callID).Str("tool", tool).Str("prompt", kind).Strs("keys", keys).Str("text", text).Uint64("deadline", deadline).Msg("")
+	e.Str("stage", stage).Str("call_id", callID).Str("tool", tool).Str("prompt", kind).Strs("keys", keys).Str("text", text).Uint64("deadline", deadline).Msg("")
 }
 
-// Answer records how a prompt was answered: the answer ("once", "stage", "run", "deny", or a
-// question's reply), who gave it ("script", "timeout", "unanswered", or "cancelled" for a prompt
-// still open when its agent was killed or ended; the host's values) and the verdict that follows.
-func (w *Writer) Answer(tick uint64, a AgentRef, callID, tool, answer, by, verdict string) {
+// Answer records how a prompt was answered: the stage of the call, the answer ("once",
+// "stage", "run", "deny", or a question's reply), who gave it ("script", "timeout",
+// "unanswered", or "cancelled" for a prompt still open when its agent was killed or ended; the
+// host's values) and the verdict that follows.
+func (w *Writer) Answer(tick uint64, a AgentRef, stage, callID, tool, answer, by, verdict string) {
 	e := w.begin(tick, a, KindAnswer)
 	if e == nil {
 		return
 	}
-	e.Str("call_id", callID).Str("tool", tool).Str("answer", answer).Str("by", by).Str("verdict", verdict).Msg("")
+	e.Str("stage", stage).Str("call_id", callID).Str("tool", tool).Str("answer", answer).Str("by", by).Str("verdict", verdict).Msg("")
 }
 
 var nullJSON = []byte("null")
@@ -287,13 +319,14 @@ func (w *Writer) appendArgs(e *zerolog.Event, args json.RawMessage) {
 	e.RawJSON("args", w.scratch.Bytes())
 }
 
-// ToolResult records a tool call's outcome; content over MaxContentBytes is truncated.
-func (w *Writer) ToolResult(tick uint64, a AgentRef, callID, tool string, ok bool, content string) {
+// ToolResult records a tool call's outcome, with the stage the call was made in; content
+// over MaxContentBytes is truncated.
+func (w *Writer) ToolResult(tick uint64, a AgentRef, stage, callID, tool string, ok bool, content string) {
 	e := w.begin(tick, a, KindToolResult)
 	if e == nil {
 		return
 	}
-	e.Str("call_id", callID).Str("tool", tool).Bool("ok", ok)
+	e.Str("stage", stage).Str("call_id", callID).Str("tool", tool).Bool("ok", ok)
 	w.appendText(e, "content", content)
 	e.Msg("")
 }

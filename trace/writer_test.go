@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/rs/zerolog"
+
+	"github.com/warrenhq/warren/internal/version"
 )
 
 var testHeader = Header{Scenario: "smoke", ScenarioHash: "sha256:abc", Clock: ClockVirtual, Seed: 42}
@@ -17,15 +19,16 @@ var testHeader = Header{Scenario: "smoke", ScenarioHash: "sha256:abc", Clock: Cl
 func writeSample(t testing.TB, w *Writer) {
 	t.Helper()
 	a := AgentRef{ID: 1, Name: "worker-0"}
-	w.Spawn(0, a, "workers", 0, "coder", "scripted:worker")
+	w.Spawn(0, a, "workers", 0, "coder", "scripted:worker", "read a.txt and review it")
 	w.StageEnter(0, a, "plan", 1)
 	w.ModelTurn(1, a, "plan", 0, "reading", 1, "")
-	w.ToolCall(1, a, "worker-0-t0-c0", "read_file", json.RawMessage(`{"path": "a.txt"}`), []string{"read_file"}, "allow", "default", "read-only tool")
-	w.ToolResult(2, a, "worker-0-t0-c0", "read_file", true, "hello\n")
+	w.ToolCall(1, a, "plan", "worker-0-t0-c0", "read_file", json.RawMessage(`{"path": "a.txt"}`), []string{"read_file"}, "allow", "default", "read-only tool")
+	w.ToolResult(2, a, "plan", "worker-0-t0-c0", "read_file", true, "hello\n")
 	w.ModelTurn(3, a, "plan", 1, "", 0, "rate limited")
 	w.Transition(3, a, "plan", "review", "error")
 	w.Terminal(4, a, "failed", "model error", "review")
 	w.Reap(5, a, "failed", 2, 1, 0)
+	w.End(5, RunFinished, 6, 1, 2, 1, 0)
 }
 
 func TestWriterGolden(t *testing.T) {
@@ -39,22 +42,23 @@ func TestWriterGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := strings.Join([]string{
-		`{"format":"warren-trace","version":3,"scenario":"smoke","scenario_hash":"sha256:abc","seed":42,"clock":"virtual"}`,
-		`{"tick":0,"seq":1,"agent":1,"name":"worker-0","kind":"spawn","group":"workers","index":0,"blueprint":"coder","model":"scripted:worker"}`,
+		`{"format":"warren-trace","version":4,"host_version":"` + version.Warren + `","scenario":"smoke","scenario_hash":"sha256:abc","seed":42,"clock":"virtual"}`,
+		`{"tick":0,"seq":1,"agent":1,"name":"worker-0","kind":"spawn","group":"workers","index":0,"blueprint":"coder","model":"scripted:worker","task":"read a.txt and review it"}`,
 		`{"tick":0,"seq":2,"agent":1,"name":"worker-0","kind":"stage_enter","stage":"plan","visit":1}`,
 		`{"tick":1,"seq":3,"agent":1,"name":"worker-0","kind":"model_turn","stage":"plan","iteration":0,"text":"reading","calls":1}`,
-		`{"tick":1,"seq":4,"agent":1,"name":"worker-0","kind":"tool_call","call_id":"worker-0-t0-c0","tool":"read_file","args":{"path":"a.txt"},"keys":["read_file"],"verdict":"allow","layer":"default","reason":"read-only tool"}`,
-		`{"tick":2,"seq":5,"agent":1,"name":"worker-0","kind":"tool_result","call_id":"worker-0-t0-c0","tool":"read_file","ok":true,"content":"hello\n"}`,
+		`{"tick":1,"seq":4,"agent":1,"name":"worker-0","kind":"tool_call","stage":"plan","call_id":"worker-0-t0-c0","tool":"read_file","args":{"path":"a.txt"},"keys":["read_file"],"verdict":"allow","layer":"default","reason":"read-only tool"}`,
+		`{"tick":2,"seq":5,"agent":1,"name":"worker-0","kind":"tool_result","stage":"plan","call_id":"worker-0-t0-c0","tool":"read_file","ok":true,"content":"hello\n"}`,
 		`{"tick":3,"seq":6,"agent":1,"name":"worker-0","kind":"model_turn","stage":"plan","iteration":1,"text":"","calls":0,"error":"rate limited"}`,
 		`{"tick":3,"seq":7,"agent":1,"name":"worker-0","kind":"transition","from":"plan","to":"review","on":"error"}`,
 		`{"tick":4,"seq":8,"agent":1,"name":"worker-0","kind":"terminal","status":"failed","reason":"model error","stage":"review"}`,
 		`{"tick":5,"seq":9,"agent":1,"name":"worker-0","kind":"reap","status":"failed","model_turns":2,"tool_calls":1,"tool_errors":0}`,
+		`{"tick":5,"seq":10,"agent":0,"name":"","kind":"end","status":"finished","ticks":6,"agents":1,"events":9,"model_turns":2,"tool_calls":1,"tool_errors":0}`,
 	}, "\n") + "\n"
 	if out.String() != want {
 		t.Errorf("trace bytes differ\n got:\n%s\nwant:\n%s", out.String(), want)
 	}
-	if w.Events() != 9 {
-		t.Errorf("Events() = %d, want 9", w.Events())
+	if w.Events() != 10 {
+		t.Errorf("Events() = %d, want 10", w.Events())
 	}
 	// The shipped golden file must stay in step with the writer.
 	report, err := Compare("testdata/sample.jsonl", writeTemp(t, out.Bytes()))
@@ -117,7 +121,7 @@ func TestToolCallArgs(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
 			w, _ := NewWriter(&out, testHeader)
-			w.ToolCall(1, AgentRef{ID: 1, Name: "a"}, "c", "shell", tt.args, []string{"shell"}, "ask", "stage", "r")
+			w.ToolCall(1, AgentRef{ID: 1, Name: "a"}, "s", "c", "shell", tt.args, []string{"shell"}, "ask", "stage", "r")
 			if err := w.Close(); err != nil {
 				t.Fatal(err)
 			}
@@ -153,7 +157,7 @@ func TestToolResultTruncation(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
 			w, _ := NewWriter(&out, testHeader)
-			w.ToolResult(1, AgentRef{ID: 1, Name: "a"}, "c", "shell", false, tt.content)
+			w.ToolResult(1, AgentRef{ID: 1, Name: "a"}, "s", "c", "shell", false, tt.content)
 			if err := w.Close(); err != nil {
 				t.Fatal(err)
 			}
@@ -268,17 +272,17 @@ func TestPromptAndAnswerEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := AgentRef{ID: 3, Name: "writer-2"}
-	w.Prompt(2, a, "writer-2-t0-c1", "write_file", "approval", []string{"write_file"}, "", 102)
-	w.Answer(3, a, "writer-2-t0-c1", "write_file", "stage", "script", "allow")
-	w.Prompt(4, a, "writer-2-t1-c0", "ask_user_text", "question", nil, "Which color?", 104)
+	w.Prompt(2, a, "draft", "writer-2-t0-c1", "write_file", "approval", []string{"write_file"}, "", 102)
+	w.Answer(3, a, "draft", "writer-2-t0-c1", "write_file", "stage", "script", "allow")
+	w.Prompt(4, a, "draft", "writer-2-t1-c0", "ask_user_text", "question", nil, "Which color?", 104)
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")[1:]
 	want := []string{
-		`{"tick":2,"seq":1,"agent":3,"name":"writer-2","kind":"prompt","call_id":"writer-2-t0-c1","tool":"write_file","prompt":"approval","keys":["write_file"],"text":"","deadline":102}`,
-		`{"tick":3,"seq":2,"agent":3,"name":"writer-2","kind":"answer","call_id":"writer-2-t0-c1","tool":"write_file","answer":"stage","by":"script","verdict":"allow"}`,
-		`{"tick":4,"seq":3,"agent":3,"name":"writer-2","kind":"prompt","call_id":"writer-2-t1-c0","tool":"ask_user_text","prompt":"question","keys":[],"text":"Which color?","deadline":104}`,
+		`{"tick":2,"seq":1,"agent":3,"name":"writer-2","kind":"prompt","stage":"draft","call_id":"writer-2-t0-c1","tool":"write_file","prompt":"approval","keys":["write_file"],"text":"","deadline":102}`,
+		`{"tick":3,"seq":2,"agent":3,"name":"writer-2","kind":"answer","stage":"draft","call_id":"writer-2-t0-c1","tool":"write_file","answer":"stage","by":"script","verdict":"allow"}`,
+		`{"tick":4,"seq":3,"agent":3,"name":"writer-2","kind":"prompt","stage":"draft","call_id":"writer-2-t1-c0","tool":"ask_user_text","prompt":"question","keys":[],"text":"Which color?","deadline":104}`,
 	}
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
 		t.Errorf("events\n got:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))

@@ -2,6 +2,7 @@
 // their blueprints' stage graphs, with a deterministic trace.
 //
 //	host run FILE [--trace OUT] [--agents N] [--seed N] [--workdir DIR] [--log-level LEVEL]
+//	host --version
 //	host validate FILE...
 //	host trace diff WANT GOT
 //	host explain --blueprint FILE [--config FILE] [--stage NAME] [--under FILE[:STAGE]]... [launch flags] TOOL [ARGS]
@@ -10,7 +11,11 @@
 //
 // Exit codes: 0 the run finished and every expectation held (or the files are valid, or the
 // traces are identical); 1 an expectation failed (each failure is listed) or the traces differ;
-// 2 bad input or usage.
+// 2 bad input or usage (nothing ran); 3 the run did not finish: it was interrupted (SIGINT,
+// SIGTERM or SIGHUP: it stops at the end of the tick, writes the trace's end event, prints the
+// summary and cleans up; a second signal kills the host at once) or it failed (its trace could not
+// be written, which stops it at the end of that tick, or the host met a bug). A run that did not
+// finish exits 3 whatever its expectations say: they judge a whole run.
 package main
 
 import (
@@ -21,6 +26,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/alecthomas/kong"
@@ -30,9 +36,10 @@ import (
 
 // Exit codes.
 const (
-	exitOK       = 0
-	exitExpect   = 1
-	exitBadInput = 2
+	exitOK         = 0
+	exitExpect     = 1
+	exitBadInput   = 2
+	exitIncomplete = 3
 )
 
 // errExpectations marks a run whose expectations failed (exit 1).
@@ -41,14 +48,25 @@ var errExpectations = errors.New("expectations failed")
 // errBadInput marks bad input or usage (exit 2); its message was already printed.
 var errBadInput = errors.New("bad input")
 
+// errIncomplete marks a run that did not finish, interrupted or failed (exit 3); the summary
+// saying why was already printed.
+var errIncomplete = errors.New("the run did not finish")
+
+// stopSignals end a run at the end of its tick, as Ctrl-C does: SIGTERM is what service managers
+// and container runtimes send, SIGHUP what a closed terminal sends, and each deserves a run that
+// stops cleanly (its trace ended, its summary printed, its commands killed, its temporary work
+// root removed) rather than one killed mid-write.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
 type cli struct {
-	Run      runCmd      `cmd:"" help:"Run a scenario and print a summary."`
-	Validate validateCmd `cmd:"" help:"Check scenario files (and the blueprints they use) without running them. Model kinds a scenario may name: ${model_kinds}."`
-	Replay   replayCmd   `cmd:"" help:"Run a recording (host run --record) again offline, answering every outside input from it."`
-	Trace    traceCmd    `cmd:"" help:"Work with trace files."`
-	Explain  explainCmd  `cmd:"" help:"Show how the permission gate decides a call, layer by layer."`
-	Doctor   doctorCmd   `cmd:"" help:"Show what this machine supports for sandboxing commands, and what the sandbox ceiling does here."`
-	MCP      mcpCmd      `cmd:"" name:"mcp" help:"List MCP servers and their tools, or serve the demo MCP server."`
+	Version  kong.VersionFlag `help:"Print Warren's version (the one trace headers carry), the Go version and the VCS revision, and exit."`
+	Run      runCmd           `cmd:"" help:"Run a scenario and print a summary."`
+	Validate validateCmd      `cmd:"" help:"Check scenario files (and the blueprints they use) without running them. Model kinds a scenario may name: ${model_kinds}."`
+	Replay   replayCmd        `cmd:"" help:"Run a recording (host run --record) again offline, answering every outside input from it."`
+	Trace    traceCmd         `cmd:"" help:"Work with trace files."`
+	Explain  explainCmd       `cmd:"" help:"Show how the permission gate decides a call, layer by layer."`
+	Doctor   doctorCmd        `cmd:"" help:"Show what this machine supports for sandboxing commands, and what the sandbox ceiling does here."`
+	MCP      mcpCmd           `cmd:"" name:"mcp" help:"List MCP servers and their tools, or serve the demo MCP server."`
 }
 
 // env is what commands write to; tests substitute buffers.
@@ -68,8 +86,14 @@ func main() {
 	// (getHours, toString), and a script's output reaches the trace, which must not depend on
 	// the machine's time zone.
 	time.Local = time.UTC
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
+	go func() {
+		// After the first signal the run is stopping; from then on the signals' default action
+		// is back, so a second one kills a host whose clean stop is stuck.
+		<-ctx.Done()
+		stop()
+	}()
 	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, ctx: ctx, isTerminal: stderrIsTerminal()}
 	os.Exit(run(e, os.Args[1:]))
 }
@@ -96,7 +120,7 @@ func run(e *env, args []string) int {
 	parser, err := kong.New(&c,
 		kong.Name("host"),
 		kong.Description("Warren: an ECS-architected multi-agent simulation host.\n\nModel kinds ([models.<key>] kind = ...): "+modelKinds(true)+"."),
-		kong.Vars{"model_kinds": modelKinds(false)},
+		kong.Vars{"model_kinds": modelKinds(false), "version": strings.TrimSuffix(versionText(), "\n")},
 		kong.UsageOnError(),
 		kong.Writers(e.stdout, e.stderr),
 		kong.Exit(func(code int) { exitCode = code }),
@@ -107,7 +131,7 @@ func run(e *env, args []string) int {
 		return exitBadInput
 	}
 	kctx, err := parser.Parse(args)
-	if exitCode >= 0 { // --help
+	if exitCode >= 0 { // --help, --version
 		return exitOK
 	}
 	if err != nil {
@@ -122,6 +146,8 @@ func run(e *env, args []string) int {
 		return exitExpect
 	case errors.Is(err, errBadInput):
 		return exitBadInput
+	case errors.Is(err, errIncomplete):
+		return exitIncomplete
 	default:
 		fmt.Fprintln(e.stderr, "host:", err)
 		return exitBadInput

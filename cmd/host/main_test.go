@@ -289,7 +289,7 @@ func TestRunWritesTrace(t *testing.T) {
 	out := filepath.Join(dir, "out.jsonl")
 	r := host(t, "run", example("on_error.toml"), "--trace", out)
 	wantCode(t, r, exitOK)
-	if !strings.Contains(r.stdout, "trace        "+out+" (72 events)\n") {
+	if !strings.Contains(r.stdout, "trace        "+out+" (73 events)\n") {
 		t.Errorf("the summary does not name the trace and its events:\n%s", r.stdout)
 	}
 	f, err := os.Open(out)
@@ -304,8 +304,8 @@ func TestRunWritesTrace(t *testing.T) {
 	if header.Scenario != "on-error" || header.Seed != 7 || header.Clock != trace.ClockVirtual || !strings.HasPrefix(header.ScenarioHash, "sha256:") {
 		t.Errorf("header %+v, want scenario on-error, seed 7, virtual clock, a sha256 hash", header)
 	}
-	if len(events) != 72 {
-		t.Errorf("%d events, want 72", len(events))
+	if len(events) != 73 || !strings.Contains(string(events[72]), `"kind":"end","status":"finished"`) {
+		t.Errorf("%d events, want 73 ending with the end event", len(events))
 	}
 
 	t.Run("diff with the golden trace", func(t *testing.T) {
@@ -343,7 +343,7 @@ func TestTraceDiff(t *testing.T) {
 		r := host(t, "trace", "diff", filepath.Join(goldenTraces, "on_error.jsonl"), filepath.Join(goldenTraces, "max_iterations.jsonl"))
 		wantCode(t, r, exitExpect)
 		for _, want := range []string{
-			"first difference at line 2; want has 72 events, got has 54\n",
+			"first difference at line 2; want has 73 events, got has 55\n",
 			"want: seq 1, tick 0, agent stumbles-0 (id 1), kind spawn\n",
 			"got:  seq 1, tick 0, agent pollers-0 (id 1), kind spawn\n",
 			"- name: \"stumbles-0\"\n+ name: \"pollers-0\"\n",
@@ -362,8 +362,11 @@ func TestTraceDiff(t *testing.T) {
 		short := writeFile(t, dir, "short.jsonl", strings.Join(lines[:10], ""))
 		r := host(t, "trace", "diff", seed7, short)
 		wantCode(t, r, exitExpect)
-		if !strings.Contains(r.stdout, "got ends early after line 10: want has 72 events, got has 9\n") {
+		if !strings.Contains(r.stdout, "got ends early after line 10: want has 73 events, got has 9\n") {
 			t.Errorf("stdout does not say where the short trace ends:\n%s", r.stdout)
+		}
+		if !strings.HasPrefix(r.stdout, "note: got: trace incomplete: no end event\n") {
+			t.Errorf("stdout does not note that the short trace has no end event:\n%s", r.stdout)
 		}
 	})
 }

@@ -44,6 +44,9 @@ func (r *replayCmd) Run(e *env) error {
 		out = f.Name()
 		_ = f.Close()
 		defer os.Remove(out)
+	} else if err := checkOutputs(sc.Inputs(), output{"--trace", r.Trace}, output{"the recording", r.File}); err != nil {
+		fmt.Fprintf(e.stderr, "host: %v\n", err)
+		return errBadInput
 	}
 	traceFile, err := os.Create(out)
 	if err != nil {
@@ -62,8 +65,12 @@ func (r *replayCmd) Run(e *env) error {
 	switch {
 	case errors.Is(runErr, warren.ErrDivergence):
 		fmt.Fprintf(e.stdout, "replay of %s stopped: %v\n", r.File, runErr)
-	case runErr != nil:
-		return fmt.Errorf("replay %s: %w", r.File, runErr)
+	case sum == nil || sum.Status == warren.RunFailed || sum.Status == warren.RunInterrupted:
+		if sum != nil {
+			printSummary(e.stdout, sc, sum, r.Trace)
+		}
+		fmt.Fprintf(e.stderr, "host: replay %s did not finish: %v\n", r.File, runErr)
+		return errIncomplete
 	default:
 		printSummary(e.stdout, sc, sum, r.Trace)
 		if n := tape.Unused(); n > 0 {
@@ -76,10 +83,13 @@ func (r *replayCmd) Run(e *env) error {
 		}
 		return nil
 	}
-	report, err := warren.CompareTraces(recorded, out)
+	report, notes, err := warren.CompareTraces(recorded, out)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "host: %v\n", err)
 		return errBadInput
+	}
+	for _, n := range notes {
+		fmt.Fprintln(e.stdout, "note: "+n)
 	}
 	if report == "" && runErr == nil {
 		fmt.Fprintf(e.stdout, "replay       identical to %s\n", recorded)

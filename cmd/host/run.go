@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -60,8 +59,11 @@ func (r *runCmd) Run(e *env) error {
 		return errBadInput
 	}
 
-	var traceFile *os.File
-	var traceBuf *bufio.Writer
+	if err := checkOutputs(sc.Inputs(), output{"--trace", r.Trace}, output{"--record", r.Record}); err != nil {
+		fmt.Fprintf(e.stderr, "host: %v\n", err)
+		return errBadInput
+	}
+	var traceFile, recFile *os.File
 	if r.Trace != "" {
 		if traceInWorkRoot(r.Trace, r.Workdir) {
 			fmt.Fprintf(e.stderr, "host: --trace %s lies inside --workdir %s, where agents write (and may have planted a link): put the trace elsewhere\n", r.Trace, r.Workdir)
@@ -73,8 +75,9 @@ func (r *runCmd) Run(e *env) error {
 			return errBadInput
 		}
 		defer traceFile.Close()
-		traceBuf = bufio.NewWriterSize(traceFile, 1<<20)
-		opt.Trace = traceBuf
+		// The trace writer buffers (64 KiB) and writes straight to the file, so a write error
+		// reaches the run within that much trace, and the run stops at the end of the tick.
+		opt.Trace = traceFile
 	}
 	if r.Record != "" {
 		if r.Trace == "" {
@@ -85,7 +88,7 @@ func (r *runCmd) Run(e *env) error {
 			fmt.Fprintf(e.stderr, "host: --record %s lies inside --workdir %s, where agents write (and may have planted a link): put the recording elsewhere\n", r.Record, r.Workdir)
 			return errBadInput
 		}
-		recFile, err := os.Create(r.Record)
+		recFile, err = os.Create(r.Record)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "host: --record: %v\n", err)
 			return errBadInput
@@ -103,29 +106,48 @@ func (r *runCmd) Run(e *env) error {
 			_ = bar.Set(finished)
 		}
 	}
-	sum, err := warren.Run(e.ctx, sc, opt)
+	rt, err := warren.New(sc, opt)
+	if err != nil {
+		if bar != nil {
+			_ = bar.Exit()
+		}
+		if errors.Is(err, warren.ErrLaunch) || errors.Is(err, warren.ErrAgentNames) {
+			fmt.Fprintf(e.stderr, "host: %v\n", err)
+		} else {
+			fmt.Fprintf(e.stderr, "host: run %s: %v\n", r.File, err)
+		}
+		return errBadInput
+	}
+	sum, err := rt.Run(e.ctx)
 	if bar != nil {
 		_ = bar.Finish()
 	}
-	if traceBuf != nil {
-		// Write out whatever the run traced, even when it failed: the trace is the account of it.
-		flushErr := traceBuf.Flush()
-		if closeErr := traceFile.Close(); flushErr == nil {
-			flushErr = closeErr
-		}
-		if flushErr != nil && err == nil {
-			return fmt.Errorf("trace %s: %w", r.Trace, flushErr)
+	if traceFile != nil {
+		// The runtime flushed what it traced, even when the run failed: the trace is the account
+		// of it. Closing the file is the last write that can fail.
+		if cerr := traceFile.Close(); cerr != nil && sum != nil && sum.Err == nil {
+			sum.Status, sum.Err = warren.RunFailed, fmt.Errorf("%w: %w", warren.ErrTrace, cerr)
 		}
 	}
-	if errors.Is(err, warren.ErrLaunch) || errors.Is(err, warren.ErrAgentNames) {
-		fmt.Fprintf(e.stderr, "host: %v\n", err)
-		return errBadInput
+	if recFile != nil {
+		if cerr := recFile.Close(); cerr != nil && sum != nil && sum.Err == nil {
+			sum.Status, sum.Err = warren.RunFailed, fmt.Errorf("%w: %w", warren.ErrRecording, cerr)
+		}
 	}
-	if err != nil {
-		return fmt.Errorf("run %s: %w", r.File, err)
+	if sum == nil {
+		fmt.Fprintf(e.stderr, "host: run %s: %v\n", r.File, err)
+		return errIncomplete
 	}
 	printSummary(e.stdout, sc, sum, r.Trace)
-	if len(sum.Failures) > 0 {
+	if sum.Status == warren.RunFailed {
+		fmt.Fprintf(e.stderr, "host: run %s failed: %v\n", r.File, sum.Err)
+	}
+	switch {
+	case sum.Status == warren.RunInterrupted || sum.Status == warren.RunFailed:
+		// The summary's last line says why; a run that did not finish is not judged by its
+		// expectations.
+		return errIncomplete
+	case len(sum.Failures) > 0:
 		return errExpectations
 	}
 	return nil
@@ -192,7 +214,14 @@ func printSummary(w io.Writer, sc *warren.Scenario, s *warren.Summary, tracePath
 	fmt.Fprintf(w, "tool calls   %d (%d errors)\n", s.ToolCalls, s.ToolErrors)
 	fmt.Fprintf(w, "throughput   %.0f agent-steps/s over %s\n", s.StepsPerSecond(), s.Elapsed.Round(time.Millisecond))
 	if tracePath != "" {
-		fmt.Fprintf(w, "trace        %s (%d events)\n", tracePath, s.TraceEvents)
+		if errors.Is(s.Err, warren.ErrTrace) {
+			fmt.Fprintf(w, "trace        %s: incomplete, the writing failed (no end event)\n", tracePath)
+		} else {
+			fmt.Fprintf(w, "trace        %s (%d events)\n", tracePath, s.TraceEvents)
+		}
+	}
+	if s.Recorded > 0 {
+		fmt.Fprintf(w, "recording    %d entries\n", s.Recorded)
 	}
 	if s.RealTimeLimits > 0 {
 		fmt.Fprintf(w, "real time    %d calls ended by a limit measured in real time (tool_note fn realtime_limit): there the trace depends on the machine\n", s.RealTimeLimits)
@@ -204,6 +233,17 @@ func printSummary(w io.Writer, sc *warren.Scenario, s *warren.Summary, tracePath
 			total++
 		}
 	}
+	switch s.Status {
+	case warren.RunInterrupted:
+		// Expectations judge a whole run: a run cut short would fail them for being cut short.
+		fmt.Fprintf(w, "expectations not judged (%d): the run did not finish\n", total)
+		fmt.Fprintf(w, "stopped      interrupted (%v) after %s: the run did not finish\n", s.Err, ticks(s.Ticks))
+		return
+	case warren.RunFailed:
+		fmt.Fprintf(w, "expectations not judged (%d): the run did not finish\n", total)
+		fmt.Fprintf(w, "stopped      failed after %s: %v\n", ticks(s.Ticks), s.Err)
+		return
+	}
 	if len(s.Failures) == 0 {
 		fmt.Fprintf(w, "expectations all %d held\n", total)
 		return
@@ -212,6 +252,14 @@ func printSummary(w io.Writer, sc *warren.Scenario, s *warren.Summary, tracePath
 	for _, f := range s.Failures {
 		fmt.Fprintf(w, "  %s\n", f)
 	}
+}
+
+// ticks says "1 tick" or "n ticks".
+func ticks(n uint64) string {
+	if n == 1 {
+		return "1 tick"
+	}
+	return fmt.Sprintf("%d ticks", n)
 }
 
 // loadHostConfig loads the --config file (nil when none is given), reporting a bad one on

@@ -7,7 +7,7 @@ import (
 )
 
 type traceCmd struct {
-	Diff traceDiffCmd `cmd:"" help:"Compare two traces and show the first divergent event."`
+	Diff traceDiffCmd `cmd:"" help:"Compare two traces and show the first divergent event; an incomplete trace (no end event, or a last line cut mid-line) is compared up to its last whole line, with a note."`
 }
 
 type traceDiffCmd struct {
@@ -16,10 +16,15 @@ type traceDiffCmd struct {
 }
 
 func (d *traceDiffCmd) Run(e *env) error {
-	report, err := warren.CompareTraces(d.Want, d.Got)
+	report, notes, err := warren.CompareTraces(d.Want, d.Got)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "host: %v\n", err)
 		return errBadInput
+	}
+	// What a trace lacks comes first, differences or not: an incomplete trace is compared up to
+	// its last whole line, and the reader must know that is all it holds.
+	for _, n := range notes {
+		fmt.Fprintln(e.stdout, "note: "+n)
 	}
 	if report == "" {
 		fmt.Fprintln(e.stdout, "traces are identical")
