@@ -62,7 +62,9 @@ type fileClassifierRule struct {
 }
 
 type fileLimits struct {
-	MaxTicks int64 `toml:"max_ticks"`
+	// Pointers tell a key left out (the default) from one written 0 (refused).
+	MaxTicks         *int64 `toml:"max_ticks"`
+	MaxTurnsPerAgent *int64 `toml:"max_turns_per_agent"`
 }
 
 type fileClock struct {

@@ -36,11 +36,17 @@ type Scenario struct {
 	Path, Dir         string
 	Name, Description string
 	Seed              uint64
-	// MaxTicks bounds the run (0 = until a fixed point).
+	// MaxTicks bounds the run: it stops after this many ticks if it has not reached a fixed
+	// point ([limits] max_ticks; DefaultMaxTicks when the file leaves it out, never 0, so that
+	// every run ends).
 	MaxTicks uint64
-	Clock    ecs.ClockConfig
-	Latency  resources.Latency
-	Lanes    LaneSizes
+	// MaxTurnsPerAgent bounds each agent's model turns over its whole life ([limits]
+	// max_turns_per_agent; resources.DefaultMaxModelTurns when left out): an agent about to
+	// be asked for one more ends failed, with a reason naming the limit.
+	MaxTurnsPerAgent uint32
+	Clock            ecs.ClockConfig
+	Latency          resources.Latency
+	Lanes            LaneSizes
 	// Blueprints by the key the scenario gives them.
 	Blueprints map[string]*blueprint.Blueprint
 	Groups     []Group
@@ -184,10 +190,7 @@ func (c *compiler) compile(data []byte) {
 		c.errorf("seed", "%d: the seed must be zero or positive", f.Seed)
 	}
 	c.sc.Seed = uint64(f.Seed)
-	if f.Limits.MaxTicks < 0 {
-		c.errorf("limits.max_ticks", "%d: must be zero (no limit) or positive", f.Limits.MaxTicks)
-	}
-	c.sc.MaxTicks = uint64(max(f.Limits.MaxTicks, 0))
+	c.limits()
 	c.clock()
 	c.lanes()
 	hash := sha256.New()
@@ -209,6 +212,41 @@ func (c *compiler) compile(data []byte) {
 	c.launch()
 	c.compileInteractions()
 	c.sc.Hash = "sha256:" + hex.EncodeToString(hash.Sum(nil))
+}
+
+// The run's limits when [limits] leaves them out, and the largest values it may give. The
+// defaults are generous (the busiest shipped example runs about a thousand ticks and two hundred
+// turns an agent) and never "no limit": a run always ends.
+const (
+	DefaultMaxTicks  = 100_000
+	MaxMaxTicks      = 1_000_000_000_000
+	MaxTurnsCeiling  = 1_000_000_000
+	defaultTurnLimit = resources.DefaultMaxModelTurns
+)
+
+// limits compiles [limits]: max_ticks and max_turns_per_agent, each from 1 to its ceiling. 0 is
+// refused rather than read as "no limit" (what max_ticks = 0 meant before), so a file written
+// for the old meaning fails loudly instead of running to the new default.
+func (c *compiler) limits() {
+	fl := c.file.Limits
+	c.sc.MaxTicks, c.sc.MaxTurnsPerAgent = DefaultMaxTicks, defaultTurnLimit
+	if v := fl.MaxTicks; v != nil {
+		switch {
+		case *v == 0:
+			c.errorf("limits.max_ticks", "0 is not \"no limit\": a run always ends; give a tick limit from 1 to %d (a large one if the run is meant to go on), or leave the key out for the default, %d", int64(MaxMaxTicks), DefaultMaxTicks)
+		case *v < 1 || *v > MaxMaxTicks:
+			c.errorf("limits.max_ticks", "%d: a run always ends: give a tick limit from 1 to %d, or leave the key out for the default, %d", *v, int64(MaxMaxTicks), DefaultMaxTicks)
+		default:
+			c.sc.MaxTicks = uint64(*v)
+		}
+	}
+	if v := fl.MaxTurnsPerAgent; v != nil {
+		if *v < 1 || *v > MaxTurnsCeiling {
+			c.errorf("limits.max_turns_per_agent", "%d: every agent's turns are limited: give a limit from 1 to %d model turns, or leave the key out for the default, %d", *v, MaxTurnsCeiling, defaultTurnLimit)
+		} else {
+			c.sc.MaxTurnsPerAgent = uint32(*v)
+		}
+	}
 }
 
 func (c *compiler) clock() {
