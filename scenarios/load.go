@@ -207,6 +207,7 @@ func (c *compiler) compile(data []byte) {
 	c.groups()
 	c.spawnables()
 	c.expectations()
+	c.plans()
 	c.scriptCeilings()
 	c.sandboxCeilings()
 	c.launch()
