@@ -93,9 +93,13 @@ type Group struct {
 	// SafetyMode and PlanFile put the group in read-only, plan or auto mode.
 	SafetyMode tools.SafetyMode
 	PlanFile   string
-	agentName  *template.Template
-	workdir    *template.Template
-	task       *template.Template
+	// Watches are the scenario's result expectations its agents may meet, for their profile
+	// (components.Profile.Watches): nil unless an [[expect.results]] is about the group or an
+	// agent.
+	Watches   []components.ResultWatch
+	agentName *template.Template
+	workdir   *template.Template
+	task      *template.Template
 }
 
 // Spawnable is a blueprint agents may spawn as sub-agents, with the model its agents run.
@@ -105,6 +109,8 @@ type Spawnable struct {
 	Blueprint *blueprint.Blueprint
 	ModelKey  string
 	Model     models.Model
+	// Watches are the result expectations its agents may meet, as for a Group.
+	Watches []components.ResultWatch
 }
 
 // templateData is what group templates (agent_name, workdir, task) may use.
@@ -173,6 +179,8 @@ type compiler struct {
 	models map[string]models.Model
 	// hostOverride replaces the [host] table (LoadUnder); nil compiles the table.
 	hostOverride *hostconfig.Config
+	// watches numbers the result expectations (components.ResultWatch.ID).
+	watches int32
 }
 
 func (c *compiler) errorf(path, format string, args ...any) {
@@ -674,10 +682,14 @@ func (c *compiler) expectations() {
 		path := tomlfile.JoinIndex("expect", i)
 		line, _, _ := c.doc.Pos(path)
 		e := Expectation{Where: fmt.Sprintf("%s:%d", c.sc.Path, line), Label: path, Group: fe.Group, Agent: fe.Agent,
-			Stage: fe.Stage, Reason: fe.Reason, ModelTurns: fe.ModelTurns}
+			Stage: fe.Stage, Reason: fe.Reason, ModelTurns: fe.ModelTurns, ToolErrors: fe.ToolErrors}
 		if fe.ModelTurns != nil && *fe.ModelTurns < 0 {
 			c.errorf(tomlfile.JoinKey(path, "model_turns"), "%d: a turn count is zero or more", *fe.ModelTurns)
 		}
+		if fe.ToolErrors != nil && *fe.ToolErrors < 0 {
+			c.errorf(tomlfile.JoinKey(path, "tool_errors"), "%d: an error count is zero or more", *fe.ToolErrors)
+		}
+		e.Results = c.results(path, fe)
 		switch {
 		case fe.Group == "" && fe.Agent == "":
 			c.errorf(path, "name the group or the agent this expectation is about (group = \"...\" or agent = \"...\")")
@@ -703,9 +715,12 @@ func (c *compiler) expectations() {
 		c.sc.Expect = append(c.sc.Expect, e)
 	}
 	if fr := c.file.ExpectRun; fr != nil {
-		re := &RunExpectation{Where: c.where("expect_run"), ToolCalls: fr.ToolCalls}
+		re := &RunExpectation{Where: c.where("expect_run"), ToolCalls: fr.ToolCalls, ToolErrors: fr.ToolErrors}
 		if fr.ToolCalls != nil && *fr.ToolCalls < 0 {
 			c.errorf("expect_run.tool_calls", "%d: a call count is zero or more", *fr.ToolCalls)
+		}
+		if fr.ToolErrors != nil && *fr.ToolErrors < 0 {
+			c.errorf("expect_run.tool_errors", "%d: an error count is zero or more", *fr.ToolErrors)
 		}
 		for _, name := range sortedKeys(fr.Status) {
 			path := tomlfile.JoinKey("expect_run.status", name)
@@ -733,6 +748,34 @@ func (c *compiler) expectations() {
 		}
 		c.sc.ExpectRun = re
 	}
+}
+
+// results compiles the [[expect.results]] of the expectation at path and gives each a watch,
+// added to every group (and [spawn] entry) whose agents it may concern: the group it names, or,
+// for an expectation about one agent, every group, limited to that agent's name.
+func (c *compiler) results(path string, fe fileExpect) []ResultExpectation {
+	var out []ResultExpectation
+	for j, fr := range fe.Results {
+		if fr.Tool == "" {
+			c.errorf(tomlfile.JoinIndex(tomlfile.JoinKey(path, "results"), j), "missing tool: name the tool whose result this expects, e.g. { tool = \"read_file\", contains = \"hello\", ok = true }")
+			continue
+		}
+		x := ResultExpectation{ID: c.watches, Tool: fr.Tool, Contains: fr.Contains, OK: fr.OK}
+		c.watches++
+		w := components.ResultWatch{ID: x.ID, Agent: fe.Agent, Tool: x.Tool, Contains: x.Contains, Want: x.want()}
+		for i := range c.sc.Groups {
+			if g := &c.sc.Groups[i]; fe.Agent != "" || g.Name == fe.Group {
+				g.Watches = append(g.Watches, w)
+			}
+		}
+		for _, key := range sortedKeys(c.sc.Spawn) {
+			if sp := c.sc.Spawn[key]; fe.Agent != "" || key == fe.Group {
+				sp.Watches = append(sp.Watches, w)
+			}
+		}
+		out = append(out, x)
+	}
+	return out
 }
 
 // folderError reports a problem with a folder of script tools: at the scenario's key, or (key

@@ -31,8 +31,9 @@ type driven struct {
 //
 // A call of a tool the host does not know is accepted when a blueprint it may run in has
 // dynamic_tools (its agents may write the tool during the run), and any call is accepted when an
-// expectation counts calls of its tool: that is how a scenario says the refusal is the point
-// (examples/bad_calls.toml calls no_such_tool, and expects tool_calls = { no_such_tool = 1 }).
+// expectation counts calls of its tool or checks its results: that is how a scenario says the
+// refusal is the point (examples/bad_calls.toml calls no_such_tool, and expects tool_calls = {
+// no_such_tool = 1 }).
 func (c *compiler) plans() {
 	uses := map[string][]driven{}
 	add := func(model, key string, bp *blueprint.Blueprint) {
@@ -53,6 +54,9 @@ func (c *compiler) plans() {
 	for _, fe := range c.file.Expect {
 		for tool := range fe.ToolCalls {
 			deliberate[tool] = true
+		}
+		for _, r := range fe.Results {
+			deliberate[r.Tool] = true
 		}
 	}
 	for _, key := range sortedKeys(c.models) {

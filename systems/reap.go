@@ -205,6 +205,7 @@ func record(profiles *components.Profiles, maps *agentMaps, e ecs.Entity, id *co
 		Tick:     tick,
 		Counters: *maps.counters.Get(e),
 		ByTool:   d.ByTool,
+		Results:  d.Seen,
 		Parent:   d.Parent,
 		Depth:    d.Depth,
 	}
