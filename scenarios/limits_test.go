@@ -12,6 +12,7 @@ import (
 	"github.com/warrenhq/warren/blueprint"
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/resources"
 	"github.com/warrenhq/warren/scenarios"
 )
@@ -160,6 +161,53 @@ func TestTickLimitEndsARun(t *testing.T) {
 			}
 			if len(sum.Failures) != 1 || !strings.Contains(sum.Failures[0], "2 of 2 agents differ") {
 				t.Errorf("failures %q, want the turn-limit expectation to fail for both", sum.Failures)
+			}
+		})
+	}
+}
+
+// TestFromSpecLimits: a Spec built in Go gets the limits a file gets when it leaves them zero,
+// and keeps those it gives; the turn limit joins its hash only when given, so the hash of a
+// spec that gives none is what it was before the limit existed.
+func TestFromSpecLimits(t *testing.T) {
+	bp, err := blueprint.Parse("one.toml", []byte("name = \"one\"\n[[stages]]\nname = \"s\"\n"), scenarios.KnownTools())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := models.NewScripted("scripted:one", nil, models.ExhaustedFinish)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := func(ticks uint64, turns uint32) *scenarios.Scenario {
+		t.Helper()
+		sc, err := scenarios.FromSpec(scenarios.Spec{Name: "s", MaxTicks: ticks, MaxTurnsPerAgent: turns,
+			Groups: []scenarios.GroupSpec{{Name: "g", Count: 1, Blueprint: bp, Model: m}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sc
+	}
+	tests := []struct {
+		name           string
+		ticks          uint64
+		turns          uint32
+		wantTicks      uint64
+		wantTurns      uint32
+		sameHashAsZero bool
+	}{
+		{name: "defaults", wantTicks: scenarios.DefaultMaxTicks, wantTurns: resources.DefaultMaxModelTurns, sameHashAsZero: true},
+		{name: "given", ticks: 7, turns: 3, wantTicks: 7, wantTurns: 3},
+		{name: "the default turn limit, written", turns: resources.DefaultMaxModelTurns, wantTicks: scenarios.DefaultMaxTicks, wantTurns: resources.DefaultMaxModelTurns},
+	}
+	zero := spec(0, 0).Hash
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sc := spec(tt.ticks, tt.turns)
+			if sc.MaxTicks != tt.wantTicks || sc.MaxTurnsPerAgent != tt.wantTurns {
+				t.Errorf("limits %d ticks, %d turns; want %d, %d", sc.MaxTicks, sc.MaxTurnsPerAgent, tt.wantTicks, tt.wantTurns)
+			}
+			if (sc.Hash == zero) != tt.sameHashAsZero {
+				t.Errorf("hash %s, zero spec's %s: same = %v, want %v", sc.Hash, zero, sc.Hash == zero, tt.sameHashAsZero)
 			}
 		})
 	}
