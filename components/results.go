@@ -52,15 +52,24 @@ type ResultSeen struct {
 // ResultSnippet bounds ResultSeen.Last, in bytes.
 const ResultSnippet = 120
 
-// WatchResult files one tool result of agent under the watches: each watch of tool (and, if it
-// names one, of agent) gets the agent's ResultSeen, made on first use in *seen.
-func WatchResult(watches []ResultWatch, seen *[]ResultSeen, agent, tool, content string, isError bool) {
+// ResultsSeen is what one agent's results showed of its profile's watches: an entry per watch of
+// a tool it called.
+type ResultsSeen struct {
+	List []ResultSeen
+}
+
+// WatchResult files one tool result of the agent under watches (its profile's): each watch of
+// tool (and, if it names one, of this agent) gets the agent's ResultSeen, made on first use.
+func (d *AgentData) WatchResult(watches []ResultWatch, tool, content string, isError bool) {
 	for i := range watches {
 		w := &watches[i]
-		if w.Tool != tool || w.Agent != "" && w.Agent != agent {
+		if w.Tool != tool || w.Agent != "" && w.Agent != d.Name {
 			continue
 		}
-		s := findSeen(seen, w.ID)
+		if d.Seen == nil {
+			d.Seen = &ResultsSeen{}
+		}
+		s := findSeen(&d.Seen.List, w.ID)
 		if s.Matched {
 			continue
 		}

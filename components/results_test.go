@@ -47,9 +47,14 @@ func TestWatchResult(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var seen []ResultSeen
+			d := &AgentData{Name: "a"}
 			for _, r := range tt.results {
-				WatchResult([]ResultWatch{tt.watch}, &seen, r.agent, r.tool, r.content, r.isError)
+				d.Name = r.agent
+				d.WatchResult([]ResultWatch{tt.watch}, r.tool, r.content, r.isError)
+			}
+			var seen []ResultSeen
+			if d.Seen != nil {
+				seen = d.Seen.List
 			}
 			if len(seen) != len(tt.want) {
 				t.Fatalf("seen %+v, want %+v", seen, tt.want)

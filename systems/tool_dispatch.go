@@ -319,7 +319,7 @@ func (t *toolTurn) finish(tick uint64, e ecs.Entity, id *components.Identity, d 
 		}
 		d.ByTool.Add(call.Name)
 		if len(watches) > 0 {
-			components.WatchResult(watches, &d.Seen, d.Name, call.Name, r.Content, r.IsError)
+			d.WatchResult(watches, call.Name, r.Content, r.IsError)
 		}
 		for _, n := range r.Notes {
 			t.run.Trace.ToolNote(tick, ref(id, d), call.ID, call.Name, n.Fn, n.Text, n.OK, n.Err)
