@@ -227,9 +227,16 @@ func (c *compiler) compile(data []byte) {
 // defaults are generous (the busiest shipped example runs about a thousand ticks and two hundred
 // turns an agent) and never "no limit": a run always ends.
 const (
-	DefaultMaxTicks  = 100_000
-	MaxMaxTicks      = 1_000_000_000_000
-	MaxTurnsCeiling  = 1_000_000_000
+	// DefaultMaxTicks is [limits] max_ticks when the file leaves it out: a hundred times what
+	// the busiest shipped example needs.
+	DefaultMaxTicks = 100_000
+	// MaxTicksCeiling is the largest max_ticks: far past any run (31,000 years of one-second
+	// ticks), so that a run meant to go on can say so, but still a limit.
+	MaxTicksCeiling = 1_000_000_000_000
+	// MaxTurnsCeiling is the largest max_turns_per_agent; the turn counter is 32 bits.
+	MaxTurnsCeiling = 1_000_000_000
+	// defaultTurnLimit is max_turns_per_agent when the file leaves it out: the runtime's own
+	// default, so a file and a world built in Go agree.
 	defaultTurnLimit = resources.DefaultMaxModelTurns
 )
 
@@ -242,9 +249,9 @@ func (c *compiler) limits() {
 	if v := fl.MaxTicks; v != nil {
 		switch {
 		case *v == 0:
-			c.errorf("limits.max_ticks", "0 is not \"no limit\": a run always ends; give a tick limit from 1 to %d (a large one if the run is meant to go on), or leave the key out for the default, %d", int64(MaxMaxTicks), DefaultMaxTicks)
-		case *v < 1 || *v > MaxMaxTicks:
-			c.errorf("limits.max_ticks", "%d: a run always ends: give a tick limit from 1 to %d, or leave the key out for the default, %d", *v, int64(MaxMaxTicks), DefaultMaxTicks)
+			c.errorf("limits.max_ticks", "0 is not \"no limit\": a run always ends; give a tick limit from 1 to %d (a large one if the run is meant to go on), or leave the key out for the default, %d", int64(MaxTicksCeiling), DefaultMaxTicks)
+		case *v < 1 || *v > MaxTicksCeiling:
+			c.errorf("limits.max_ticks", "%d: a run always ends: give a tick limit from 1 to %d, or leave the key out for the default, %d", *v, int64(MaxTicksCeiling), DefaultMaxTicks)
 		default:
 			c.sc.MaxTicks = uint64(*v)
 		}
