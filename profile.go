@@ -54,7 +54,7 @@ func profile(g *scenarios.Group, scoped *tools.ScopedToolRegistry, root string, 
 	p := &components.Profile{
 		Group: g.Name, Blueprint: bp, Model: g.Model, ModelID: g.Model.ID(),
 		Tools: scoped, StageTools: stageTools, StageRegistries: registries, Policy: pol,
-		Sandbox: boundaries, MCPServers: servers, WorkRoot: root,
+		Sandbox: boundaries, MCPServers: servers, WorkRoot: root, Watches: g.Watches,
 	}
 	p.Workdir = g.WorkdirFunc(root)
 	p.Task = g.TaskFunc()

@@ -266,6 +266,7 @@ func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
 		Run:     resources.Run{Context: context.Background(), Trace: r.trace, Log: &opt.Log},
 		Hub:     gate.NewHub(answerer),
 		Records: r.records,
+		Limits:  resources.AgentLimits{MaxModelTurns: sc.MaxTurnsPerAgent},
 		Spawning: resources.Spawning{
 			Offspring: &offspring{sc: sc, scoped: scoped, host: host, launch: launch, unattended: unattended, root: root},
 			Limits:    subagentLimits(host), InboxCap: host.Subagents.Inbox, MaxFanOutItems: host.Subagents.MaxFanOutItems,

@@ -236,6 +236,13 @@ type Blueprint struct {
 	// blueprint's script tools during a run, so an agent sees tools added
 	// after it was spawned. false (the default) fixes the tool set at spawn.
 	DynamicTools bool
+	// Endless is endless: the stage graph may have a loop that an agent can
+	// reach and never leave (an on = "always" loop of polling stages, say),
+	// for simulations whose agents are meant to run until a limit stops
+	// them: the scenario's max_turns_per_agent or max_ticks. false (the
+	// default) makes such a loop a load error (ErrNoEnd), since an agent in
+	// it could never finish.
+	Endless bool
 	// ScriptPermissions is the blueprint's [tool_script_permissions] (nil if
 	// none): host function -> verdict, with values already validated. It
 	// may only tighten the host's table; CheckScriptCeiling says whether it

@@ -59,6 +59,9 @@ func describe(bp *Blueprint) string {
 	fmt.Fprintf(&b, "description=%q\n", bp.Description)
 	fmt.Fprintf(&b, "permissions=%s\n", describePermissions(bp.ToolPermissions))
 	fmt.Fprintf(&b, "dynamic_tools=%v script_permissions=%s\n", bp.DynamicTools, describeScriptPermissions(bp.ScriptPermissions))
+	if bp.Endless {
+		b.WriteString("endless=true\n")
+	}
 	sa := bp.Subagents
 	spawnable := "any"
 	if sa.Spawnable != nil {
@@ -144,6 +147,11 @@ func checkInvariants(t *testing.T, bp *Blueprint) {
 		}
 		if at := bp.scriptAt[fn]; at.File != bp.Path || at.Line < 1 || at.Key != "tool_script_permissions."+fn {
 			t.Errorf("script permission %s positioned at %+v", fn, at)
+		}
+	}
+	if !bp.Endless {
+		if stuck := stuckStages(bp); len(stuck) > 0 {
+			t.Errorf("stages %v are reachable and can never end, but the blueprint loaded without endless = true", stuck)
 		}
 	}
 	for key, at := range bp.sandboxAt {

@@ -15,6 +15,8 @@
 //	                       # (default: the first stage in the file)
 //	max_messages = 32      # optional; the most conversation messages kept
 //	                       # per agent (default 32; at least 4)
+//	endless = false        # optional; true allows a stage loop with no way
+//	                       # out (agents then end at the scenario's limits)
 //
 //	[tool_permissions]     # optional, agent level
 //	read_file = "allow"    # tool name = "allow" | "ask" | "deny"
@@ -73,6 +75,11 @@
 //     max_iterations model turns) or always (matches any of them).
 //   - to (required) names a stage of the same blueprint; a stage may
 //     transition to itself.
+//   - Every stage reachable from the entry must be able to end: some
+//     sequence of outcomes (done, error, max_iterations; a fan_out stage
+//     never has max_iterations) must reach one no transition catches.
+//     A loop an agent could never leave is an error (ErrNoEnd) at the
+//     transition that closes it, unless endless = true.
 //   - A fan_out stage must list "fan_out" in available_tools, which the
 //     host must offer; its workers are the agent's children, so
 //     max_child_depth must be at least 1 and spawnable (when given) must
@@ -126,6 +133,7 @@
 //	stages[0].fan_out.on_worker_failure: unknown failure policy "stop"; valid: continue, fail_all
 //	stages[20000]: too many stages: 20001; a blueprint has at most 20000 stages
 //	stages[0].transitions[64]: too many transitions: 65; a stage has at most 64 transitions
+//	stages[0].transitions[0]: stage graph has no end: every outcome of stage "poll" (done, error, max_iterations) leads back to it, ...
 //
 // # Limits
 //
@@ -139,7 +147,7 @@
 // ErrDuplicateStage, ErrUnknownStage, ErrUnknownTool, ErrDuplicateTool,
 // ErrOutOfRange, ErrUnknownCondition, ErrDuplicateBlueprint,
 // ErrFanOutUnavailable, ErrNotSpawnable, ErrNotLocalPath,
-// ErrUnknownFailurePolicy, ErrTooMany, policy.ErrBadVerdict, or one of
+// ErrUnknownFailurePolicy, ErrTooMany, ErrNoEnd, policy.ErrBadVerdict, or one of
 // tomlfile's ErrSyntax, ErrUnknownKey, ErrType) for errors.Is. Problems in
 // a sandbox table wrap the host config's sentinels instead, as the same
 // problem in the host's [sandbox] does (hostconfig.ErrOutOfRange,

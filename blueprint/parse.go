@@ -68,6 +68,10 @@ var (
 	// blueprint may (see MaxStages and the other caps), so that compiling
 	// any file stays cheap.
 	ErrTooMany = errors.New("too many")
+	// ErrNoEnd: the stage graph has a loop an agent can reach from the entry and never leave
+	// (every outcome of every stage in it has a transition into it), so the agent could only be
+	// stopped by a limit. endless = true allows it.
+	ErrNoEnd = errors.New("stage graph has no end")
 )
 
 // nameRule says what a valid blueprint name is, in messages.
@@ -88,6 +92,8 @@ type fileBlueprint struct {
 	// DynamicTools and ToolScriptPermissions concern the blueprint's script tools.
 	DynamicTools          bool              `toml:"dynamic_tools"`
 	ToolScriptPermissions map[string]string `toml:"tool_script_permissions"`
+	// Endless lets the stage graph have a loop with no way out (see checkEnds).
+	Endless bool `toml:"endless"`
 	// Sandbox has the host's [sandbox] keys, each of which may only tighten.
 	Sandbox hostconfig.SandboxTable `toml:"sandbox"`
 	// MCPServers has the host's [[mcp_servers]] keys (see mcp.go).
@@ -250,6 +256,10 @@ type compiler struct {
 	// sandboxAt positions the sandbox settings written (see
 	// Blueprint.sandboxAt).
 	sandboxAt map[string]tomlfile.Error
+	// badGraph is set when a stage name, a transition or the entry has a
+	// problem: the stage graph is then incomplete, and checking whether it
+	// ends would only report false problems.
+	badGraph bool
 }
 
 // errorf records a problem positioned at path.
@@ -277,6 +287,7 @@ func (c *compiler) compile(raw *fileBlueprint) *Blueprint {
 		SafeCommands:    c.safeCommands(raw.SafeCommands),
 		Subagents:       c.subagents(&raw.Subagents),
 		DynamicTools:    raw.DynamicTools,
+		Endless:         raw.Endless,
 	}
 	bp.ScriptPermissions, bp.scriptAt = c.scriptPermissions("tool_script_permissions", raw.ToolScriptPermissions)
 	bp.Sandbox = c.sandbox("sandbox", &raw.Sandbox)
@@ -310,7 +321,11 @@ func (c *compiler) compile(raw *fileBlueprint) *Blueprint {
 			bp.Entry = entry
 		} else {
 			c.errorf("entry", "%w %q; valid stages: %s", ErrUnknownStage, raw.Entry, c.validStages)
+			c.badGraph = true
 		}
+	}
+	if !c.badGraph {
+		c.checkEnds(bp)
 	}
 	return bp
 }
@@ -356,11 +371,13 @@ func (c *compiler) indexStages(stages []fileStage) {
 			} else {
 				c.errorf(path, "%w; every stage needs a unique name", ErrMissingKey)
 			}
+			c.badGraph = true
 			continue
 		}
 		if first, dup := c.stageIndex[name]; dup {
 			line, _, _ := c.doc.Pos(tomlfile.JoinIndex("stages", first) + ".name")
 			c.errorf(path, "%w %q; first defined at line %d", ErrDuplicateStage, name, line)
+			c.badGraph = true
 			continue
 		}
 		c.stageIndex[name] = i
@@ -391,6 +408,7 @@ func (c *compiler) stage(i int, raw *fileStage, st *Stage) {
 	st.ToolPermissions = c.permissions(path+".tool_permissions", raw.ToolPermissions)
 	st.Sandbox = c.sandbox(path+".sandbox", &raw.Sandbox)
 	if !c.within(path+".transitions", len(raw.Transitions), MaxTransitions, "transitions", whose) {
+		c.badGraph = true
 		return
 	}
 	if len(raw.Transitions) > 0 {
@@ -399,6 +417,8 @@ func (c *compiler) stage(i int, raw *fileStage, st *Stage) {
 	for k := range raw.Transitions {
 		if t, ok := c.transition(tomlfile.JoinIndex(path+".transitions", k), &raw.Transitions[k]); ok {
 			st.Transitions = append(st.Transitions, t)
+		} else {
+			c.badGraph = true
 		}
 	}
 }

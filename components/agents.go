@@ -23,6 +23,9 @@ type AgentData struct {
 	Conversation Conversation
 	// ByTool counts calls per tool.
 	ByTool ToolCounts
+	// Seen holds what the agent's tool results showed of its profile's Watches: nil until a
+	// watched tool returns, and a pointer so that an agent no expectation watches pays 8 bytes.
+	Seen *ResultsSeen
 	// Model is the agent's own state in its model back end.
 	Model models.State
 	// Workdir is the agent's absolute workdir, worked out from its profile on first use.

@@ -48,6 +48,9 @@ type Profile struct {
 	// those whose tools a stage advertises, and those the sub-agents they may spawn may call. A
 	// server's session stops once no agent that may call it, or whose descendants may, is left.
 	MCPServers []string
+	// Watches are the scenario's result expectations that may concern the profile's agents,
+	// checked as each tool result is filed (nil: none, which costs nothing).
+	Watches []ResultWatch
 }
 
 // Registry is the registry calls in stage resolve through: the stage's own registry when the

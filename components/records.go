@@ -14,6 +14,9 @@ type FinalRecord struct {
 	Tick     uint64
 	Counters Counters
 	ByTool   ToolCounts
+	// Results is what the agent's tool results showed of the scenario's result expectations
+	// (nil when its profile watched none).
+	Results []ResultSeen
 	// Parent is the id of the agent that spawned this one (0: top level); Depth its depth in
 	// the agent tree (0: top level).
 	Parent uint64

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/rs/zerolog"
@@ -111,6 +112,32 @@ const (
 	DefaultInboxCap       = 64
 	DefaultMaxFanOutItems = 100_000
 )
+
+// AgentLimits bound what one agent may do over its whole life, so that every agent ends, whatever
+// its model does: an agent about to be asked for a model turn past MaxModelTurns ends failed
+// instead (infer_dispatch), with the reason TurnLimitReason gives.
+type AgentLimits struct {
+	// MaxModelTurns is the most model turns one agent is asked for, across every stage and
+	// visit (Counters.ModelTurns); Install sets DefaultMaxModelTurns when it is 0.
+	MaxModelTurns uint32
+	// Key names the setting in the failure's reason (a scenario's
+	// "limits.max_turns_per_agent"); Install sets DefaultLimitKey when it is empty.
+	Key string
+}
+
+// The defaults Install applies to AgentLimits: generous enough that no shipped scenario comes
+// near it (the busiest agent of the examples makes about 200 turns), small enough that a model
+// stuck in a loop ends in well under a second of scripted work.
+const (
+	DefaultMaxModelTurns = 1000
+	DefaultLimitKey      = "limits.max_turns_per_agent"
+)
+
+// TurnLimitReason is the status reason of an agent the turn limit ended:
+// "turn limit: 1000 model turns (limits.max_turns_per_agent)".
+func (l *AgentLimits) TurnLimitReason() string {
+	return "turn limit: " + strconv.FormatUint(uint64(l.MaxModelTurns), 10) + " model turns (" + l.Key + ")"
+}
 
 // Gate is the decision function every tool call passes, from an agent's turn and from inside a
 // script tool.
@@ -220,6 +247,8 @@ type Set struct {
 	Run      Run
 	Lanes    Lanes
 	Spawning Spawning
+	// Limits bound each agent's life (the defaults when zero).
+	Limits AgentLimits
 	// Gate decides every tool call (gate.Standard when nil); Hub holds open prompts (one with no
 	// answerer when nil: every prompt is denied as unanswered).
 	Gate gate.Decider
@@ -275,6 +304,12 @@ func (s *Set) Install(w *ecs.World) Installed {
 	if s.Spawning.MaxFanOutItems <= 0 {
 		s.Spawning.MaxFanOutItems = DefaultMaxFanOutItems
 	}
+	if s.Limits.MaxModelTurns == 0 {
+		s.Limits.MaxModelTurns = DefaultMaxModelTurns
+	}
+	if s.Limits.Key == "" {
+		s.Limits.Key = DefaultLimitKey
+	}
 	if s.Gate == nil {
 		s.Gate = gate.Standard{}
 	}
@@ -298,6 +333,7 @@ func (s *Set) Install(w *ecs.World) Installed {
 	ecs.AddResource(w, &s.Run)
 	ecs.AddResource(w, &s.Lanes)
 	ecs.AddResource(w, &s.Spawning)
+	ecs.AddResource(w, &s.Limits)
 	ecs.AddResource(w, &Gate{Decider: s.Gate})
 	ecs.AddResource(w, s.Hub)
 	ecs.AddResource(w, s.Tasks)

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/warrenhq/warren/components"
@@ -20,6 +21,33 @@ type Expectation struct {
 	ModelTurns *int
 	// ToolCalls are exact per-agent call counts by tool name.
 	ToolCalls []components.ToolCount
+	// ToolErrors, when set, is the exact number of the agent's calls that returned an error
+	// result (refused by the gate, bad arguments, or failed).
+	ToolErrors *int
+	// Results each want some call of a tool to have returned a result with a given content
+	// and kind ([[expect.results]]).
+	Results []ResultExpectation
+}
+
+// ResultExpectation wants some call of Tool to have returned a result containing Contains ("":
+// any content) that succeeded or failed as OK says (nil: either). The run watches for it as
+// results are filed (components.ResultWatch, under ID), since the records keep counts only.
+type ResultExpectation struct {
+	ID       int32
+	Tool     string
+	Contains string
+	OK       *bool
+}
+
+// want is the ResultWant of the expectation's OK.
+func (x *ResultExpectation) want() components.ResultWant {
+	switch {
+	case x.OK == nil:
+		return components.AnyResult
+	case *x.OK:
+		return components.OKResult
+	}
+	return components.ErrorResult
 }
 
 // StatusCount is an expected number of agents with one status; All means every agent.
@@ -31,9 +59,10 @@ type StatusCount struct {
 
 // RunExpectation is what a scenario expects of the run as a whole.
 type RunExpectation struct {
-	Where     string
-	Status    []StatusCount
-	ToolCalls *int
+	Where      string
+	Status     []StatusCount
+	ToolCalls  *int
+	ToolErrors *int
 }
 
 // maxListed bounds how many mismatching agents one failure lists.
@@ -111,15 +140,58 @@ func mismatches(e *Expectation, r *components.FinalRecord) []string {
 			out = append(out, fmt.Sprintf("%s called %d times, want %d", tc.Tool, got, tc.N))
 		}
 	}
+	if e.ToolErrors != nil && int(r.Counters.ToolErrors) != *e.ToolErrors {
+		out = append(out, fmt.Sprintf("tool errors %d, want %d", r.Counters.ToolErrors, *e.ToolErrors))
+	}
+	for i := range e.Results {
+		x := &e.Results[i]
+		if seen, _ := r.Seen(x.ID); !seen.Matched {
+			out = append(out, resultMismatch(x, seen))
+		}
+	}
 	return out
+}
+
+// resultMismatch says that no result matched x: "no successful read_file result contains
+// "hello" (2 calls; the last failed: "...")".
+func resultMismatch(x *ResultExpectation, seen components.ResultSeen) string {
+	var b strings.Builder
+	b.WriteString("no ")
+	switch x.want() {
+	case components.OKResult:
+		b.WriteString("successful ")
+	case components.ErrorResult:
+		b.WriteString("failed ")
+	}
+	b.WriteString(x.Tool + " result")
+	if x.Contains != "" {
+		b.WriteString(" contains " + strconv.Quote(x.Contains))
+	}
+	switch seen.Calls {
+	case 0:
+		b.WriteString(" (" + x.Tool + " was not called)")
+		return b.String()
+	case 1:
+		b.WriteString(" (1 call; it ")
+	default:
+		fmt.Fprintf(&b, " (%d calls; the last ", seen.Calls)
+	}
+	if seen.LastError {
+		b.WriteString("failed: ")
+	} else {
+		b.WriteString("succeeded: ")
+	}
+	b.WriteString(strconv.Quote(seen.Last) + ")")
+	return b.String()
 }
 
 func checkRun(re *RunExpectation, records []components.FinalRecord) []string {
 	counts := make([]int, len(components.StatusNames))
-	total := 0
+	total, errs := 0, 0
 	for i := range records {
 		counts[records[i].Status]++
 		total += int(records[i].Counters.ToolCalls)
+		errs += int(records[i].Counters.ToolErrors)
 	}
 	var out []string
 	for _, sc := range re.Status {
@@ -134,6 +206,9 @@ func checkRun(re *RunExpectation, records []components.FinalRecord) []string {
 	}
 	if re.ToolCalls != nil && total != *re.ToolCalls {
 		out = append(out, fmt.Sprintf("%s: expect_run.tool_calls: %d tool calls in the run, want %d", re.Where, total, *re.ToolCalls))
+	}
+	if re.ToolErrors != nil && errs != *re.ToolErrors {
+		out = append(out, fmt.Sprintf("%s: expect_run.tool_errors: %d tool errors in the run, want %d", re.Where, errs, *re.ToolErrors))
 	}
 	return out
 }

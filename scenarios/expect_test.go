@@ -232,6 +232,15 @@ func TestCheckRun(t *testing.T) {
 			run:  scenarios.RunExpectation{ToolCalls: intOf(5)},
 			want: []string{where + ": expect_run.tool_calls: 4 tool calls in the run, want 5"},
 		},
+		{
+			name: "no tool errors holds",
+			run:  scenarios.RunExpectation{ToolErrors: intOf(0)},
+		},
+		{
+			name: "tool error total mismatch",
+			run:  scenarios.RunExpectation{ToolErrors: intOf(2)},
+			want: []string{where + ": expect_run.tool_errors: 0 tool errors in the run, want 2"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -276,5 +285,64 @@ func TestCheckOrder(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("scenarios.Check =\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// readers is a run whose records carry tool errors and what their results showed of two
+// watches: 0 (read_file returned "hello", matched for r-0) and 1 (read_file's results, none of
+// which matched for r-0; r-1 called nothing); r-1's write_file result is watch 2's.
+func readers() []components.FinalRecord {
+	r0 := rec("r-0", "readers", components.Done, "read", "", 3, components.ToolCount{Tool: "read_file", N: 2})
+	r0.Counters.ToolErrors = 1
+	r0.Results = []components.ResultSeen{{ID: 0, Matched: true, Calls: 1}, {ID: 1, Calls: 2, Last: "open notes.md: no such file", LastError: true}}
+	r1 := rec("r-1", "readers", components.Done, "read", "", 1, components.ToolCount{Tool: "write_file", N: 1})
+	r1.Results = []components.ResultSeen{{ID: 2, Calls: 1, Last: "wrote 5 bytes"}}
+	return []components.FinalRecord{r0, r1}
+}
+
+func boolOf(b bool) *bool { return &b }
+
+// TestCheckToolErrorsAndResults: tool_errors is an exact count per agent, and a result
+// expectation holds when the run saw a matching result; a failure says what was wanted and what
+// the calls of the tool returned instead.
+func TestCheckToolErrorsAndResults(t *testing.T) {
+	const where = "s.toml:14"
+	tests := []struct {
+		name   string
+		expect scenarios.Expectation
+		want   []string
+	}{
+		{name: "tool errors hold", expect: scenarios.Expectation{Agent: "r-0", ToolErrors: intOf(1)}},
+		{name: "tool errors differ", expect: scenarios.Expectation{Group: "readers", ToolErrors: intOf(1)},
+			want: []string{where + `: expect[0] (group readers): 1 of 2 agents differ
+    r-1: tool errors 0, want 1`}},
+		{name: "a matched result holds", expect: scenarios.Expectation{Agent: "r-0",
+			Results: []scenarios.ResultExpectation{{ID: 0, Tool: "read_file", Contains: "hello"}}}},
+		{name: "no matching result among several calls", expect: scenarios.Expectation{Agent: "r-0",
+			Results: []scenarios.ResultExpectation{{ID: 1, Tool: "read_file", Contains: "draft", OK: boolOf(true)}}},
+			want: []string{where + `: expect[0] (agent r-0): 1 of 1 agents differ
+    r-0: no successful read_file result contains "draft" (2 calls; the last failed: "open notes.md: no such file")`}},
+		{name: "the tool was never called", expect: scenarios.Expectation{Group: "readers",
+			Results: []scenarios.ResultExpectation{{ID: 0, Tool: "read_file"}}},
+			want: []string{where + `: expect[0] (group readers): 1 of 2 agents differ
+    r-1: no read_file result (read_file was not called)`}},
+		{name: "one call that succeeded where a failure was wanted", expect: scenarios.Expectation{Agent: "r-1",
+			Results: []scenarios.ResultExpectation{{ID: 2, Tool: "write_file", OK: boolOf(false)}}},
+			want: []string{where + `: expect[0] (agent r-1): 1 of 1 agents differ
+    r-1: no failed write_file result (1 call; it succeeded: "wrote 5 bytes")`}},
+		{name: "every mismatch on one line", expect: scenarios.Expectation{Agent: "r-1", ToolErrors: intOf(3),
+			Results: []scenarios.ResultExpectation{{ID: 0, Tool: "read_file"}, {ID: 2, Tool: "write_file", Contains: "6 bytes"}}},
+			want: []string{where + `: expect[0] (agent r-1): 1 of 1 agents differ
+    r-1: tool errors 0, want 3; no read_file result (read_file was not called); no write_file result contains "6 bytes" (1 call; it succeeded: "wrote 5 bytes")`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := tt.expect
+			e.Where, e.Label = where, "expect[0]"
+			got := scenarios.Check(&scenarios.Scenario{Expect: []scenarios.Expectation{e}}, readers())
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("scenarios.Check =\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
 	}
 }

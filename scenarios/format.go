@@ -64,7 +64,9 @@ type fileClassifierRule struct {
 }
 
 type fileLimits struct {
-	MaxTicks int64 `toml:"max_ticks"`
+	// Pointers tell a key left out (the default) from one written 0 (refused).
+	MaxTicks         *int64 `toml:"max_ticks"`
+	MaxTurnsPerAgent *int64 `toml:"max_turns_per_agent"`
 }
 
 type fileClock struct {
@@ -103,9 +105,19 @@ type fileExpect struct {
 	Reason     string         `toml:"reason"`
 	ModelTurns *int           `toml:"model_turns"`
 	ToolCalls  map[string]int `toml:"tool_calls"`
+	ToolErrors *int           `toml:"tool_errors"`
+	// Results are [[expect.results]]: some call of the tool returned such a result.
+	Results []fileResult `toml:"results"`
+}
+
+type fileResult struct {
+	Tool     string `toml:"tool"`
+	Contains string `toml:"contains"`
+	OK       *bool  `toml:"ok"`
 }
 
 type fileExpectRun struct {
-	Status    map[string]any `toml:"status"`
-	ToolCalls *int           `toml:"tool_calls"`
+	Status     map[string]any `toml:"status"`
+	ToolCalls  *int           `toml:"tool_calls"`
+	ToolErrors *int           `toml:"tool_errors"`
 }

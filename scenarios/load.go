@@ -37,8 +37,14 @@ type Scenario struct {
 	Path, Dir         string
 	Name, Description string
 	Seed              uint64
-	// MaxTicks bounds the run (0 = until a fixed point).
+	// MaxTicks bounds the run: it stops after this many ticks if it has not reached a fixed
+	// point ([limits] max_ticks; DefaultMaxTicks when the file leaves it out, never 0, so that
+	// every run ends).
 	MaxTicks uint64
+	// MaxTurnsPerAgent bounds each agent's model turns over its whole life ([limits]
+	// max_turns_per_agent; resources.DefaultMaxModelTurns when left out): an agent about to
+	// be asked for one more ends failed, with a reason naming the limit.
+	MaxTurnsPerAgent uint32
 	// Faults is the [faults] table (nil: no faults are injected).
 	Faults  *faults.Spec
 	Clock   ecs.ClockConfig
@@ -90,9 +96,13 @@ type Group struct {
 	// SafetyMode and PlanFile put the group in read-only, plan or auto mode.
 	SafetyMode tools.SafetyMode
 	PlanFile   string
-	agentName  *template.Template
-	workdir    *template.Template
-	task       *template.Template
+	// Watches are the scenario's result expectations its agents may meet, for their profile
+	// (components.Profile.Watches): nil unless an [[expect.results]] is about the group or an
+	// agent.
+	Watches   []components.ResultWatch
+	agentName *template.Template
+	workdir   *template.Template
+	task      *template.Template
 }
 
 // Spawnable is a blueprint agents may spawn as sub-agents, with the model its agents run.
@@ -102,6 +112,8 @@ type Spawnable struct {
 	Blueprint *blueprint.Blueprint
 	ModelKey  string
 	Model     models.Model
+	// Watches are the result expectations its agents may meet, as for a Group.
+	Watches []components.ResultWatch
 }
 
 // templateData is what group templates (agent_name, workdir, task) may use.
@@ -182,6 +194,8 @@ type compiler struct {
 	hostOverride *hostconfig.Config
 	// discover lists an MCP server's tools.
 	discover Discovery
+	// watches numbers the result expectations (components.ResultWatch.ID).
+	watches int32
 }
 
 func (c *compiler) errorf(path, format string, args ...any) {
@@ -199,10 +213,7 @@ func (c *compiler) compile(data []byte) {
 		c.errorf("seed", "%d: the seed must be zero or positive", f.Seed)
 	}
 	c.sc.Seed = uint64(f.Seed)
-	if f.Limits.MaxTicks < 0 {
-		c.errorf("limits.max_ticks", "%d: must be zero (no limit) or positive", f.Limits.MaxTicks)
-	}
-	c.sc.MaxTicks = uint64(max(f.Limits.MaxTicks, 0))
+	c.limits()
 	c.clock()
 	c.lanes()
 	hash := sha256.New()
@@ -219,12 +230,55 @@ func (c *compiler) compile(data []byte) {
 	c.groups()
 	c.spawnables()
 	c.expectations()
+	c.plans()
 	c.scriptCeilings()
 	c.sandboxCeilings()
 	c.launch()
 	c.compileInteractions()
 	c.faults()
 	c.sc.Hash = "sha256:" + hex.EncodeToString(hash.Sum(nil))
+}
+
+// The run's limits when [limits] leaves them out, and the largest values it may give. The
+// defaults are generous (the busiest shipped example runs about a thousand ticks and two hundred
+// turns an agent) and never "no limit": a run always ends.
+const (
+	// DefaultMaxTicks is [limits] max_ticks when the file leaves it out: a hundred times what
+	// the busiest shipped example needs.
+	DefaultMaxTicks = 100_000
+	// MaxTicksCeiling is the largest max_ticks: far past any run (31,000 years of one-second
+	// ticks), so that a run meant to go on can say so, but still a limit.
+	MaxTicksCeiling = 1_000_000_000_000
+	// MaxTurnsCeiling is the largest max_turns_per_agent; the turn counter is 32 bits.
+	MaxTurnsCeiling = 1_000_000_000
+	// defaultTurnLimit is max_turns_per_agent when the file leaves it out: the runtime's own
+	// default, so a file and a world built in Go agree.
+	defaultTurnLimit = resources.DefaultMaxModelTurns
+)
+
+// limits compiles [limits]: max_ticks and max_turns_per_agent, each from 1 to its ceiling. 0 is
+// refused rather than read as "no limit" (what max_ticks = 0 meant before), so a file written
+// for the old meaning fails loudly instead of running to the new default.
+func (c *compiler) limits() {
+	fl := c.file.Limits
+	c.sc.MaxTicks, c.sc.MaxTurnsPerAgent = DefaultMaxTicks, defaultTurnLimit
+	if v := fl.MaxTicks; v != nil {
+		switch {
+		case *v == 0:
+			c.errorf("limits.max_ticks", "0 is not \"no limit\": a run always ends; give a tick limit from 1 to %d (a large one if the run is meant to go on), or leave the key out for the default, %d", int64(MaxTicksCeiling), DefaultMaxTicks)
+		case *v < 1 || *v > MaxTicksCeiling:
+			c.errorf("limits.max_ticks", "%d: a run always ends: give a tick limit from 1 to %d, or leave the key out for the default, %d", *v, int64(MaxTicksCeiling), DefaultMaxTicks)
+		default:
+			c.sc.MaxTicks = uint64(*v)
+		}
+	}
+	if v := fl.MaxTurnsPerAgent; v != nil {
+		if *v < 1 || *v > MaxTurnsCeiling {
+			c.errorf("limits.max_turns_per_agent", "%d: every agent's turns are limited: give a limit from 1 to %d model turns, or leave the key out for the default, %d", *v, MaxTurnsCeiling, defaultTurnLimit)
+		} else {
+			c.sc.MaxTurnsPerAgent = uint32(*v)
+		}
+	}
 }
 
 func (c *compiler) clock() {
@@ -651,10 +705,14 @@ func (c *compiler) expectations() {
 		path := tomlfile.JoinIndex("expect", i)
 		line, _, _ := c.doc.Pos(path)
 		e := Expectation{Where: fmt.Sprintf("%s:%d", c.sc.Path, line), Label: path, Group: fe.Group, Agent: fe.Agent,
-			Stage: fe.Stage, Reason: fe.Reason, ModelTurns: fe.ModelTurns}
+			Stage: fe.Stage, Reason: fe.Reason, ModelTurns: fe.ModelTurns, ToolErrors: fe.ToolErrors}
 		if fe.ModelTurns != nil && *fe.ModelTurns < 0 {
 			c.errorf(tomlfile.JoinKey(path, "model_turns"), "%d: a turn count is zero or more", *fe.ModelTurns)
 		}
+		if fe.ToolErrors != nil && *fe.ToolErrors < 0 {
+			c.errorf(tomlfile.JoinKey(path, "tool_errors"), "%d: an error count is zero or more", *fe.ToolErrors)
+		}
+		e.Results = c.results(path, fe)
 		switch {
 		case fe.Group == "" && fe.Agent == "":
 			c.errorf(path, "name the group or the agent this expectation is about (group = \"...\" or agent = \"...\")")
@@ -680,9 +738,12 @@ func (c *compiler) expectations() {
 		c.sc.Expect = append(c.sc.Expect, e)
 	}
 	if fr := c.file.ExpectRun; fr != nil {
-		re := &RunExpectation{Where: c.where("expect_run"), ToolCalls: fr.ToolCalls}
+		re := &RunExpectation{Where: c.where("expect_run"), ToolCalls: fr.ToolCalls, ToolErrors: fr.ToolErrors}
 		if fr.ToolCalls != nil && *fr.ToolCalls < 0 {
 			c.errorf("expect_run.tool_calls", "%d: a call count is zero or more", *fr.ToolCalls)
+		}
+		if fr.ToolErrors != nil && *fr.ToolErrors < 0 {
+			c.errorf("expect_run.tool_errors", "%d: an error count is zero or more", *fr.ToolErrors)
 		}
 		for _, name := range sortedKeys(fr.Status) {
 			path := tomlfile.JoinKey("expect_run.status", name)
@@ -710,6 +771,34 @@ func (c *compiler) expectations() {
 		}
 		c.sc.ExpectRun = re
 	}
+}
+
+// results compiles the [[expect.results]] of the expectation at path and gives each a watch,
+// added to every group (and [spawn] entry) whose agents it may concern: the group it names, or,
+// for an expectation about one agent, every group, limited to that agent's name.
+func (c *compiler) results(path string, fe fileExpect) []ResultExpectation {
+	var out []ResultExpectation
+	for j, fr := range fe.Results {
+		if fr.Tool == "" {
+			c.errorf(tomlfile.JoinIndex(tomlfile.JoinKey(path, "results"), j), "missing tool: name the tool whose result this expects, e.g. { tool = \"read_file\", contains = \"hello\", ok = true }")
+			continue
+		}
+		x := ResultExpectation{ID: c.watches, Tool: fr.Tool, Contains: fr.Contains, OK: fr.OK}
+		c.watches++
+		w := components.ResultWatch{ID: x.ID, Agent: fe.Agent, Tool: x.Tool, Contains: x.Contains, Want: x.want()}
+		for i := range c.sc.Groups {
+			if g := &c.sc.Groups[i]; fe.Agent != "" || g.Name == fe.Group {
+				g.Watches = append(g.Watches, w)
+			}
+		}
+		for _, key := range sortedKeys(c.sc.Spawn) {
+			if sp := c.sc.Spawn[key]; fe.Agent != "" || key == fe.Group {
+				sp.Watches = append(sp.Watches, w)
+			}
+		}
+		out = append(out, x)
+	}
+	return out
 }
 
 // folderError reports a problem with a folder of script tools: at the scenario's key, or (key

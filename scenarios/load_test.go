@@ -161,8 +161,9 @@ func TestLoadDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sc.Name != "minimal" || sc.Seed != 0 || sc.MaxTicks != 0 {
-		t.Errorf("name/seed/max_ticks = %q/%d/%d, want minimal/0/0", sc.Name, sc.Seed, sc.MaxTicks)
+	if sc.Name != "minimal" || sc.Seed != 0 || sc.MaxTicks != scenarios.DefaultMaxTicks || sc.MaxTurnsPerAgent != resources.DefaultMaxModelTurns {
+		t.Errorf("name/seed/max_ticks/max_turns_per_agent = %q/%d/%d/%d, want minimal/0/%d/%d", sc.Name, sc.Seed, sc.MaxTicks, sc.MaxTurnsPerAgent,
+			scenarios.DefaultMaxTicks, resources.DefaultMaxModelTurns)
 	}
 	if sc.Clock.Mode != ecs.Virtual || sc.Clock.TickLength != 0 {
 		t.Errorf("clock = %+v, want virtual with the default tick length", sc.Clock)
@@ -189,6 +190,7 @@ func TestLoadSettings(t *testing.T) {
 
 [limits]
 max_ticks = 50
+max_turns_per_agent = 20
 
 [clock]
 mode = "wall"
@@ -207,8 +209,8 @@ tool_workers = 2
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sc.Seed != 99 || sc.MaxTicks != 50 {
-		t.Errorf("seed/max_ticks = %d/%d, want 99/50", sc.Seed, sc.MaxTicks)
+	if sc.Seed != 99 || sc.MaxTicks != 50 || sc.MaxTurnsPerAgent != 20 {
+		t.Errorf("seed/max_ticks/max_turns_per_agent = %d/%d/%d, want 99/50/20", sc.Seed, sc.MaxTicks, sc.MaxTurnsPerAgent)
 	}
 	if sc.Clock.Mode != ecs.Wall || sc.Clock.TickLength != 250*time.Millisecond {
 		t.Errorf("clock = %+v, want wall, 250ms", sc.Clock)

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -22,8 +23,11 @@ type Spec struct {
 	Name string
 	// Seed seeds the agents' random streams.
 	Seed uint64
-	// MaxTicks bounds the run (0: until a fixed point).
+	// MaxTicks bounds the run (0: DefaultMaxTicks, as for a file; a run always ends).
 	MaxTicks uint64
+	// MaxTurnsPerAgent bounds each agent's model turns over its life (0:
+	// resources.DefaultMaxModelTurns, as for a file).
+	MaxTurnsPerAgent uint32
 	// Groups are the agent groups, spawned in this order.
 	Groups []GroupSpec
 	// Host is the host config (nil: hostconfig.Default()).
@@ -49,7 +53,7 @@ type GroupSpec struct {
 var ErrSpec = errors.New("bad scenario spec")
 
 // FromSpec compiles s into a Scenario, with the defaults a scenario file gets. Its hash covers
-// the name, seed, tick limit and every group (name, count, blueprint hash, model id, task).
+// the name, seed, limits as given and every group (name, count, blueprint hash, model id, task).
 func FromSpec(s Spec) (*Scenario, error) {
 	if !namePattern.MatchString(s.Name) {
 		return nil, fmt.Errorf("%w: name %q: use lower-case letters, digits, '-' and '_'", ErrSpec, s.Name)
@@ -58,18 +62,24 @@ func FromSpec(s Spec) (*Scenario, error) {
 		return nil, fmt.Errorf("%w: %s: give at least one group", ErrSpec, s.Name)
 	}
 	sc := &Scenario{
-		Path: s.Name, Name: s.Name, Seed: s.Seed, MaxTicks: s.MaxTicks,
-		Clock:      ecs.ClockConfig{Mode: ecs.Virtual},
-		Latency:    resources.Latency{Model: 1, Tool: 1},
-		Lanes:      LaneSizes{ModelCapacity: defaultModelCapacity, ToolCapacity: defaultToolCapacity},
-		Blueprints: map[string]*blueprint.Blueprint{},
-		Host:       s.Host,
+		Path: s.Name, Name: s.Name, Seed: s.Seed, MaxTicks: cmp.Or(s.MaxTicks, DefaultMaxTicks),
+		MaxTurnsPerAgent: cmp.Or(s.MaxTurnsPerAgent, defaultTurnLimit),
+		Clock:            ecs.ClockConfig{Mode: ecs.Virtual},
+		Latency:          resources.Latency{Model: 1, Tool: 1},
+		Lanes:            LaneSizes{ModelCapacity: defaultModelCapacity, ToolCapacity: defaultToolCapacity},
+		Blueprints:       map[string]*blueprint.Blueprint{},
+		Host:             s.Host,
 	}
 	if sc.Host == nil {
 		sc.Host = hostconfig.Default()
 	}
 	hash := sha256.New()
 	fmt.Fprintf(hash, "spec %q seed %d max_ticks %d\n", s.Name, s.Seed, s.MaxTicks)
+	if s.MaxTurnsPerAgent != 0 {
+		// Hashed only when given, so that the hash of a spec written before the limit existed
+		// stays what it was.
+		fmt.Fprintf(hash, "max_turns_per_agent %d\n", s.MaxTurnsPerAgent)
+	}
 	seen := map[string]bool{}
 	for i, gs := range s.Groups {
 		where := fmt.Sprintf("%s: group %d (%q)", s.Name, i, gs.Name)

@@ -338,6 +338,8 @@ type options struct {
 	inboxCap, maxFanOutItems int
 	// servers stands in for the world's MCP sessions (nil: none).
 	servers leases.Servers
+	// maxTurns is each agent's turn limit (0: the default, resources.DefaultMaxModelTurns).
+	maxTurns uint32
 }
 
 // harness is one world with its resources, lanes, real registries and a trace in memory, assembled the
@@ -455,6 +457,7 @@ func newHarness(tb testing.TB, opt options) *harness {
 		Records:  &components.Records{},
 		Spawning: resources.Spawning{Offspring: h.offspring, Limits: opt.limits, InboxCap: opt.inboxCap, MaxFanOutItems: opt.maxFanOutItems},
 		Servers:  opt.servers,
+		Limits:   resources.AgentLimits{MaxModelTurns: opt.maxTurns},
 	}
 	if opt.answerer != nil {
 		h.host.Hub = gate.NewHub(opt.answerer)

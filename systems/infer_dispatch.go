@@ -143,8 +143,9 @@ func buildView(v *models.View, id *components.Identity, p *components.Profile, d
 
 // InferDispatch starts a model turn for every agent in ReadyToInfer. Messages waiting in the
 // agent's inbox join its conversation first, when its stage accepts messages. An agent that has
-// used its stage's max_iterations ends the visit with outcome max_iterations instead; an agent
-// in a fan-out stage is not asked at all (see fanOutStage). Inline models decide
+// used its stage's max_iterations ends the visit with outcome max_iterations instead; one that has
+// had its life's model turns (resources.AgentLimits) ends failed; an agent in a fan-out stage is
+// not asked at all (see fanOutStage). Inline models decide
 // on the spot; others are submitted to the model lane and the agent waits in AwaitingInference.
 type InferDispatch struct {
 	turnApplier
@@ -158,6 +159,9 @@ type InferDispatch struct {
 	rnd      *rand.Rand
 	dynamic  *scripthost.Dynamic
 	faults   *faults.Injector
+	// maxTurns is the run's turn limit per agent, and turnLimit the reason of an agent it ends.
+	maxTurns  uint32
+	turnLimit string
 }
 
 var _ ecs.System = (*InferDispatch)(nil)
@@ -182,6 +186,11 @@ func (s *InferDispatch) Initialize(w *ecs.World) (err error) {
 		return err
 	}
 	s.faults = f.Injector
+	limits, err := resources.Get[resources.AgentLimits](w)
+	if err != nil {
+		return err
+	}
+	s.maxTurns, s.turnLimit = limits.MaxModelTurns, limits.TurnLimitReason()
 	s.maps = newAgentMaps(w)
 	s.view = ecs.NewView2[components.Cursor, components.Identity](w, []ecs.Comp{ecs.T[components.ReadyToInfer]()}, nil)
 	s.tools = newMover[components.ReadyToInfer, components.ReadyForTools](w)
@@ -223,6 +232,13 @@ func (s *InferDispatch) Update(w *ecs.World) {
 			cur.Outcome = blueprint.OutcomeMaxIterations
 			d.Reason = "stage " + strconv.Quote(stage.Name) + " reached max_iterations (" + strconv.Itoa(stage.MaxIterations) + ")"
 			s.resolve.add(e)
+			continue
+		}
+		if s.maps.counters.Get(e).ModelTurns >= s.maxTurns {
+			// The agent has had every turn its life allows: it ends here, whatever its stage's
+			// transitions say, so that no stage graph and no model keeps an agent forever.
+			terminate(s.run.Trace, tick, id, d, s.maps.status.Get(e), stage.Name, components.Failed, s.turnLimit)
+			s.terminal.add(e)
 			continue
 		}
 		fail, slow := s.faults.Model(p.Group, id.ID, uint64(cur.Turn))

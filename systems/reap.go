@@ -197,6 +197,10 @@ func (*Reap) Finalize(*ecs.World) {}
 func record(profiles *components.Profiles, maps *agentMaps, e ecs.Entity, id *components.Identity, d *components.AgentData, tick uint64) components.FinalRecord {
 	p := profiles.Get(id.Profile)
 	cur := maps.cursor.Get(e)
+	var results []components.ResultSeen
+	if d.Seen != nil {
+		results = d.Seen.List
+	}
 	return components.FinalRecord{
 		ID: id.ID, Name: d.Name, Group: p.Group, Index: id.Index,
 		Status: maps.status.Get(e).Kind, Reason: d.Reason,
@@ -205,6 +209,7 @@ func record(profiles *components.Profiles, maps *agentMaps, e ecs.Entity, id *co
 		Tick:     tick,
 		Counters: *maps.counters.Get(e),
 		ByTool:   d.ByTool,
+		Results:  results,
 		Parent:   d.Parent,
 		Depth:    d.Depth,
 	}

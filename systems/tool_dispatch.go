@@ -338,10 +338,12 @@ func (t *toolTurn) fillContext(ec *tools.ExecContext, id *components.Identity, d
 	}
 }
 
-// finish appends the results in call order, records them, and moves the agent on: back to
-// ReadyToInfer, or to Terminal if a tool panicked.
+// finish appends the results in call order, records them (and shows them to the profile's
+// result watches, when it has any), and moves the agent on: back to ReadyToInfer, or to
+// Terminal if a tool panicked.
 func (t *toolTurn) finish(tick uint64, e ecs.Entity, id *components.Identity, d *components.AgentData, stage *blueprint.Stage) {
 	counters := t.maps.counters.Get(e)
+	watches := t.profiles.Get(id.Profile).Watches
 	work := &d.Work
 	panicked := ""
 	for i, call := range work.Calls {
@@ -352,6 +354,9 @@ func (t *toolTurn) finish(tick uint64, e ecs.Entity, id *components.Identity, d 
 			counters.ToolErrors++
 		}
 		d.ByTool.Add(call.Name)
+		if len(watches) > 0 {
+			d.WatchResult(watches, call.Name, r.Content, r.IsError)
+		}
 		for _, n := range r.Notes {
 			t.run.Trace.ToolNote(tick, ref(id, d), stage.Name, call.ID, call.Name, n.Fn, n.Text, n.OK, n.Err)
 			t.sandbox.WarnDegraded(n)
