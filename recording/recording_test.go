@@ -128,7 +128,7 @@ func TestReadRefuses(t *testing.T) {
 		{"empty", "", "empty input"},
 		{"another format", `{"format":"warren-trace","version":4}` + "\n", `format "warren-trace" version 4`},
 		{"cut off", strings.Join(lines[:len(lines)-2], ""), "no end line after line 8: the run that wrote it was cut off"},
-		{"cut mid-line", string(good[:len(good)-20]), "line 9"},
+		{"cut mid-line", string(good[:len(good)-20]), "line 9 is cut in the middle: the run that wrote it was cut off"},
 		{"unknown kind", lines[0] + `{"kind":"tape"}` + "\n" + lines[len(lines)-2], `kind "tape" (valid: tool, background, mcp, items, answer, end)`},
 		{"unknown key", lines[0] + `{"kind":"background","tick":1,"agent":"a","call_id":"c","report":"r","extra":1}` + "\n", `unknown field "extra"`},
 		{"entry after end", string(good) + lines[1], "follows the end line"},
@@ -196,14 +196,28 @@ func TestOutsideRecordAndPlay(t *testing.T) {
 }
 
 func TestWriteErrorIsSticky(t *testing.T) {
-	w, err := NewWriter(failing{}, Header{})
+	if _, err := NewWriter(failing{}, Header{}); err == nil {
+		t.Fatal("the header is written at once: its failure must be reported")
+	}
+	w, err := NewWriter(&failAfter{n: 1}, Header{})
 	if err != nil {
-		t.Fatal(err) // buffered: the header is not written yet
+		t.Fatal(err)
 	}
 	w.Background(1, "a", "c", strings.Repeat("x", 70<<10))
 	if w.Err() == nil || w.Close("x") == nil {
 		t.Fatal("a failed write must be reported")
 	}
+}
+
+// failAfter accepts n writes, then fails.
+type failAfter struct{ n int }
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if f.n == 0 {
+		return 0, errors.New("disk full")
+	}
+	f.n--
+	return len(p), nil
 }
 
 type failing struct{}

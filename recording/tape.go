@@ -69,6 +69,9 @@ func Read(r io.Reader) (*Tape, error) {
 			return nil, err
 		}
 		line++
+		if !bytes.HasSuffix(raw, []byte("\n")) && !json.Valid(raw) {
+			return nil, fmt.Errorf("%w: line %d is cut in the middle: the run that wrote it was cut off, so it cannot be replayed whole", ErrBadRecording, line)
+		}
 		raw = bytes.TrimSuffix(raw, []byte("\n"))
 		if ended {
 			return nil, fmt.Errorf("%w: line %d follows the end line", ErrBadRecording, line)

@@ -65,6 +65,11 @@ func NewWriter(w io.Writer, h Header) (*Writer, error) {
 	rw.sink.out = rw.out
 	rw.log = zerolog.New(&rw.sink)
 	_, _ = rw.sink.Write(append(line, '\n'))
+	if rw.sink.err == nil {
+		// The header goes out at once: a run killed before its first entry still leaves a
+		// recording that says what it was, and that a reader refuses as cut off.
+		rw.sink.err = rw.out.Flush()
+	}
 	return rw, rw.sink.err
 }
 

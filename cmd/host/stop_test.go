@@ -265,3 +265,42 @@ func TestBinaryTraceFillsADisk(t *testing.T) {
 		t.Errorf("the trace's last line was cut, and host trace diff does not say so:\n%s", r.stdout)
 	}
 }
+
+// TestBinaryKilled: SIGKILL gives the host no chance to finish anything. The trace it leaves is
+// cut, but every whole line of it parses and a reader says it is incomplete; the recording it
+// leaves has no end line, and host replay refuses it as cut off rather than replaying half a run.
+func TestBinaryKilled(t *testing.T) {
+	bin, _ := buildBinary(t)
+	dir := t.TempDir()
+	tr, rec := filepath.Join(dir, "t.jsonl"), filepath.Join(dir, "r.jsonl")
+	cmd := exec.Command(bin, "run", example("quickstart.toml"), "--trace", tr, "--record", rec)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Kill it once its tool calls are being recorded (its first 20,000 events are spawns and
+	// stage entries), well before its end (46 MB of trace in all).
+	written := waitFor(120*time.Second, func() bool {
+		info, err := os.Stat(rec)
+		return err == nil && info.Size() > 256<<10
+	})
+	_ = cmd.Process.Kill()
+	err := cmd.Wait()
+	if !written {
+		t.Fatalf("the recording did not grow past 256 KiB: %v\n%s", err, stderr.String())
+	}
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("the host was not killed: %v", err)
+	}
+	got := readTrace(t, tr) // fails on any whole line that does not parse
+	if got.Complete || len(got.Events) < 1000 || !strings.Contains(strings.Join(got.Notes, "\n"), "no end event") {
+		t.Fatalf("complete %v, %d events, notes %q", got.Complete, len(got.Events), got.Notes)
+	}
+	r := host(t, "replay", rec)
+	wantCode(t, r, exitBadInput)
+	if !strings.Contains(r.stderr, "the run that wrote it was cut off") {
+		t.Fatalf("stderr:\n%s", r.stderr)
+	}
+}
