@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"os"
 	"strconv"
@@ -151,6 +152,7 @@ func writeEventDiff(b *strings.Builder, header []byte, want, got []json.RawMessa
 			fmt.Fprintf(b, "first difference at line %d; want has %d events, got has %d\n", lineOf(i), len(want), len(got))
 			writeContext(b, header, want, i)
 			writeEventChange(b, want[i], got[i])
+			writeLaterDifferences(b, want[i+1:], got[i+1:])
 			return
 		}
 	}
@@ -164,6 +166,49 @@ func writeEventDiff(b *strings.Builder, header []byte, want, got []json.RawMessa
 		writeContext(b, header, want, n)
 		fmt.Fprintf(b, "first extra event:\ngot:  %s\n  line %d: %s\n", identify(got[n]), lineOf(n), clip(got[n], maxLineShown))
 	}
+}
+
+// writeLaterDifferences counts how the events after the first difference differ, as multisets of
+// events without their seq (which shifts for every event once one is added or lost): so an edit
+// that changed one decision reads "1 later event differs", and one that changed a whole agent's
+// course shows how much it changed.
+func writeLaterDifferences(b *strings.Builder, want, got []json.RawMessage) {
+	counts := make(map[uint64]int, len(want))
+	for _, e := range want {
+		counts[eventKey(e)]++
+	}
+	onlyGot := 0
+	for _, e := range got {
+		k := eventKey(e)
+		if counts[k] > 0 {
+			counts[k]--
+		} else {
+			onlyGot++
+		}
+	}
+	onlyWant := 0
+	for _, c := range counts {
+		onlyWant += c
+	}
+	if onlyWant+onlyGot == 0 {
+		b.WriteString("after it: no later event differs (seq aside)\n")
+		return
+	}
+	fmt.Fprintf(b, "after it: %d later events differ (seq aside): %d only in want, %d only in got\n", onlyWant+onlyGot, onlyWant, onlyGot)
+}
+
+// eventKey hashes an event line without its seq field.
+func eventKey(e []byte) uint64 {
+	h := fnv.New64a()
+	if i := bytes.Index(e, []byte(`,"seq":`)); i >= 0 {
+		if j := bytes.IndexByte(e[i+1:], ','); j >= 0 {
+			h.Write(e[:i])
+			h.Write(e[i+1+j:])
+			return h.Sum64()
+		}
+	}
+	h.Write(e)
+	return h.Sum64()
 }
 
 // writeContext shows up to contextLines lines (the header included) before event i.

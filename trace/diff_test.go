@@ -61,6 +61,7 @@ got:  seq 4, tick 1, agent worker-0 (id 1), kind tool_call
 fields that differ:
 - verdict: "allow"
 + verdict: "ask"
+after it: no later event differs (seq aside)
 `,
 		},
 		{
@@ -80,6 +81,7 @@ fields that differ:
 + index: (absent)
 - stage: (absent)
 + stage: "plan"
+after it: no later event differs (seq aside)
 `,
 		},
 		{
@@ -132,6 +134,7 @@ got:  seq 9, tick 5, agent worker-0 (id 1), kind reap
 fields that differ:
 - tool_errors: 0
 + tool_errors: 1
+after it: no later event differs (seq aside)
 `,
 		},
 		{
@@ -146,6 +149,7 @@ got:  seq 2, tick 0, agent worker-0 (id 1), kind stage_enter
 same fields and values, encoded differently (field order or spacing):
 - ` + base[2] + `
 + ` + strings.Replace(base[2], `"stage":"plan","visit":1`, `"visit":1,"stage":"plan"`, 1) + `
+after it: no later event differs (seq aside)
 `,
 		},
 	}
@@ -271,5 +275,42 @@ func TestCompare(t *testing.T) {
 	}
 	if _, err := Compare("testdata/bad/event_array.jsonl", same); !errors.Is(err, ErrMalformed) {
 		t.Errorf("malformed want: error = %v, want ErrMalformed", err)
+	}
+}
+
+// TestDiffCountsLaterDifferences: after the first divergent event the report counts how many
+// later events differ, comparing them without their seq, so one inserted event reads as one
+// difference however many seqs it shifted, and a changed course reads as many.
+func TestDiffCountsLaterDifferences(t *testing.T) {
+	base := []string{
+		`{"format":"warren-trace","version":4,"host_version":"x","scenario":"s","scenario_hash":"h","seed":1,"clock":"virtual"}`,
+		`{"tick":0,"seq":1,"agent":1,"name":"a","kind":"stage_enter","stage":"p","visit":1}`,
+		`{"tick":0,"seq":2,"agent":1,"name":"a","kind":"model_turn","stage":"p","iteration":0,"text":"x","calls":0}`,
+		`{"tick":1,"seq":3,"agent":1,"name":"a","kind":"terminal","status":"done","reason":"","stage":"p"}`,
+		`{"tick":1,"seq":4,"agent":1,"name":"a","kind":"reap","status":"done","model_turns":1,"tool_calls":0,"tool_errors":0}`,
+	}
+	inserted := []string{base[0], base[1],
+		`{"tick":0,"seq":2,"agent":1,"name":"a","kind":"message","sender":0,"sender_name":"host","via":"notify","text":"hi"}`,
+		strings.Replace(base[2], `"seq":2`, `"seq":3`, 1), strings.Replace(base[3], `"seq":3`, `"seq":4`, 1),
+		strings.Replace(base[4], `"seq":4`, `"seq":5`, 1)}
+	changed := []string{base[0], base[1], strings.Replace(base[2], `"text":"x"`, `"text":"y"`, 1),
+		strings.Replace(base[3], `"done"`, `"failed"`, 1), strings.Replace(base[4], `"done"`, `"failed"`, 1)}
+	for _, tc := range []struct {
+		name string
+		got  []string
+		want string
+	}{
+		{"one inserted event", inserted, "after it: 1 later events differ (seq aside): 0 only in want, 1 only in got\n"},
+		{"a changed course", changed, "after it: 4 later events differ (seq aside): 2 only in want, 2 only in got\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			report, err := Diff(strings.NewReader(joinLines(base)), strings.NewReader(joinLines(tc.got)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasSuffix(report, tc.want) {
+				t.Fatalf("report:\n%s\nwant it to end with %q", report, tc.want)
+			}
+		})
 	}
 }

@@ -75,4 +75,5 @@ func ExampleDiff() {
 	// + to: "retry"
 	// - on: "done"
 	// + on: "error"
+	// after it: no later event differs (seq aside)
 }

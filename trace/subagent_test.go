@@ -214,6 +214,7 @@ got:  seq 3, tick 3, agent planner-0/1 (id 2), kind kill
 fields that differ:
 - cascade: ["planner-0/1","planner-0/1/1"]
 + cascade: ["planner-0/1"]
+after it: no later event differs (seq aside)
 `
 	if report != wantReport {
 		t.Errorf("report:\n%s\nwant:\n%s", report, wantReport)
