@@ -30,9 +30,13 @@ const (
 	Timeout
 	// Slow: a model turn or a call takes SlowTicks more ticks.
 	Slow
+	// MCPCrash: the MCP server a call goes to crashes during it: the call fails as a call in
+	// flight at a crash does, and the server's live session is killed at the start of the next
+	// tick (when no call is on it), so the next call restarts it.
+	MCPCrash
 )
 
-var kindNames = [...]string{"none", "model_error", "tool_error", "timeout", "slow"}
+var kindNames = [...]string{"none", "model_error", "tool_error", "timeout", "slow", "mcp_crash"}
 
 // String is the kind's key in a scenario's [faults] table.
 func (k Kind) String() string { return kindNames[k] }
@@ -45,12 +49,13 @@ var (
 	ErrModel   = errors.New("injected fault: the model failed (faults.model_error)")
 	ErrTool    = errors.New("injected fault: the tool failed (faults.tool_error)")
 	ErrTimeout = errors.New("injected fault: the call timed out (faults.timeout)")
+	ErrCrash   = errors.New("injected fault: the MCP server crashed during the call; it is restarted on the next call (faults.mcp_crash)")
 )
 
 // Rates are the probabilities (0 to 1) of each kind of fault; nil leaves a rate to the table
 // above (a group's to the run's, a tool's to its group's).
 type Rates struct {
-	ModelError, ToolError, Timeout, Slow *float64
+	ModelError, ToolError, Timeout, Slow, MCPCrash *float64
 }
 
 // over returns r with o's set rates replacing r's.
@@ -61,7 +66,8 @@ func (r Rates) over(o Rates) Rates {
 		}
 		return a
 	}
-	return Rates{pick(r.ModelError, o.ModelError), pick(r.ToolError, o.ToolError), pick(r.Timeout, o.Timeout), pick(r.Slow, o.Slow)}
+	return Rates{pick(r.ModelError, o.ModelError), pick(r.ToolError, o.ToolError), pick(r.Timeout, o.Timeout), pick(r.Slow, o.Slow),
+		pick(r.MCPCrash, o.MCPCrash)}
 }
 
 // Spec is a scenario's [faults] table.
@@ -91,7 +97,7 @@ type Injector struct {
 }
 
 // thresholds are rates as fractions of 2^64, compared with a draw.
-type thresholds [5]uint64
+type thresholds [6]uint64
 
 // New returns the injector of spec drawing from seed, or nil when spec is nil.
 func New(spec *Spec, seed uint64) *Injector {
@@ -127,6 +133,7 @@ func (in *Injector) thresholdsFor(group, tool string) thresholds {
 	}
 	var t thresholds
 	t[ModelError], t[ToolError], t[Timeout], t[Slow] = threshold(r.ModelError), threshold(r.ToolError), threshold(r.Timeout), threshold(r.Slow)
+	t[MCPCrash] = threshold(r.MCPCrash)
 	in.cache[key] = t
 	return t
 }
@@ -176,14 +183,15 @@ func (in *Injector) Model(group string, agent, turn uint64) (fail, slow bool) {
 }
 
 // Tool decides the fault of call index of model turn turn of agent (of group), a call of tool
-// that leaves the world: ToolError, Timeout or Slow (in that order of precedence), or None.
-func (in *Injector) Tool(group, tool string, agent, turn uint64, index int) Kind {
+// that leaves the world (mcp: a tool of an MCP server): ToolError, Timeout, MCPCrash (for an MCP
+// tool only) or Slow, in that order of precedence, or None.
+func (in *Injector) Tool(group, tool string, mcp bool, agent, turn uint64, index int) Kind {
 	if in == nil {
 		return None
 	}
 	t := in.thresholdsFor(group, tool)
-	for _, k := range []Kind{ToolError, Timeout, Slow} {
-		if in.draws(t, k, agent, turn, index) {
+	for _, k := range []Kind{ToolError, Timeout, MCPCrash, Slow} {
+		if (k != MCPCrash || mcp) && in.draws(t, k, agent, turn, index) {
 			return k
 		}
 	}

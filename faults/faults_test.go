@@ -10,7 +10,7 @@ func rate(p float64) *float64 { return &p }
 func count(in *Injector, group, tool string, n int) map[Kind]int {
 	got := map[Kind]int{}
 	for i := range n {
-		got[in.Tool(group, tool, uint64(i%97)+1, uint64(i/97), i%3)]++
+		got[in.Tool(group, tool, true, uint64(i%97)+1, uint64(i/97), i%3)]++
 	}
 	return got
 }
@@ -50,6 +50,13 @@ func TestRatesAndOverrides(t *testing.T) {
 	if share := float64(fails) / n; share < 0.285 || share > 0.315 {
 		t.Fatalf("model_error share %.3f, want 0.3", share)
 	}
+	crash := New(&Spec{Rates: Rates{MCPCrash: rate(1)}}, 1)
+	if k := crash.Tool("g", "kv__get", true, 1, 1, 1); k != MCPCrash {
+		t.Fatalf("an MCP tool at mcp_crash 1 drew %v", k)
+	}
+	if k := crash.Tool("g", "shell", false, 1, 1, 1); k != None {
+		t.Fatalf("a tool of no MCP server drew %v", k)
+	}
 }
 
 // TestDrawsArePure: a decision depends on the seed and where it is taken only, not on which
@@ -58,15 +65,15 @@ func TestDrawsArePure(t *testing.T) {
 	spec := &Spec{Rates: Rates{ToolError: rate(0.3)}}
 	a, b := New(spec, 7), New(spec, 7)
 	for i := range 500 {
-		b.Tool("g", "shell", uint64(i), 1, 0) // b answers other questions first
+		b.Tool("g", "shell", false, uint64(i), 1, 0) // b answers other questions first
 	}
 	same, other := 0, 0
 	c := New(spec, 8)
 	for i := 499; i >= 0; i-- {
-		if a.Tool("g", "shell", uint64(i), 2, 1) == b.Tool("g", "shell", uint64(i), 2, 1) {
+		if a.Tool("g", "shell", false, uint64(i), 2, 1) == b.Tool("g", "shell", false, uint64(i), 2, 1) {
 			same++
 		}
-		if a.Tool("g", "shell", uint64(i), 2, 1) != c.Tool("g", "shell", uint64(i), 2, 1) {
+		if a.Tool("g", "shell", false, uint64(i), 2, 1) != c.Tool("g", "shell", false, uint64(i), 2, 1) {
 			other++
 		}
 	}
@@ -83,7 +90,7 @@ func TestNilInjectsNothing(t *testing.T) {
 	if New(nil, 1) != nil {
 		t.Fatal("no spec must give no injector")
 	}
-	if k := in.Tool("g", "shell", 1, 1, 1); k != None {
+	if k := in.Tool("g", "shell", true, 1, 1, 1); k != None {
 		t.Fatalf("nil injector drew %v", k)
 	}
 	if fail, slow := in.Model("g", 1, 1); fail || slow {

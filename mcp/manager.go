@@ -212,6 +212,28 @@ func (m *Manager) Drain() []Event {
 	return events
 }
 
+// Crash kills the live stdio session of server as if its process had died (SIGKILL to its
+// process group) and returns once the exit is recorded, so the next call restarts it: what a
+// seeded mcp_crash fault does (faults.MCPCrash). It reports whether there was a live stdio session
+// to kill (an HTTP server's process is not the host's to kill). Call it only when no call is on
+// the session, or those calls fail as calls in flight at a crash do.
+func (m *Manager) Crash(server string) bool {
+	s := m.lookup(server)
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	sess := s.current
+	s.mu.Unlock()
+	if sess == nil || sess.cmd == nil {
+		return false
+	}
+	sess.killGroup()
+	<-sess.ended // the reaper has seen the exit (end runs before its owner is told)
+	s.sessionBroke(sess)
+	return true
+}
+
 // Stats returns a snapshot of server's counters; the zero Stats for an unknown server.
 func (m *Manager) Stats(server string) Stats {
 	s := m.lookup(server)

@@ -502,3 +502,35 @@ func TestManagerErrors(t *testing.T) {
 		t.Errorf("events = %q", got)
 	}
 }
+
+// TestCrash: Crash kills a live stdio session as if it had died, with its exit recorded before it
+// returns, and the next call restarts the server; with no live session, or over HTTP (a process
+// the host does not own), there is nothing to crash.
+func TestCrash(t *testing.T) {
+	m := newManager(t, mcp.Options{}, configFor(t, "stdio", "kv"))
+	if m.Crash("kv") {
+		t.Fatal("crashed a server with no live session")
+	}
+	mustOK(t, call(t, toolOf(m, "kv", "kv_set"), `{"key":"k","value":"v"}`))
+	if !m.Crash("kv") {
+		t.Fatal("the live session was not crashed")
+	}
+	var kinds []string
+	for _, e := range m.Drain() {
+		kinds = append(kinds, e.Kind+" "+e.Reason)
+	}
+	if strings.Join(kinds, "|") != "start |exit signal: killed" {
+		t.Fatalf("events %q, want the start and the exit, recorded when Crash returned", kinds)
+	}
+	if got := call(t, toolOf(m, "kv", "kv_get"), `{"key":"k"}`); !got.IsError || !strings.Contains(got.Content, "not found") {
+		t.Fatalf("after the crash the store must be gone with its process: %+v", got)
+	}
+	if st := m.Stats("kv"); st.Starts != 2 || st.Restarts != 1 || st.Exits != 1 {
+		t.Fatalf("stats %+v, want a restart after the crash", st)
+	}
+	h := newManager(t, mcp.Options{}, configFor(t, "http", "kv"))
+	mustOK(t, call(t, toolOf(h, "kv", "echo"), `{"text":"x"}`))
+	if h.Crash("kv") {
+		t.Fatal("crashed an HTTP server, whose process is not the host's")
+	}
+}

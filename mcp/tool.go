@@ -153,6 +153,9 @@ func (t *Tool) timedOut(ctx context.Context, timeout time.Duration, res tools.Re
 	return res
 }
 
+// Server is the name of the server the tool belongs to (what a seeded crash fault kills).
+func (t *Tool) Server() string { return t.info.Server }
+
 // failed is the error result of a call that did not get a usable reply.
 func (t *Tool) failed(number uint64, message string) tools.Result {
 	return tools.Result{

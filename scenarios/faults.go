@@ -16,6 +16,7 @@ type fileFaults struct {
 	ToolError    *float64             `toml:"tool_error"`
 	Timeout      *float64             `toml:"timeout"`
 	Slow         *float64             `toml:"slow"`
+	MCPCrash     *float64             `toml:"mcp_crash"`
 	Groups       map[string]fileRates `toml:"groups"`
 	Tools        map[string]fileRates `toml:"tools"`
 }
@@ -26,6 +27,7 @@ type fileRates struct {
 	ToolError  *float64 `toml:"tool_error"`
 	Timeout    *float64 `toml:"timeout"`
 	Slow       *float64 `toml:"slow"`
+	MCPCrash   *float64 `toml:"mcp_crash"`
 }
 
 // faults compiles [faults]: rates between 0 and 1, groups the scenario has, tools the host knows
@@ -50,7 +52,7 @@ func (c *compiler) faults() {
 		return uint64(max(v, 0))
 	}
 	spec.SlowTicks, spec.TimeoutTicks = ticks("faults.slow_ticks", ff.SlowTicks), ticks("faults.timeout_ticks", ff.TimeoutTicks)
-	spec.Rates = c.rates("faults", fileRates{ff.ModelError, ff.ToolError, ff.Timeout, ff.Slow})
+	spec.Rates = c.rates("faults", fileRates{ff.ModelError, ff.ToolError, ff.Timeout, ff.Slow, ff.MCPCrash})
 	groups := make([]string, len(c.sc.Groups))
 	for i, g := range c.sc.Groups {
 		groups[i] = g.Name
@@ -74,7 +76,7 @@ func (c *compiler) faults() {
 		}
 		r := ff.Tools[name]
 		if r.ModelError != nil {
-			c.errorf(tomlfile.JoinKey(at, "model_error"), "a tool's table takes tool_error, timeout and slow; model_error belongs in [faults] or [faults.groups.<group>]")
+			c.errorf(tomlfile.JoinKey(at, "model_error"), "a tool's table takes tool_error, timeout, mcp_crash and slow; model_error belongs in [faults] or [faults.groups.<group>]")
 		}
 		if spec.Tools == nil {
 			spec.Tools = map[string]faults.Rates{}
@@ -93,5 +95,5 @@ func (c *compiler) rates(at string, r fileRates) faults.Rates {
 		return p
 	}
 	return faults.Rates{ModelError: check("model_error", r.ModelError), ToolError: check("tool_error", r.ToolError),
-		Timeout: check("timeout", r.Timeout), Slow: check("slow", r.Slow)}
+		Timeout: check("timeout", r.Timeout), Slow: check("slow", r.Slow), MCPCrash: check("mcp_crash", r.MCPCrash)}
 }

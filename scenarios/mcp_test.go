@@ -1,6 +1,7 @@
 package scenarios_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -407,5 +408,44 @@ count = 1
 	}
 	if stopTick != bossReap+1 || lastChildReap >= bossReap {
 		t.Errorf("the session stopped at tick %d; the last child was reaped at %d and the boss at %d", stopTick, lastChildReap, bossReap)
+	}
+}
+
+// TestMCPCrashFault: a seeded mcp_crash fault fails its call as a call in flight at a crash does,
+// and kills the server's live session at the start of the next tick, so the next call restarts
+// the server: a real crash of the demo server's process, its exit and the restart recorded as
+// such, and the store it held gone with it.
+func TestMCPCrashFault(t *testing.T) {
+	turns := callTurn("kv__kv_set", `{ key = "k", value = "before" }`) + callTurn("kv__kv_get", `{ key = "k" }`) +
+		callTurn("kv__echo", `{ text = "after the crash" }`) + callTurn("kv__kv_set", `{ key = "j", value = "new" }`) +
+		"  [[models.client.turns]]\n  text = \"done\"\n"
+	files := mcpScenario(demoStdio, turns, 1)
+	files["s.toml"] += "\n[faults]\n  [faults.tools.kv__kv_get]\n  mcp_crash = 1.0\n"
+	sum, events := runMCP(t, files)
+	if sum.ByStatus[components.Done] != 1 || sum.MCPStarts != 2 {
+		t.Errorf("statuses %v, %d sessions started; want the client done and 2 sessions", sum.ByStatus, sum.MCPStarts)
+	}
+	got := results(events, "clients-0")
+	want := []string{"kv__kv_set true: ok",
+		"kv__kv_get false: injected fault: the MCP server crashed during the call; it is restarted on the next call (faults.mcp_crash)",
+		"kv__echo true: after the crash", "kv__kv_set true: ok"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("results:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	wantEvents := []string{"start 1", "exit 1 signal: killed", "restart 2 signal: killed", "stop 2 no agent holds a lease"}
+	if got := serverEvents(events); strings.Join(got, "|") != strings.Join(wantEvents, "|") {
+		t.Errorf("server events %q, want %q", got, wantEvents)
+	}
+
+	// Recorded and replayed: the replay kills nothing and starts nothing, and its trace shows the
+	// same crash, exit and restart.
+	sc, err := warren.Load(writePolicyFiles(t, files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recorded, tape := recordRun(t, sc, warren.Options{})
+	replayed, rsum, err := replayRun(t, tape, "")
+	if err != nil || rsum.MCPStarts != 0 || !bytes.Equal(recorded, replayed) {
+		t.Fatalf("replay: %v, %d sessions started\n%s", err, rsum.MCPStarts, traceDiff(t, recorded, replayed))
 	}
 }

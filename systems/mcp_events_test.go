@@ -33,6 +33,8 @@ func (f *fakeServers) Lease(server string) {
 	f.peak[server] = max(f.peak[server], f.leases[server])
 }
 
+func (f *fakeServers) Crash(string) bool { return false }
+
 func (f *fakeServers) Release(server string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

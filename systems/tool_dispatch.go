@@ -12,6 +12,7 @@ import (
 	"github.com/warrenhq/warren/gate"
 	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/internal/agenttree"
+	"github.com/warrenhq/warren/internal/leases"
 	"github.com/warrenhq/warren/internal/sandboxwire"
 	"github.com/warrenhq/warren/internal/scripthost"
 	"github.com/warrenhq/warren/models"
@@ -193,6 +194,7 @@ type toolTurn struct {
 	background *resources.Background
 	rec        *resources.Recording
 	faults     *faults.Injector
+	mcp        *leases.Leases
 	clock      *ecs.Clock
 	seed       uint64
 	maps       agentMaps
@@ -237,6 +239,9 @@ func (t *toolTurn) resolveTurn(w *ecs.World) (err error) {
 		return err
 	}
 	t.faults = f.Injector
+	if t.mcp, err = resources.Get[leases.Leases](w); err != nil {
+		return err
+	}
 	t.clock, t.seed = w.Clock(), w.Seed()
 	return nil
 }
@@ -264,8 +269,13 @@ func (t *toolTurn) start(tick uint64, e ecs.Entity, id *components.Identity, p *
 		return
 	}
 	latency := t.lanes.Latency.ForTool(call.Name)
-	switch fault := t.faults.Tool(p.Group, call.Name, id.ID, turn, i); fault {
+	server, isMCP := h.Tool().(leases.ServerTool)
+	switch fault := t.faults.Tool(p.Group, call.Name, isMCP, id.ID, turn, i); fault {
 	case faults.ToolError, faults.Timeout:
+		t.injectFault(tick, e, id, d, i, call, fault)
+		return
+	case faults.MCPCrash:
+		t.mcp.CrashNext(server.Server())
 		t.injectFault(tick, e, id, d, i, call, fault)
 		return
 	case faults.Slow:
@@ -299,13 +309,16 @@ func (t *toolTurn) start(tick uint64, e ecs.Entity, id *components.Identity, p *
 	})
 }
 
-// injectFault files an injected tool error or timeout as call i's result, through the tool lane:
+// injectFault files an injected tool error, timeout or MCP crash as call i's result, through the tool lane:
 // the call does not run. A timeout comes back after the fault's TimeoutTicks, an error at the
 // call's usual latency; a "fault" note says which fault it was.
 func (t *toolTurn) injectFault(tick uint64, e ecs.Entity, id *components.Identity, d *components.AgentData, i int, call models.ToolCall, fault faults.Kind) {
 	err, latency := faults.ErrTool, t.lanes.Latency.ForTool(call.Name)
-	if fault == faults.Timeout {
+	switch fault {
+	case faults.Timeout:
 		err, latency = faults.ErrTimeout, t.faults.TimeoutTicks()
+	case faults.MCPCrash:
+		err = faults.ErrCrash
 	}
 	res := components.ToolResult{Content: err.Error(), IsError: true, Notes: []tools.Note{{Fn: faults.NoteFn, Text: fault.String()}}}
 	d.Work.Outstanding++

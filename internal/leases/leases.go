@@ -6,6 +6,8 @@
 package leases
 
 import (
+	"slices"
+
 	"github.com/warrenhq/warren/mcp"
 	"github.com/warrenhq/warren/recording"
 	"github.com/warrenhq/warren/trace"
@@ -21,7 +23,16 @@ type Servers interface {
 	Drain() []mcp.Event
 	// Close stops every session; its stop events are left for a last Drain.
 	Close() error
+	// Crash kills server's live session as if it had died, its exit recorded before it returns.
+	Crash(server string) bool
 }
+
+// ServerTool is implemented by a tool of an MCP server (*mcp.Tool): the server it calls.
+type ServerTool interface {
+	Server() string
+}
+
+var _ ServerTool = (*mcp.Tool)(nil)
 
 var _ Servers = (*mcp.Manager)(nil)
 
@@ -34,6 +45,18 @@ type Leases struct {
 	rec  *recording.Writer
 	tape *recording.Tape
 	buf  []recording.MCPEvent
+	// crashes are the servers a fault crashes at the start of the next tick, in the order the
+	// faults fell.
+	crashes []string
+}
+
+// CrashNext has server's live session killed at the start of the next tick, before any call of
+// that tick is on it (WriteEvents does it), so the crash lands at a place the world fixes: a
+// seeded mcp_crash fault. A replay kills nothing: its events come from the recording.
+func (l *Leases) CrashNext(server string) {
+	if l != nil && l.servers != nil && l.tape == nil && !slices.Contains(l.crashes, server) {
+		l.crashes = append(l.crashes, server)
+	}
 }
 
 // New returns the leases of servers (nil: no servers), writing lifecycle events to tw (nil: none).
@@ -83,6 +106,10 @@ func (l *Leases) write(tick uint64, closing bool) int {
 	if l == nil || l.servers == nil {
 		return 0
 	}
+	for _, server := range l.crashes {
+		l.servers.Crash(server)
+	}
+	l.crashes = l.crashes[:0]
 	events := l.servers.Drain()
 	if l.tape != nil {
 		recorded := l.tape.MCP(tick, closing)

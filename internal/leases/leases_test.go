@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/warrenhq/warren/mcp"
+	"github.com/warrenhq/warren/recording"
 	"github.com/warrenhq/warren/trace"
 )
 
@@ -30,6 +32,12 @@ func (f *fakeServers) Drain() []mcp.Event {
 	out := f.events
 	f.events = nil
 	return out
+}
+
+func (f *fakeServers) Crash(server string) bool {
+	f.calls = append(f.calls, "crash "+server)
+	f.events = append(f.events, mcp.Event{Server: server, Kind: mcp.EventExit, Session: 1, Transport: "stdio", Reason: "signal: killed"})
+	return true
 }
 
 func (f *fakeServers) Close() error {
@@ -212,5 +220,31 @@ func TestNoServers(t *testing.T) {
 	}
 	if got := read(); len(got) != 0 {
 		t.Fatalf("trace holds %+v, want nothing", got)
+	}
+}
+
+// TestCrashNext: a crash asked for during a tick happens at the start of the next, before its
+// events are drained, once per server however many faults fell on it; a replay kills nothing.
+func TestCrashNext(t *testing.T) {
+	f := &fakeServers{}
+	l := New(f, nil)
+	l.CrashNext("kv")
+	l.CrashNext("kv")
+	if len(f.calls) != 0 {
+		t.Fatalf("crashed before the tick's start: %q", f.calls)
+	}
+	if n := l.WriteEvents(3); n != 1 || strings.Join(f.calls, ",") != "crash kv,drain" {
+		t.Fatalf("%d events, calls %q", n, f.calls)
+	}
+	if l.WriteEvents(4); strings.Join(f.calls, ",") != "crash kv,drain,drain" {
+		t.Fatalf("a crash must happen once: %q", f.calls)
+	}
+	replay := &fakeServers{}
+	r := New(replay, nil)
+	r.Record(nil, &recording.Tape{})
+	r.CrashNext("kv")
+	r.WriteEvents(1)
+	if slices.Contains(replay.calls, "crash kv") {
+		t.Fatalf("a replay crashed a server: %q", replay.calls)
 	}
 }
