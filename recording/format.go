@@ -25,6 +25,8 @@ const (
 	KindMCP = "mcp"
 	// KindItems is the items a fan-out read from a file of the agent's workdir.
 	KindItems = "items"
+	// KindDynamic is what a scan of an agent's dynamic tools folder read when it found a change.
+	KindDynamic = "dynamic"
 	// KindAnswer is an answer to a prompt given by the embedder's answerer (a person).
 	KindAnswer = "answer"
 	// KindEnd closes a complete recording.
@@ -196,6 +198,20 @@ type Items struct {
 	File   string   `json:"file"`
 	Items  []string `json:"items"`
 	Err    string   `json:"err,omitempty"`
+}
+
+// Dynamic is what one scan of an agent's tools/ folder (dynamic_tools) read: every *.js file in
+// it, in name order, its source or why it could not be read.
+type Dynamic struct {
+	Agent string        `json:"agent"`
+	Files []DynamicFile `json:"files"`
+}
+
+// DynamicFile is one file a dynamic-tools scan read.
+type DynamicFile struct {
+	Name   string `json:"name"`
+	Source string `json:"source,omitempty"`
+	Err    string `json:"err,omitempty"`
 }
 
 // End is the last line of a complete recording.

@@ -22,8 +22,15 @@ type Tape struct {
 	background map[string]string     // by call id
 	mcp        map[mcpBatch][]MCPEvent
 	items      map[string]Items // by call id
+	dynamic    map[dynamicScan]Dynamic
 	answers    []Answer
 	used       int
+}
+
+// dynamicScan is where a dynamic-tools scan happened: an agent scans at most once a tick.
+type dynamicScan struct {
+	tick  uint64
+	agent string
 }
 
 // mcpBatch is where a tick's MCP events were written: at the tick's start, or when the run ended
@@ -57,7 +64,7 @@ type entryLine struct {
 // ErrBadRecording that names the line.
 func Read(r io.Reader) (*Tape, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
-	t := &Tape{tools: map[string]*ToolEntry{}, background: map[string]string{}, mcp: map[mcpBatch][]MCPEvent{}, items: map[string]Items{}}
+	t := &Tape{tools: map[string]*ToolEntry{}, background: map[string]string{}, mcp: map[mcpBatch][]MCPEvent{}, items: map[string]Items{}, dynamic: map[dynamicScan]Dynamic{}}
 	line := 0
 	ended := false
 	for {
@@ -154,6 +161,16 @@ func (t *Tape) add(raw []byte, ended *bool) error {
 			return err
 		}
 		t.items[e.CallID] = e.Items
+	case KindDynamic:
+		var e struct {
+			Kind string
+			Tick uint64
+			Dynamic
+		}
+		if err := strict(&e); err != nil {
+			return err
+		}
+		t.dynamic[dynamicScan{e.Tick, e.Agent}] = e.Dynamic
 	case KindAnswer:
 		var e struct {
 			Kind string
@@ -176,7 +193,7 @@ func (t *Tape) add(raw []byte, ended *bool) error {
 		}
 		t.End, *ended = e.End, true
 	default:
-		return fmt.Errorf("kind %q (valid: %s)", head.Kind, strings.Join([]string{KindTool, KindBackground, KindMCP, KindItems, KindAnswer, KindEnd}, ", "))
+		return fmt.Errorf("kind %q (valid: %s)", head.Kind, strings.Join([]string{KindTool, KindBackground, KindMCP, KindItems, KindDynamic, KindAnswer, KindEnd}, ", "))
 	}
 	return nil
 }
@@ -220,6 +237,13 @@ func (t *Tape) Items(tick uint64, agent, id, file string) (Items, error) {
 			ErrDivergence, tick, agent, id, file)
 	}
 	return it, nil
+}
+
+// Dynamic returns what agent's dynamic-tools scan at tick read in the recorded run; false when
+// that scan found no change (or there was none).
+func (t *Tape) Dynamic(tick uint64, agent string) (Dynamic, bool) {
+	d, ok := t.dynamic[dynamicScan{tick, agent}]
+	return d, ok
 }
 
 // Answer returns the answerer's n-th answer (from 1), checking that it went to the same agent and

@@ -217,6 +217,25 @@ func (w *Writer) Items(tick uint64, it Items) {
 	e.Msg("")
 }
 
+// Dynamic writes what a dynamic-tools scan at tick read.
+func (w *Writer) Dynamic(tick uint64, dy Dynamic) {
+	e := w.begin(KindDynamic)
+	if e == nil {
+		return
+	}
+	arr := zerolog.Arr()
+	for _, f := range dy.Files {
+		d := zerolog.Dict().Str("name", f.Name)
+		if f.Err != "" {
+			d.Str("err", f.Err)
+		} else {
+			d.Str("source", f.Source)
+		}
+		arr.Dict(d)
+	}
+	e.Uint64("tick", tick).Str("agent", dy.Agent).Array("files", arr).Msg("")
+}
+
 // Answer writes one answer of the embedder's answerer.
 func (w *Writer) Answer(a Answer) {
 	e := w.begin(KindAnswer)

@@ -220,3 +220,25 @@ func mustWrite(t *testing.T, path, text string) {
 		t.Fatal(err)
 	}
 }
+
+// TestReplayDynamicTools: tools an agent writes into its workdir (dynamic_tools) are compiled from
+// what the recorded scans read, since a replay has no workdir with them in it: the replay
+// advertises, calls and reports them exactly as the recorded run did.
+func TestReplayDynamicTools(t *testing.T) {
+	sc, err := warren.Load(filepath.Join("testdata", "scripts", "dynamic.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec bytes.Buffer
+	want, tape := recordRun(t, sc, warren.Options{Record: &rec})
+	if !strings.Contains(rec.String(), `"kind":"dynamic"`) || !bytes.Contains(want, []byte(`"tool":"shout","ok":true,"content":"MADE IT!"`)) {
+		t.Fatalf("the recording keeps no dynamic-tools scan:\n%s", rec.String())
+	}
+	got, _, err := replayRun(t, tape, "")
+	if err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	if !bytes.Equal(want, got) {
+		t.Fatalf("the replay differs:\n%s", traceDiff(t, want, got))
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/internal/safepath"
 	"github.com/warrenhq/warren/models"
+	"github.com/warrenhq/warren/recording"
 	"github.com/warrenhq/warren/scripting"
 	"github.com/warrenhq/warren/tools"
 	"github.com/warrenhq/warren/trace"
@@ -43,6 +44,16 @@ type ScriptTool func(*scripting.Script) tools.Tool
 type Dynamic struct {
 	tool  ScriptTool
 	trace *trace.Writer
+	rec   *recording.Writer
+	tape  *recording.Tape
+}
+
+// Record makes the scanner record what its scans read (rec: host run --record), or, with tape
+// (host replay), take it from the recording instead of a workdir.
+func (h *Dynamic) Record(rec *recording.Writer, tape *recording.Tape) {
+	if h != nil {
+		h.rec, h.tape = rec, tape
+	}
 }
 
 // NewDynamic returns the dynamic-tool scanner that makes tools with tool (nil: dynamic_tools
@@ -77,13 +88,42 @@ func StageTools(d *components.AgentData, p *components.Profile, stage int32) []m
 // a stat per file. It runs on the world goroutine, inside infer_dispatch: the read is local and
 // small (listDynamic and readDynamic never block on a FIFO, follow a link out of the workdir or
 // read more than maxDynamicToolBytes), and only agents whose blueprint asks for it pay for it.
+//
+// The folder is an input from outside the world: a recorded run keeps what each scan that found
+// a change read (recording.Dynamic), and a replay rebuilds from that instead of reading a workdir.
 func (h *Dynamic) Scan(tick uint64, id *components.Identity, d *components.AgentData, p *components.Profile, stage int32) {
-	if h == nil || h.tool == nil || d.Workdir == "" {
+	if h == nil || h.tool == nil {
 		return
 	}
+	var files []recording.DynamicFile
+	if h.tape != nil {
+		got, ok := h.tape.Dynamic(tick, d.Name)
+		if !ok {
+			return // the recorded run saw no change here
+		}
+		files = got.Files
+		if d.Dynamic == nil {
+			d.Dynamic = &components.DynamicTools{Reported: map[string]string{}}
+		}
+	} else {
+		if d.Workdir == "" {
+			return
+		}
+		var changed bool
+		if files, changed = h.observe(d); !changed {
+			return
+		}
+		h.rec.Dynamic(tick, recording.Dynamic{Agent: d.Name, Files: files})
+	}
+	h.rebuild(tick, id, d, p, stage, files)
+}
+
+// observe lists the agent's tools/ folder and, when it changed since the last scan (the stamps
+// differ), reads every *.js file in it, in name order.
+func (h *Dynamic) observe(d *components.AgentData) ([]recording.DynamicFile, bool) {
 	root, entries, err := listDynamic(d.Workdir)
 	if err != nil {
-		return
+		return nil, false
 	}
 	defer root.Close()
 	dyn := d.Dynamic
@@ -99,26 +139,46 @@ func (h *Dynamic) Scan(tick uint64, id *components.Identity, d *components.Agent
 		stamps[e.Name()] = components.FileStamp{Size: info.Size(), ModNano: info.ModTime().UnixNano()}
 	}
 	if dyn != nil && maps.Equal(dyn.Stamps, stamps) {
-		return
+		return nil, false
 	}
 	if dyn == nil {
 		if len(stamps) == 0 {
-			return
+			return nil, false
 		}
 		dyn = &components.DynamicTools{Reported: map[string]string{}}
 		d.Dynamic = dyn
 	}
 	dyn.Stamps = stamps
+	files := make([]recording.DynamicFile, 0, len(stamps))
+	for _, file := range slices.Sorted(maps.Keys(stamps)) {
+		f := recording.DynamicFile{Name: file}
+		src, err := readDynamic(root, path.Join(dynamicDir, file))
+		if err != nil {
+			f.Err = err.Error()
+		} else {
+			f.Source = string(src)
+		}
+		files = append(files, f)
+	}
+	return files, true
+}
+
+// rebuild compiles the agent's dynamic tools from files (read now or recorded).
+func (h *Dynamic) rebuild(tick uint64, id *components.Identity, d *components.AgentData, p *components.Profile, stage int32, files []recording.DynamicFile) {
+	dyn := d.Dynamic
 	reg := tools.NewScoped(tools.NewRegistry())
 	scope := reg.PushScope()
 	var infos []models.ToolInfo
 	var names []string
-	for _, file := range slices.Sorted(maps.Keys(stamps)) {
+	for _, f := range files {
+		file := f.Name
 		problem := ""
-		src, err := readDynamic(root, path.Join(dynamicDir, file))
 		var script *scripting.Script
-		if err == nil {
-			script, err = scripting.Compile(path.Join(dynamicDir, file), src)
+		var err error
+		if f.Err != "" {
+			err = errors.New(f.Err)
+		} else {
+			script, err = scripting.Compile(path.Join(dynamicDir, file), []byte(f.Source))
 		}
 		switch {
 		case err != nil:
