@@ -1,9 +1,11 @@
 package warren
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 
+	"github.com/warrenhq/warren/ecs"
 	"github.com/warrenhq/warren/gate"
 	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/mcp"
@@ -26,6 +28,13 @@ type (
 // difference.
 var ErrDivergence = recording.ErrDivergence
 
+// ClockWall is a scenario's [clock] mode = "wall" (ecs.Wall): results applied as they arrive.
+const ClockWall = ecs.Wall
+
+// ErrWallReplay marks a recording of a wall-clock run: its replay would not be exact (the ticks
+// at which lane results arrived are not recorded), so LoadReplay refuses it.
+var ErrWallReplay = errors.New("a wall-clock run cannot be replayed exactly")
+
 // ReadRecording reads the recording at path (host replay): a complete one, or an error wrapping
 // recording.ErrBadRecording that names the line.
 func ReadRecording(path string) (*Tape, error) { return recording.ReadFile(path) }
@@ -37,6 +46,9 @@ func ReadRecording(path string) (*Tape, error) { return recording.ReadFile(path)
 // Events, Log, Progress); Options.Answerer must stay nil.
 func LoadReplay(tape *Tape, scenario string) (*Scenario, Options, error) {
 	h := &tape.Header
+	if h.Clock == "wall" {
+		return nil, Options{}, fmt.Errorf("%w: the recording is of a [clock] mode = \"wall\" run, whose lane results arrived at ticks the recording does not keep; record a virtual-time run to replay it", ErrWallReplay)
+	}
 	if scenario == "" {
 		scenario = h.ScenarioFile
 	}

@@ -55,3 +55,28 @@ func TestRecordAndReplay(t *testing.T) {
 		t.Fatalf("stderr:\n%s", r.stderr)
 	}
 }
+
+// TestReplayRefusesWallClock: a wall-clock run records with a warning, and its replay is refused
+// as bad input rather than run into a divergence that is the clock's, not the scenario's.
+func TestReplayRefusesWallClock(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile(example("on_error.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(filepath.Join(dir, "blueprints"), os.DirFS(filepath.Join(examples, "blueprints"))); err != nil {
+		t.Fatal(err)
+	}
+	scenario := writeFile(t, dir, "wall.toml", strings.Replace(string(src), "seed = 7", "seed = 7\n\n[clock]\nmode = \"wall\"\ntick = \"1ms\"", 1))
+	tr, rec := filepath.Join(dir, "t.jsonl"), filepath.Join(dir, "r.jsonl")
+	r := host(t, "run", scenario, "--trace", tr, "--record", rec)
+	wantCode(t, r, exitOK)
+	if !strings.Contains(r.stderr, "runs on the wall clock: --record keeps its outside inputs, but host replay cannot reproduce") {
+		t.Fatalf("stderr:\n%s", r.stderr)
+	}
+	r = host(t, "replay", rec, "--check")
+	wantCode(t, r, exitBadInput)
+	if !strings.Contains(r.stderr, "a wall-clock run cannot be replayed exactly") {
+		t.Fatalf("stderr:\n%s", r.stderr)
+	}
+}
