@@ -28,19 +28,17 @@ func benchmarkRecording(b *testing.B, example string, agents int) {
 	})
 	b.Run("recorded", func(b *testing.B) {
 		var rec bytes.Buffer
-		var size, calls int
 		for b.Loop() {
 			rec.Reset()
 			if _, err := warren.Run(context.Background(), sc, warren.Options{Agents: agents, Trace: io.Discard, Record: &rec}); err != nil {
 				b.Fatal(err)
 			}
-			tape, err := recording.Read(bytes.NewReader(rec.Bytes()))
-			if err != nil {
-				b.Fatal(err)
-			}
-			size, calls = rec.Len(), tape.Calls()
 		}
-		b.ReportMetric(float64(size)/float64(max(calls, 1)), "B/call")
+		tape, err := recording.Read(bytes.NewReader(rec.Bytes())) // the last run's, outside the timing
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(rec.Len())/float64(max(tape.Calls(), 1)), "B/call")
 	})
 }
 
