@@ -27,6 +27,9 @@ const (
 	KindItems = "items"
 	// KindDynamic is what a scan of an agent's dynamic tools folder read when it found a change.
 	KindDynamic = "dynamic"
+	// KindModelLimit is a model turn that a real-time limit ended (a JS policy's wall-clock
+	// backstop).
+	KindModelLimit = "model_limit"
 	// KindAnswer is an answer to a prompt given by the embedder's answerer (a person).
 	KindAnswer = "answer"
 	// KindEnd closes a complete recording.

@@ -23,8 +23,15 @@ type Tape struct {
 	mcp        map[mcpBatch][]MCPEvent
 	items      map[string]Items // by call id
 	dynamic    map[dynamicScan]Dynamic
+	limits     map[modelTurn]string
 	answers    []Answer
 	used       int
+}
+
+// modelTurn is one model turn of one agent.
+type modelTurn struct {
+	agent string
+	turn  uint64
 }
 
 // dynamicScan is where a dynamic-tools scan happened: an agent scans at most once a tick.
@@ -64,7 +71,7 @@ type entryLine struct {
 // ErrBadRecording that names the line.
 func Read(r io.Reader) (*Tape, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
-	t := &Tape{tools: map[string]*ToolEntry{}, background: map[string]string{}, mcp: map[mcpBatch][]MCPEvent{}, items: map[string]Items{}, dynamic: map[dynamicScan]Dynamic{}}
+	t := &Tape{tools: map[string]*ToolEntry{}, background: map[string]string{}, mcp: map[mcpBatch][]MCPEvent{}, items: map[string]Items{}, dynamic: map[dynamicScan]Dynamic{}, limits: map[modelTurn]string{}}
 	line := 0
 	ended := false
 	for {
@@ -171,6 +178,15 @@ func (t *Tape) add(raw []byte, ended *bool) error {
 			return err
 		}
 		t.dynamic[dynamicScan{e.Tick, e.Agent}] = e.Dynamic
+	case KindModelLimit:
+		var e struct {
+			Kind, Agent, Err string
+			Tick, Turn       uint64
+		}
+		if err := strict(&e); err != nil {
+			return err
+		}
+		t.limits[modelTurn{e.Agent, e.Turn}] = e.Err
 	case KindAnswer:
 		var e struct {
 			Kind string
@@ -193,7 +209,7 @@ func (t *Tape) add(raw []byte, ended *bool) error {
 		}
 		t.End, *ended = e.End, true
 	default:
-		return fmt.Errorf("kind %q (valid: %s)", head.Kind, strings.Join([]string{KindTool, KindBackground, KindMCP, KindItems, KindDynamic, KindAnswer, KindEnd}, ", "))
+		return fmt.Errorf("kind %q (valid: %s)", head.Kind, strings.Join([]string{KindTool, KindBackground, KindMCP, KindItems, KindDynamic, KindModelLimit, KindAnswer, KindEnd}, ", "))
 	}
 	return nil
 }
@@ -244,6 +260,16 @@ func (t *Tape) Items(tick uint64, agent, id, file string) (Items, error) {
 func (t *Tape) Dynamic(tick uint64, agent string) (Dynamic, bool) {
 	d, ok := t.dynamic[dynamicScan{tick, agent}]
 	return d, ok
+}
+
+// ModelLimit returns the error of agent's model turn turn when a real-time limit ended it in the
+// recorded run. A nil Tape has none.
+func (t *Tape) ModelLimit(agent string, turn uint64) (string, bool) {
+	if t == nil {
+		return "", false
+	}
+	err, ok := t.limits[modelTurn{agent, turn}]
+	return err, ok
 }
 
 // Answer returns the answerer's n-th answer (from 1), checking that it went to the same agent and

@@ -236,6 +236,15 @@ func (w *Writer) Dynamic(tick uint64, dy Dynamic) {
 	e.Uint64("tick", tick).Str("agent", dy.Agent).Array("files", arr).Msg("")
 }
 
+// ModelLimit writes that agent's model turn turn, at tick, ended at a real-time limit with err.
+func (w *Writer) ModelLimit(tick uint64, agent string, turn uint64, err string) {
+	e := w.begin(KindModelLimit)
+	if e == nil {
+		return
+	}
+	e.Uint64("tick", tick).Str("agent", agent).Uint64("turn", turn).Str("err", err).Msg("")
+}
+
 // Answer writes one answer of the embedder's answerer.
 func (w *Writer) Answer(a Answer) {
 	e := w.begin(KindAnswer)

@@ -73,6 +73,10 @@ func (e *Error) Error() string {
 // Unwrap returns Kind, so errors.Is(err, ErrTimeout) and friends work.
 func (e *Error) Unwrap() error { return e.Kind }
 
+// RealTime reports whether a limit measured in real time ended the call (WallClock): the host
+// counts such a model turn as a real-time limit and records it as an outside input.
+func (e *Error) RealTime() bool { return e.WallClock }
+
 // position is a 1-based place in a script's source.
 type position struct{ line, column int }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/warrenhq/warren/internal/leases"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/policy"
+	"github.com/warrenhq/warren/recording"
 	"github.com/warrenhq/warren/resources"
 	"github.com/warrenhq/warren/subagents"
 	"github.com/warrenhq/warren/systems"
@@ -340,6 +341,9 @@ type options struct {
 	servers leases.Servers
 	// maxTurns is each agent's turn limit (0: the default, resources.DefaultMaxModelTurns).
 	maxTurns uint32
+	// record and tape make the run record its outside inputs, or replay them.
+	record *recording.Writer
+	tape   *recording.Tape
 }
 
 // harness is one world with its resources, lanes, real registries and a trace in memory, assembled the
@@ -459,6 +463,7 @@ func newHarness(tb testing.TB, opt options) *harness {
 		Servers:  opt.servers,
 		Limits:   resources.AgentLimits{MaxModelTurns: opt.maxTurns},
 	}
+	h.host.Recording.Writer, h.host.Recording.Tape = opt.record, opt.tape
 	if opt.answerer != nil {
 		h.host.Hub = gate.NewHub(opt.answerer)
 	}

@@ -3,6 +3,7 @@ package systems
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -55,6 +56,7 @@ func callModel(ctx context.Context, m models.Model, st *models.State, v *models.
 type turnApplier struct {
 	store
 	lanes *resources.Lanes
+	rec   *resources.Recording
 	maps  agentMaps
 }
 
@@ -63,9 +65,29 @@ func (a *turnApplier) resolve(w *ecs.World) (err error) {
 	if a.store, err = resolveStore(w); err != nil {
 		return err
 	}
-	a.lanes, err = resources.Get[resources.Lanes](w)
+	if a.lanes, err = resources.Get[resources.Lanes](w); err != nil {
+		return err
+	}
+	a.rec, err = resolveRecording(w)
 	return err
 }
+
+// realTimeError is a model turn's failure that a limit measured in real time decided (a JS
+// policy left waiting past its wall-clock backstop): the run counts it, a recording keeps it,
+// and a replay gives it back instead of asking the model.
+type realTimeError interface{ RealTime() bool }
+
+// isRealTime reports whether err is a realTimeError that says so.
+func isRealTime(err error) bool {
+	var rt realTimeError
+	return errors.As(err, &rt) && rt.RealTime()
+}
+
+// replayedLimit is a recorded real-time failure given back in a replay.
+type replayedLimit string
+
+func (e replayedLimit) Error() string  { return string(e) }
+func (e replayedLimit) RealTime() bool { return true }
 
 // destination is where an agent goes after its turn is applied.
 type destination uint8
@@ -92,6 +114,10 @@ func (a *turnApplier) apply(tick uint64, e ecs.Entity, id *components.Identity, 
 		return toTerminal
 	}
 	if out.err != nil {
+		if isRealTime(out.err) {
+			a.run.RealTimeLimits++
+			a.rec.Writer.ModelLimit(tick, d.Name, uint64(turn), out.err.Error())
+		}
 		a.run.Trace.ModelTurn(tick, ref(id, d), stage.Name, iteration, out.reply.Text, 0, out.err.Error())
 		cur.Outcome = blueprint.OutcomeError
 		d.Reason = "model error: " + out.err.Error()
@@ -251,6 +277,16 @@ func (s *InferDispatch) Update(w *ecs.World) {
 		if slow {
 			latency += s.faults.SlowTicks() // an inline model goes through the lane to be slow
 		}
+		// A recorded turn that a real-time limit ended: the replay gives that back, on the path
+		// (inline or lane) and at the tick the model's answer came, without asking the model.
+		var replayed error
+		if limit, ok := s.rec.Tape.ModelLimit(d.Name, uint64(cur.Turn)); ok {
+			replayed = replayedLimit(limit)
+		}
+		if replayed != nil && isInline(p.Model) && !slow {
+			s.route(e, s.apply(tick, e, id, cur, modelOutcome{err: replayed}))
+			continue
+		}
 		if isInline(p.Model) && !slow {
 			s.rngRef.src = &s.maps.rng.Get(e).Source
 			buildView(&s.scratch, id, p, d, cur, s.rnd)
@@ -272,6 +308,9 @@ func (s *InferDispatch) Update(w *ecs.World) {
 		s.lanes.Model.Submit(tick, ecs.Job{
 			Agent: id.ID, Entity: e, Latency: latency,
 			Run: func() any {
+				if replayed != nil {
+					return &modelOutcome{err: replayed, state: job.state, source: job.source}
+				}
 				out := callModel(ctx, model, &job.state, view)
 				out.state, out.source = job.state, job.source
 				return &out
