@@ -23,7 +23,16 @@ type Op struct {
 	Out    json.RawMessage `json:"out,omitempty"`
 	Err    string          `json:"err,omitempty"`
 	Secret bool            `json:"secret,omitempty"`
+	// RealTime marks an error a limit measured in real time decided (an HTTP timeout): a replay
+	// gives it back with the mark, so the call's notes say so again.
+	RealTime bool `json:"realtime,omitempty"`
 }
+
+// realTimeError is a recorded error that a real-time limit decided (tools.IsRealTime).
+type realTimeError struct{ msg string }
+
+func (e realTimeError) Error() string { return e.msg }
+func (realTimeError) RealTime() bool  { return true }
 
 // hashText is the hash a request or a secret is kept as.
 func hashText(s string) string {
@@ -45,7 +54,7 @@ func (r *Recorder) Do(fn, request string, out any, live func() error) error {
 	err := live()
 	op := Op{Fn: fn, Request: hashText(request)}
 	if err != nil {
-		op.Err = err.Error()
+		op.Err, op.RealTime = err.Error(), tools.IsRealTime(err)
 	} else if raw, merr := json.Marshal(out); merr == nil {
 		op.Out = raw
 	} else {
@@ -158,6 +167,9 @@ func (p *Player) Do(fn, request string, out any, _ func() error) error {
 		return err
 	}
 	if op.Err != "" {
+		if op.RealTime {
+			return realTimeError{op.Err}
+		}
 		return errors.New(op.Err)
 	}
 	if err := json.Unmarshal(op.Out, out); err != nil {

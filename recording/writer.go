@@ -166,6 +166,9 @@ func (w *Writer) tool(tick uint64, p pending, status string, r Result) {
 			if op.Secret {
 				d.Bool("secret", true)
 			}
+			if op.RealTime {
+				d.Bool("realtime", true)
+			}
 			arr.Dict(d)
 		}
 		e.Array("ops", arr)

@@ -84,6 +84,10 @@ func TestReplayHTTP(t *testing.T) {
 	hits := 0
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits++
+		if r.URL.Query().Get("city") == "fetchers-2" {
+			<-r.Context().Done() // never answers: the script's http_timeout ends the request
+			return
+		}
 		w.Header().Set("X-Served", "yes")
 		fmt.Fprintf(w, "weather for %s: rain", r.URL.Query().Get("city"))
 	}))
@@ -119,6 +123,7 @@ seed = 3
 fetcher = "fetcher.toml"
 [host.scripting]
 http_allow_private = true
+http_timeout = "300ms"
 allow_env = ["WARREN_TEST_TOKEN"]
 [host.tool_permissions]
 forecast = "allow"
@@ -147,7 +152,8 @@ model = "fetch"
 	if strings.Contains(rec.String(), "tok-3141") {
 		t.Fatal("the recording keeps the environment variable's value")
 	}
-	if hits != 3 || !bytes.Contains(want, []byte("WEATHER FOR FETCHERS-1: RAIN")) {
+	if hits != 3 || !bytes.Contains(want, []byte("WEATHER FOR FETCHERS-1: RAIN")) ||
+		!bytes.Contains(want, []byte(`"name":"fetchers-2","kind":"tool_note","stage":"fetch","call_id":"fetchers-2-t0-c0","tool":"forecast","fn":"realtime_limit","text":"http_get timeout"`)) {
 		t.Fatalf("the recorded run made %d requests; trace:\n%s", hits, want)
 	}
 	srv.Close()

@@ -314,6 +314,21 @@ func invoke[T any](f *Funcs, fn, arg string, do func() (T, error)) (T, error) {
 // secret: the recording keeps only a hash of its value.
 func invokeOutside[T any](f *Funcs, fn, arg, request string, do func() (T, error)) (T, error) {
 	return invoke(f, fn, arg, func() (T, error) {
+		out, err := outside(f, fn, request, do)
+		if err != nil && tools.IsRealTime(err) {
+			// A limit measured in real time decided the answer (an HTTP timeout): the call's notes
+			// say so, live and in a replay, where the recorded error carries the mark.
+			f.mu.Lock()
+			f.notes = append(f.notes, tools.RealTimeNote(fn+" timeout"))
+			f.mu.Unlock()
+		}
+		return out, err
+	})
+}
+
+// outside runs do through the call's tools.Outside, when it has one.
+func outside[T any](f *Funcs, fn, request string, do func() (T, error)) (T, error) {
+	{
 		var o tools.Outside
 		if f.cfg.Exec != nil {
 			o = f.cfg.Exec.Outside
@@ -332,8 +347,14 @@ func invokeOutside[T any](f *Funcs, fn, arg, request string, do func() (T, error
 			return err
 		})
 		return out, err
-	})
+	}
 }
+
+// realTimeError marks an error that a limit measured in real time decided (tools.IsRealTime).
+type realTimeError struct{ error }
+
+func (realTimeError) RealTime() bool  { return true }
+func (e realTimeError) Unwrap() error { return e.error }
 
 // begin records a host call and returns its index in notes, or -1 with ErrTooManyHostCalls past
 // the cap. Only the first refused call past the cap is recorded, so the record stays bounded.

@@ -195,7 +195,7 @@ func (f *Funcs) httpError(parent, ctx context.Context, fn, shown string, err err
 	case errors.As(err, &refusal):
 		return fmt.Errorf("%s %s: %w", fn, shown, refusal)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return fmt.Errorf("%s %s: %w: no complete response within %s", fn, shown, ErrHTTPTimeout, f.cfg.HTTP.Timeout)
+		return realTimeError{fmt.Errorf("%s %s: %w: no complete response within %s", fn, shown, ErrHTTPTimeout, f.cfg.HTTP.Timeout)}
 	default:
 		return fmt.Errorf("%s %s: %w", fn, shown, err)
 	}

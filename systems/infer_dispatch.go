@@ -3,7 +3,6 @@ package systems
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -18,6 +17,7 @@ import (
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/resources"
 	"github.com/warrenhq/warren/subagents"
+	"github.com/warrenhq/warren/tools"
 )
 
 // InlineModel is implemented by model back ends cheap enough to decide a turn inside the
@@ -72,18 +72,8 @@ func (a *turnApplier) resolve(w *ecs.World) (err error) {
 	return err
 }
 
-// realTimeError is a model turn's failure that a limit measured in real time decided (a JS
-// policy left waiting past its wall-clock backstop): the run counts it, a recording keeps it,
-// and a replay gives it back instead of asking the model.
-type realTimeError interface{ RealTime() bool }
-
-// isRealTime reports whether err is a realTimeError that says so.
-func isRealTime(err error) bool {
-	var rt realTimeError
-	return errors.As(err, &rt) && rt.RealTime()
-}
-
-// replayedLimit is a recorded real-time failure given back in a replay.
+// replayedLimit is a recorded real-time failure (tools.IsRealTime: a JS policy left waiting past
+// its wall-clock backstop) given back in a replay instead of asking the model.
 type replayedLimit string
 
 func (e replayedLimit) Error() string  { return string(e) }
@@ -114,7 +104,7 @@ func (a *turnApplier) apply(tick uint64, e ecs.Entity, id *components.Identity, 
 		return toTerminal
 	}
 	if out.err != nil {
-		if isRealTime(out.err) {
+		if tools.IsRealTime(out.err) {
 			a.run.RealTimeLimits++
 			a.rec.Writer.ModelLimit(tick, d.Name, uint64(turn), out.err.Error())
 		}

@@ -59,6 +59,13 @@ const NoteRealTime = "realtime_limit"
 // 30s").
 func RealTimeNote(limit string) Note { return Note{Fn: NoteRealTime, Text: limit} }
 
+// IsRealTime reports whether err says a limit measured in real time decided it (an error in its
+// chain with a RealTime method that returns true): an HTTP timeout, a script's wall-clock backstop.
+func IsRealTime(err error) bool {
+	var rt interface{ RealTime() bool }
+	return errors.As(err, &rt) && rt.RealTime()
+}
+
 // TextResult is a successful result carrying text. It exists so tools read the same way at every
 // return site.
 func TextResult(content string) Result { return Result{Content: content} }
