@@ -1,9 +1,9 @@
 package warren
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/warrenhq/warren/ecs"
 	"github.com/warrenhq/warren/gate"
@@ -28,13 +28,6 @@ type (
 // difference.
 var ErrDivergence = recording.ErrDivergence
 
-// ClockWall is a scenario's [clock] mode = "wall" (ecs.Wall): results applied as they arrive.
-const ClockWall = ecs.Wall
-
-// ErrWallReplay marks a recording of a wall-clock run: its replay would not be exact (the ticks
-// at which lane results arrived are not recorded), so LoadReplay refuses it.
-var ErrWallReplay = errors.New("a wall-clock run cannot be replayed exactly")
-
 // ReadRecording reads the recording at path (host replay): a complete one, or an error wrapping
 // recording.ErrBadRecording that names the line.
 func ReadRecording(path string) (*Tape, error) { return recording.ReadFile(path) }
@@ -46,9 +39,6 @@ func ReadRecording(path string) (*Tape, error) { return recording.ReadFile(path)
 // Events, Log, Progress); Options.Answerer must stay nil.
 func LoadReplay(tape *Tape, scenario string) (*Scenario, Options, error) {
 	h := &tape.Header
-	if h.Clock == "wall" {
-		return nil, Options{}, fmt.Errorf("%w: the recording is of a [clock] mode = \"wall\" run, whose lane results arrived at ticks the recording does not keep; record a virtual-time run to replay it", ErrWallReplay)
-	}
 	if scenario == "" {
 		scenario = h.ScenarioFile
 	}
@@ -115,6 +105,41 @@ func absPath(path string) string {
 		return abs
 	}
 	return path
+}
+
+// wallJournal records a wall-clock run's passes and lane hand-overs (ecs.Journal).
+type wallJournal struct{ rec *recording.Writer }
+
+func (j wallJournal) Step(tick uint64, now time.Time) {
+	j.rec.Pass(recording.Pass{Tick: tick, Now: now.UnixNano()})
+}
+
+func (j wallJournal) Handed(lane string, agent uint64, index int, started, handed uint64, rank int) {
+	j.rec.Handed(recording.Handed{Lane: lane, Agent: agent, Index: index, Started: started, Handed: handed, Rank: rank})
+}
+
+// wallPlan is the plan that replays the wall-clock run tape recorded.
+func wallPlan(tape *recording.Tape) (*ecs.Plan, error) {
+	p := &ecs.Plan{Lanes: map[string]ecs.LanePlan{}}
+	for _, pass := range tape.Passes {
+		p.Ticks = append(p.Ticks, pass.Tick)
+		p.Nows = append(p.Nows, time.Unix(0, pass.Now).UTC())
+	}
+	for _, h := range tape.Handovers {
+		lane := p.Lanes[h.Lane]
+		if lane == nil {
+			lane = ecs.LanePlan{}
+			p.Lanes[h.Lane] = lane
+		}
+		lane[ecs.PlanKey{Agent: h.Agent, Index: h.Index, Started: h.Started}] = ecs.PlanSlot{Handed: h.Handed, Rank: h.Rank}
+	}
+	for _, stop := range []ecs.Stop{ecs.FixedPoint, ecs.MaxTicks, ecs.Cancelled} {
+		if stop.String() == tape.End.Stop {
+			p.Stop = stop
+			return p, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: the recording of a wall-clock run says it stopped %q (valid: fixed_point, max_ticks, cancelled)", recording.ErrBadRecording, tape.End.Stop)
 }
 
 // recordedAnswers records every answer of the embedder's answerer, in the order it gave them.

@@ -251,7 +251,14 @@ func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
 		r.trace.Tap(opt.Events)
 	}
 
-	r.world = ecs.NewWorld(ecs.Config{Seed: r.seed, Clock: sc.Clock})
+	clock := sc.Clock
+	wallReplay := opt.Replay != nil && opt.Replay.Header.Clock == ecs.Wall.String()
+	if wallReplay {
+		// A wall-clock run replays in virtual time, its passes, hand-overs and times as recorded
+		// (ecs.Plan); its trace still says wall, as the recorded one does.
+		clock.Mode = ecs.Virtual
+	}
+	r.world = ecs.NewWorld(ecs.Config{Seed: r.seed, Clock: clock})
 	r.records = &components.Records{}
 	var answerer gate.Answerer = sc.Answerer()
 	switch {
@@ -299,6 +306,16 @@ func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
 	r.set.Lanes = resources.Lanes{Latency: sc.Latency,
 		Model: r.sched.AddLane(ecs.LaneConfig{Name: "model", Capacity: sc.Lanes.ModelCapacity}),
 		Tool:  r.sched.AddLane(ecs.LaneConfig{Name: "tool", Capacity: sc.Lanes.ToolCapacity, Workers: sc.Lanes.ToolWorkers})}
+	switch {
+	case wallReplay:
+		plan, err := wallPlan(opt.Replay)
+		if err != nil {
+			return nil, err
+		}
+		r.sched.SetPlan(plan)
+	case r.record != nil && sc.Clock.Mode == ecs.Wall:
+		r.sched.SetJournal(wallJournal{r.record})
+	}
 	r.installed = r.set.Install(r.world)
 	r.cleanup = append(r.cleanup, r.sched.Finalize)
 	if err := r.sched.Initialize(); err != nil {
@@ -391,7 +408,7 @@ func (r *Runtime) Run(ctx context.Context) (*Summary, error) {
 	if terr := r.trace.Err(); terr != nil && !errors.Is(why, ErrTrace) {
 		status, why = trace.RunFailed, fmt.Errorf("%w: %w", ErrTrace, terr)
 	}
-	if rerr := r.record.Close(status); rerr != nil && status != trace.RunFailed {
+	if rerr := r.record.Close(status, stop.String()); rerr != nil && status != trace.RunFailed {
 		status, why = trace.RunFailed, fmt.Errorf("%w: %w", ErrRecording, rerr)
 	}
 	records := append([]components.FinalRecord(nil), r.records.All()...)

@@ -57,6 +57,9 @@ type Clock struct {
 	length time.Duration
 	tick   uint64
 	start  time.Time // wall mode: when the run started
+	// fixed, when set, is what Now reads: the time of the current pass in wall mode, or the
+	// recorded one in the replay of a wall-clock run.
+	fixed time.Time
 }
 
 // NewClock returns a clock at tick 0.
@@ -73,8 +76,13 @@ func (c *Clock) Mode() ClockMode { return c.mode }
 // Tick is the current tick number, starting at 0.
 func (c *Clock) Tick() uint64 { return c.tick }
 
-// Now is the current time: virtual in virtual mode, the machine's in wall mode.
+// Now is the current time: virtual in virtual mode; in wall mode the machine's at the start of
+// the current pass (one time through a pass, so a journal can record it), and the recorded one in
+// a wall-clock run's replay.
 func (c *Clock) Now() time.Time {
+	if !c.fixed.IsZero() {
+		return c.fixed
+	}
 	if c.mode == Wall {
 		return time.Now()
 	}

@@ -54,9 +54,13 @@ type LaneConfig struct {
 // task is a started job.
 type task struct {
 	job   Job
-	ready uint64 // virtual tick at which the result is due
-	value any
-	panic string
+	ready uint64 // virtual tick at which the result is due (the pass, in a planned lane)
+	// started is the pass the job started in; rank its place among its pass's hand-overs in a
+	// planned lane.
+	started uint64
+	rank    int
+	value   any
+	panic   string
 	// next is the agent's following job, run after this one on the same worker; done marks
 	// that this one has been executed (both guarded by Lane.mu).
 	next *task
@@ -90,6 +94,14 @@ type Lane struct {
 	mu       sync.Mutex
 	finished []*task          // executed by workers, not yet sorted into due/ready
 	chains   map[uint64]*task // agent -> its latest started job (guarded by mu)
+
+	// passes counts Advance calls: the scheduler's passes. journal records a wall-clock lane's
+	// hand-overs; plan places a replayed one's (planned: the lane follows a plan).
+	passes  uint64
+	journal Journal
+	plan    LanePlan
+	planned bool
+	handed  int // hand-overs so far in this pass
 }
 
 // NewLane starts a lane's workers. wake (may be nil) receives a non-blocking signal whenever a
@@ -137,7 +149,10 @@ func (l *Lane) Submit(now uint64, j Job) {
 func (l *Lane) start(now uint64, j Job) {
 	l.inflight++
 	l.running.Add(1)
-	t := &task{job: j, ready: now + max(j.Latency, 1)}
+	t := &task{job: j, ready: now + max(j.Latency, 1), started: l.pass()}
+	if l.planned {
+		l.placed(t)
+	}
 	l.mu.Lock()
 	if l.chains == nil {
 		l.chains = map[uint64]*task{}
@@ -209,7 +224,16 @@ func (l *Lane) Barrier() {
 // Advance hands over the results available at tick now (their slots free up) and starts waiting
 // jobs in the freed slots. The scheduler calls it at the start of each tick.
 func (l *Lane) Advance(now uint64) {
-	if l.mode == Wall {
+	l.passes++
+	l.handed = 0
+	if l.planned {
+		l.dueBuf = l.due.PopDue(l.pass(), l.dueBuf[:0])
+		sortPlanned(l.dueBuf)
+		for _, t := range l.dueBuf {
+			l.handOver(t, now)
+		}
+		clear(l.dueBuf)
+	} else if l.mode == Wall {
 		l.mu.Lock()
 		fin := l.finished
 		l.finished = nil
@@ -239,7 +263,19 @@ func (l *Lane) Advance(now uint64) {
 	}
 }
 
+// pass is the index of the scheduler's current pass (0 before the first).
+func (l *Lane) pass() uint64 {
+	if l.passes == 0 {
+		return 0
+	}
+	return l.passes - 1
+}
+
 func (l *Lane) handOver(t *task, now uint64) {
+	if l.journal != nil && l.mode == Wall {
+		l.journal.Handed(l.name, t.job.Agent, t.job.Index, t.started, l.pass(), l.handed)
+	}
+	l.handed++
 	l.inflight--
 	l.ready = append(l.ready, Done{
 		Agent: t.job.Agent, Entity: t.job.Entity, Index: t.job.Index,

@@ -1,8 +1,10 @@
 package ecs
 
 import (
+	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -216,5 +218,71 @@ func TestLaneRunsOneAgentsJobsInOrder(t *testing.T) {
 	}
 	if got := len(drain(l, 1, 1)[1]); got != 20 {
 		t.Fatalf("%d results handed over, want 20", got)
+	}
+}
+
+// TestLanePlanHandsOverAsRecorded: a planned lane hands each job over at its recorded pass and in
+// its recorded order, whatever order the workers finished in, and never one the plan does not
+// place; a journal sees every wall-clock hand-over with the passes it started and ended in.
+func TestLanePlanHandsOverAsRecorded(t *testing.T) {
+	w := NewWorld(Config{Clock: ClockConfig{Mode: Virtual}})
+	s := NewScheduler(w)
+	lane := s.AddLane(LaneConfig{Name: "tool", Capacity: 8, Workers: 4})
+	defer lane.Close()
+	s.SetPlan(&Plan{Lanes: map[string]LanePlan{"tool": {
+		{Agent: 1, Index: 0, Started: 0}: {Handed: 2, Rank: 1},
+		{Agent: 2, Index: 0, Started: 0}: {Handed: 2, Rank: 0},
+		{Agent: 3, Index: 0, Started: 0}: {Handed: 1, Rank: 0},
+	}}})
+	var got [][]uint64
+	for pass := range 4 {
+		lane.Advance(uint64(pass))
+		var ids []uint64
+		for _, d := range lane.Collect() {
+			ids = append(ids, d.Agent)
+		}
+		got = append(got, ids)
+		if pass == 0 {
+			for agent := uint64(1); agent <= 4; agent++ { // agent 4 is not in the plan
+				lane.Submit(0, Job{Agent: agent, Run: func() any { return agent }})
+			}
+		}
+		lane.Barrier()
+	}
+	want := [][]uint64{nil, {3}, {2, 1}, nil}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("hand-overs by pass %v, want %v", got, want)
+	}
+	if lane.Pending() != 1 {
+		t.Fatalf("pending %d, want the unplanned job never handed over", lane.Pending())
+	}
+}
+
+type journal struct{ handed []string }
+
+func (j *journal) Step(uint64, time.Time) {}
+func (j *journal) Handed(lane string, agent uint64, index int, started, handed uint64, rank int) {
+	j.handed = append(j.handed, fmt.Sprintf("%s %d/%d %d->%d #%d", lane, agent, index, started, handed, rank))
+}
+
+func TestJournalSeesWallHandOvers(t *testing.T) {
+	w := NewWorld(Config{Clock: ClockConfig{Mode: Wall}})
+	s := NewScheduler(w)
+	lane := s.AddLane(LaneConfig{Name: "model", Capacity: 4})
+	defer lane.Close()
+	j := &journal{}
+	s.SetJournal(j)
+	lane.Advance(0)
+	lane.Submit(0, Job{Agent: 7, Index: 2, Run: func() any { return nil }})
+	lane.Barrier()
+	for range 200 {
+		lane.Advance(1)
+		if len(lane.Collect()) > 0 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if len(j.handed) != 1 || !strings.HasPrefix(j.handed[0], "model 7/2 0->") || !strings.HasSuffix(j.handed[0], " #0") {
+		t.Fatalf("journal %q", j.handed)
 	}
 }

@@ -70,6 +70,10 @@ type Scheduler struct {
 	// last is the last tick Step ran, valid when stepped is set.
 	last    uint64
 	stepped bool
+	// journal records a wall-clock run's passes; plan replays them (see plan.go).
+	journal Journal
+	plan    *Plan
+	pass    int
 }
 
 // NewScheduler prepares a scheduler; call Initialize before the first tick.
@@ -181,9 +185,18 @@ func (s *Scheduler) Run(ctx context.Context, maxTicks uint64) (Stop, error) {
 	if w.clock.mode == Wall {
 		w.clock.startWall()
 	}
+	if p := s.plan; p != nil {
+		return s.runPlan(ctx, p)
+	}
 	for {
 		if ctx.Err() != nil {
 			return Cancelled, nil
+		}
+		if w.clock.mode == Wall {
+			w.clock.fixed = time.Now() // Now reads one time through the pass
+			if s.journal != nil {
+				s.journal.Step(w.clock.tick, w.clock.fixed)
+			}
 		}
 		touched, err := s.Step()
 		if err != nil {
@@ -219,6 +232,25 @@ func (s *Scheduler) Run(ctx context.Context, maxTicks uint64) (Stop, error) {
 		}
 		w.clock.advance(next)
 	}
+}
+
+// runPlan replays a recorded wall-clock run (SetPlan): every recorded pass runs at its tick with
+// its time, then the run ends as the recorded one did. Cancellation still stops it.
+func (s *Scheduler) runPlan(ctx context.Context, p *Plan) (Stop, error) {
+	w := s.world
+	for i, tick := range p.Ticks {
+		if ctx.Err() != nil {
+			return Cancelled, nil
+		}
+		w.clock.advance(tick)
+		if i < len(p.Nows) {
+			w.clock.fixed = p.Nows[i]
+		}
+		if _, err := s.Step(); err != nil {
+			return 0, err
+		}
+	}
+	return p.Stop, nil
 }
 
 // readyNow reports whether a wall-time lane has results or free work to hand over already.

@@ -30,6 +30,10 @@ const (
 	// KindModelLimit is a model turn that a real-time limit ended (a JS policy's wall-clock
 	// backstop).
 	KindModelLimit = "model_limit"
+	// KindPass is one pass of a wall-clock run's scheduler: its tick and the time Now read.
+	KindPass = "pass"
+	// KindHanded is one lane result a wall-clock run handed over: at which pass, in which place.
+	KindHanded = "handed"
 	// KindAnswer is an answer to a prompt given by the embedder's answerer (a person).
 	KindAnswer = "answer"
 	// KindEnd closes a complete recording.
@@ -206,7 +210,9 @@ type Items struct {
 // Dynamic is what one scan of an agent's tools/ folder (dynamic_tools) read: every *.js file in
 // it, in name order, its source or why it could not be read.
 type Dynamic struct {
-	Agent string        `json:"agent"`
+	Agent string `json:"agent"`
+	// Turn is the model turn the scan came before.
+	Turn  uint64        `json:"turn"`
 	Files []DynamicFile `json:"files"`
 }
 
@@ -217,12 +223,31 @@ type DynamicFile struct {
 	Err    string `json:"err,omitempty"`
 }
 
+// Handed is one lane hand-over of a wall-clock run (ecs.Journal.Handed).
+type Handed struct {
+	Lane    string `json:"lane"`
+	Agent   uint64 `json:"agent"`
+	Index   int    `json:"index"`
+	Started uint64 `json:"started"`
+	Handed  uint64 `json:"handed"`
+	Rank    int    `json:"rank"`
+}
+
+// Pass is one pass of a wall-clock run's scheduler.
+type Pass struct {
+	Tick uint64 `json:"tick"`
+	// Now is the time Now read during the pass, in Unix nanoseconds.
+	Now int64 `json:"now"`
+}
+
 // End is the last line of a complete recording.
 type End struct {
 	// Entries counts the lines between the header and this one.
 	Entries uint64 `json:"entries"`
-	// Status is how the run ended (the trace's end status).
+	// Status is how the run ended (the trace's end status); Stop why its scheduler stopped
+	// (fixed_point, max_ticks, cancelled), which the replay of a wall-clock run ends with.
 	Status string `json:"status"`
+	Stop   string `json:"stop,omitempty"`
 }
 
 // RequestHash is the hash a call's request is recorded and matched by: the tool's name and its

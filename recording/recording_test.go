@@ -23,12 +23,12 @@ func record(t *testing.T) []byte {
 		Detached: true, Ops: []Op{{Fn: "readFile", Request: hashText("x"), Out: json.RawMessage(`"text"`)}}})
 	w.Finish(4, 9, 0, Result{OK: true}) // never begun: ignored
 	w.Background(5, "a-0", "a-0-t0-c0", "done: exit 0")
-	w.MCP(1, false, []MCPEvent{{Server: "demo", Event: "start", Session: 1, Transport: "stdio"}})
-	w.MCP(6, true, []MCPEvent{{Server: "demo", Event: "stop", Session: 1, Transport: "stdio", Reason: "run ended"}})
-	w.MCP(6, false, nil) // nothing to write
+	w.MCP(1, 0, false, []MCPEvent{{Server: "demo", Event: "start", Session: 1, Transport: "stdio"}})
+	w.MCP(6, 0, true, []MCPEvent{{Server: "demo", Event: "stop", Session: 1, Transport: "stdio", Reason: "run ended"}})
+	w.MCP(6, 0, false, nil) // nothing to write
 	w.Items(2, Items{Agent: "a-0", CallID: "a-0-t1-c0", File: "items.txt", Items: []string{"one", "two"}})
 	w.Answer(Answer{N: 1, Agent: "a-1", Tool: "shell", Answer: "once", Delay: 2, OK: true})
-	if err := w.Close("fixed_point"); err != nil {
+	if err := w.Close("finished", "fixed_point"); err != nil {
 		t.Fatal(err)
 	}
 	w.Background(9, "late", "x", "dropped after Close")
@@ -43,7 +43,7 @@ func TestRoundTrip(t *testing.T) {
 	if tape.Header.Format != Format || tape.Header.Version != Version || tape.Header.Seed != 7 {
 		t.Fatalf("header = %+v", tape.Header)
 	}
-	if tape.End.Status != "fixed_point" || tape.End.Entries != 7 || tape.Calls() != 2 {
+	if tape.End.Status != "finished" || tape.End.Stop != "fixed_point" || tape.End.Entries != 7 || tape.Calls() != 2 {
 		t.Fatalf("end = %+v, calls %d", tape.End, tape.Calls())
 	}
 	// Whitespace in the arguments is not a change of request.
@@ -64,13 +64,13 @@ func TestRoundTrip(t *testing.T) {
 	if rep, ok := tape.Background("a-0-t0-c0"); !ok || rep != "done: exit 0" {
 		t.Fatalf("background = %q %v", rep, ok)
 	}
-	if got := tape.MCP(1, false); len(got) != 1 || got[0].Event != "start" {
+	if got := tape.MCP(1, 0, false); len(got) != 1 || got[0].Event != "start" {
 		t.Fatalf("mcp at 1 = %+v", got)
 	}
-	if got := tape.MCP(6, false); len(got) != 0 {
+	if got := tape.MCP(6, 0, false); len(got) != 0 {
 		t.Fatalf("tick 6's first batch = %+v, want none (the stop was written at the end)", got)
 	}
-	if got := tape.MCP(6, true); len(got) != 1 || got[0].Reason != "run ended" {
+	if got := tape.MCP(6, 0, true); len(got) != 1 || got[0].Reason != "run ended" {
 		t.Fatalf("closing batch = %+v", got)
 	}
 	if it, err := tape.Items(2, "a-0", "a-0-t1-c0", "items.txt"); err != nil || len(it.Items) != 2 {
@@ -129,7 +129,7 @@ func TestReadRefuses(t *testing.T) {
 		{"another format", `{"format":"warren-trace","version":4}` + "\n", `format "warren-trace" version 4`},
 		{"cut off", strings.Join(lines[:len(lines)-2], ""), "no end line after line 8: the run that wrote it was cut off"},
 		{"cut mid-line", string(good[:len(good)-20]), "line 9 is cut in the middle: the run that wrote it was cut off"},
-		{"unknown kind", lines[0] + `{"kind":"tape"}` + "\n" + lines[len(lines)-2], `kind "tape" (valid: tool, background, mcp, items, dynamic, model_limit, answer, end)`},
+		{"unknown kind", lines[0] + `{"kind":"tape"}` + "\n" + lines[len(lines)-2], `kind "tape" (valid: tool, background, mcp, items, dynamic, model_limit, pass, handed, answer, end)`},
 		{"unknown key", lines[0] + `{"kind":"background","tick":1,"agent":"a","call_id":"c","report":"r","extra":1}` + "\n", `unknown field "extra"`},
 		{"entry after end", string(good) + lines[1], "follows the end line"},
 		{"count mismatch", lines[0] + lines[1] + lines[len(lines)-2], "the end line counts 7 entries, the file has 1"},
@@ -204,7 +204,7 @@ func TestWriteErrorIsSticky(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Background(1, "a", "c", strings.Repeat("x", 70<<10))
-	if w.Err() == nil || w.Close("x") == nil {
+	if w.Err() == nil || w.Close("x", "") == nil {
 		t.Fatal("a failed write must be reported")
 	}
 }

@@ -22,10 +22,13 @@ type Tape struct {
 	background map[string]string     // by call id
 	mcp        map[mcpBatch][]MCPEvent
 	items      map[string]Items // by call id
-	dynamic    map[dynamicScan]Dynamic
+	dynamic    map[modelTurn]Dynamic
 	limits     map[modelTurn]string
-	answers    []Answer
-	used       int
+	// Passes and Handovers are a wall-clock run's passes and lane hand-overs, in order.
+	Passes    []Pass
+	Handovers []Handed
+	answers   []Answer
+	used      int
 }
 
 // modelTurn is one model turn of one agent.
@@ -34,16 +37,11 @@ type modelTurn struct {
 	turn  uint64
 }
 
-// dynamicScan is where a dynamic-tools scan happened: an agent scans at most once a tick.
-type dynamicScan struct {
-	tick  uint64
-	agent string
-}
-
 // mcpBatch is where a tick's MCP events were written: at the tick's start, or when the run ended
 // (closing).
 type mcpBatch struct {
 	tick    uint64
+	pass    int
 	closing bool
 }
 
@@ -71,7 +69,7 @@ type entryLine struct {
 // ErrBadRecording that names the line.
 func Read(r io.Reader) (*Tape, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
-	t := &Tape{tools: map[string]*ToolEntry{}, background: map[string]string{}, mcp: map[mcpBatch][]MCPEvent{}, items: map[string]Items{}, dynamic: map[dynamicScan]Dynamic{}, limits: map[modelTurn]string{}}
+	t := &Tape{tools: map[string]*ToolEntry{}, background: map[string]string{}, mcp: map[mcpBatch][]MCPEvent{}, items: map[string]Items{}, dynamic: map[modelTurn]Dynamic{}, limits: map[modelTurn]string{}}
 	line := 0
 	ended := false
 	for {
@@ -150,13 +148,14 @@ func (t *Tape) add(raw []byte, ended *bool) error {
 		var e struct {
 			Kind    string
 			Tick    uint64
+			Pass    int
 			Closing bool
 			Events  []MCPEvent
 		}
 		if err := strict(&e); err != nil {
 			return err
 		}
-		b := mcpBatch{e.Tick, e.Closing}
+		b := mcpBatch{e.Tick, e.Pass, e.Closing}
 		t.mcp[b] = append(t.mcp[b], e.Events...)
 	case KindItems:
 		var e struct {
@@ -177,7 +176,7 @@ func (t *Tape) add(raw []byte, ended *bool) error {
 		if err := strict(&e); err != nil {
 			return err
 		}
-		t.dynamic[dynamicScan{e.Tick, e.Agent}] = e.Dynamic
+		t.dynamic[modelTurn{e.Agent, e.Turn}] = e.Dynamic
 	case KindModelLimit:
 		var e struct {
 			Kind, Agent, Err string
@@ -187,6 +186,24 @@ func (t *Tape) add(raw []byte, ended *bool) error {
 			return err
 		}
 		t.limits[modelTurn{e.Agent, e.Turn}] = e.Err
+	case KindPass:
+		var e struct {
+			Kind string
+			Pass
+		}
+		if err := strict(&e); err != nil {
+			return err
+		}
+		t.Passes = append(t.Passes, e.Pass)
+	case KindHanded:
+		var e struct {
+			Kind string
+			Handed
+		}
+		if err := strict(&e); err != nil {
+			return err
+		}
+		t.Handovers = append(t.Handovers, e.Handed)
 	case KindAnswer:
 		var e struct {
 			Kind string
@@ -209,7 +226,7 @@ func (t *Tape) add(raw []byte, ended *bool) error {
 		}
 		t.End, *ended = e.End, true
 	default:
-		return fmt.Errorf("kind %q (valid: %s)", head.Kind, strings.Join([]string{KindTool, KindBackground, KindMCP, KindItems, KindDynamic, KindModelLimit, KindAnswer, KindEnd}, ", "))
+		return fmt.Errorf("kind %q (valid: %s)", head.Kind, strings.Join([]string{KindTool, KindBackground, KindMCP, KindItems, KindDynamic, KindModelLimit, KindPass, KindHanded, KindAnswer, KindEnd}, ", "))
 	}
 	return nil
 }
@@ -240,9 +257,11 @@ func (t *Tape) Background(id string) (string, bool) {
 	return r, ok
 }
 
-// MCP returns the MCP session events recorded at tick, at its start or (closing) at the run's
-// end.
-func (t *Tape) MCP(tick uint64, closing bool) []MCPEvent { return t.mcp[mcpBatch{tick, closing}] }
+// MCP returns the MCP session events recorded at tick, at the start of its pass-th pass or
+// (closing) at the run's end.
+func (t *Tape) MCP(tick uint64, pass int, closing bool) []MCPEvent {
+	return t.mcp[mcpBatch{tick, pass, closing}]
+}
 
 // Items returns what the fan-out of call id (of agent, at tick) read from file in the recorded
 // run: a divergence when the recording has no such read.
@@ -255,10 +274,10 @@ func (t *Tape) Items(tick uint64, agent, id, file string) (Items, error) {
 	return it, nil
 }
 
-// Dynamic returns what agent's dynamic-tools scan at tick read in the recorded run; false when
-// that scan found no change (or there was none).
-func (t *Tape) Dynamic(tick uint64, agent string) (Dynamic, bool) {
-	d, ok := t.dynamic[dynamicScan{tick, agent}]
+// Dynamic returns what agent's dynamic-tools scan before its model turn turn read in the recorded
+// run; false when that scan found no change (or there was none).
+func (t *Tape) Dynamic(agent string, turn uint64) (Dynamic, bool) {
+	d, ok := t.dynamic[modelTurn{agent, turn}]
 	return d, ok
 }
 

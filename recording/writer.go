@@ -185,9 +185,10 @@ func (w *Writer) Background(tick uint64, agent, callID, report string) {
 	e.Uint64("tick", tick).Str("agent", agent).Str("call_id", callID).Str("report", report).Msg("")
 }
 
-// MCP writes the MCP session events written into the trace at tick (nothing when there are none);
-// closing marks the batch the run's end wrote, after the sessions stopped.
-func (w *Writer) MCP(tick uint64, closing bool, events []MCPEvent) {
+// MCP writes the MCP session events written into the trace at tick (nothing when there are none):
+// pass counts the passes of that tick before this one (a wall-clock run may pass a tick more than
+// once), and closing marks the batch the run's end wrote, after the sessions stopped.
+func (w *Writer) MCP(tick uint64, pass int, closing bool, events []MCPEvent) {
 	if len(events) == 0 {
 		return
 	}
@@ -201,6 +202,9 @@ func (w *Writer) MCP(tick uint64, closing bool, events []MCPEvent) {
 			Str("transport", ev.Transport).Str("reason", ev.Reason))
 	}
 	e.Uint64("tick", tick)
+	if pass > 0 {
+		e.Int("pass", pass)
+	}
 	if closing {
 		e.Bool("closing", true)
 	}
@@ -236,7 +240,7 @@ func (w *Writer) Dynamic(tick uint64, dy Dynamic) {
 		}
 		arr.Dict(d)
 	}
-	e.Uint64("tick", tick).Str("agent", dy.Agent).Array("files", arr).Msg("")
+	e.Uint64("tick", tick).Str("agent", dy.Agent).Uint64("turn", dy.Turn).Array("files", arr).Msg("")
 }
 
 // ModelLimit writes that agent's model turn turn, at tick, ended at a real-time limit with err.
@@ -246,6 +250,25 @@ func (w *Writer) ModelLimit(tick uint64, agent string, turn uint64, err string) 
 		return
 	}
 	e.Uint64("tick", tick).Str("agent", agent).Uint64("turn", turn).Str("err", err).Msg("")
+}
+
+// Pass writes one pass of a wall-clock run.
+func (w *Writer) Pass(p Pass) {
+	e := w.begin(KindPass)
+	if e == nil {
+		return
+	}
+	e.Uint64("tick", p.Tick).Int64("now", p.Now).Msg("")
+}
+
+// Handed writes one lane hand-over of a wall-clock run.
+func (w *Writer) Handed(h Handed) {
+	e := w.begin(KindHanded)
+	if e == nil {
+		return
+	}
+	e.Str("lane", h.Lane).Uint64("agent", h.Agent).Int("index", h.Index).Uint64("started", h.Started).
+		Uint64("handed", h.Handed).Int("rank", h.Rank).Msg("")
 }
 
 // Answer writes one answer of the embedder's answerer.
@@ -259,8 +282,8 @@ func (w *Writer) Answer(a Answer) {
 }
 
 // Close writes the calls that never finished (in agent and call order), then the end line with
-// status, flushes, and reports the first write error. Later calls record nothing.
-func (w *Writer) Close(status string) error {
+// status and stop, flushes, and reports the first write error. Later calls record nothing.
+func (w *Writer) Close(status, stop string) error {
 	if w == nil || w.closed {
 		return nil
 	}
@@ -274,7 +297,11 @@ func (w *Writer) Close(status string) error {
 	clear(w.pending)
 	entries := w.entries
 	if e := w.begin(KindEnd); e != nil {
-		e.Uint64("entries", entries).Str("status", status).Msg("")
+		e.Uint64("entries", entries).Str("status", status)
+		if stop != "" {
+			e.Str("stop", stop)
+		}
+		e.Msg("")
 	}
 	w.closed = true
 	if w.sink.err == nil {

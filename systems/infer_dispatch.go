@@ -235,7 +235,7 @@ func (s *InferDispatch) Update(w *ecs.World) {
 			if d.Workdir == "" && p.Workdir != nil {
 				d.Workdir = p.Workdir(d.Name, int(id.Index))
 			}
-			s.dynamic.Scan(tick, id, d, p, cur.Stage)
+			s.dynamic.Scan(tick, uint64(cur.Turn), id, d, p, cur.Stage)
 		}
 		if len(d.Inbox) > 0 && stage.AcceptsMessages {
 			for _, m := range d.Inbox {

@@ -43,7 +43,7 @@ func TestModelRealTimeLimitIsRecorded(t *testing.T) {
 	h := newHarness(t, options{record: w})
 	h.spawn(h.profile("g", h.blueprint(oneStageBlueprint), model(true), "do it"), 2)
 	h.run(100)
-	if err := w.Close("finished"); err != nil {
+	if err := w.Close("finished", "fixed_point"); err != nil {
 		t.Fatal(err)
 	}
 	recorded := h.traceBytes()

@@ -26,10 +26,6 @@ func (r *replayCmd) Run(e *env) error {
 		return errBadInput
 	}
 	sc, opt, err := warren.LoadReplay(tape, r.Scenario)
-	if errors.Is(err, warren.ErrWallReplay) {
-		fmt.Fprintf(e.stderr, "host: %s: %v\n", r.File, err)
-		return errBadInput
-	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "host: the recorded scenario does not load:\n%v\n", err)
 		return errBadInput

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,27 +57,37 @@ func TestRecordAndReplay(t *testing.T) {
 	}
 }
 
-// TestReplayRefusesWallClock: a wall-clock run records with a warning, and its replay is refused
-// as bad input rather than run into a divergence that is the clock's, not the scenario's.
-func TestReplayRefusesWallClock(t *testing.T) {
-	dir := t.TempDir()
-	src, err := os.ReadFile(example("on_error.toml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.CopyFS(filepath.Join(dir, "blueprints"), os.DirFS(filepath.Join(examples, "blueprints"))); err != nil {
-		t.Fatal(err)
-	}
-	scenario := writeFile(t, dir, "wall.toml", strings.Replace(string(src), "seed = 7", "seed = 7\n\n[clock]\nmode = \"wall\"\ntick = \"1ms\"", 1))
-	tr, rec := filepath.Join(dir, "t.jsonl"), filepath.Join(dir, "r.jsonl")
-	r := host(t, "run", scenario, "--trace", tr, "--record", rec)
-	wantCode(t, r, exitOK)
-	if !strings.Contains(r.stderr, "runs on the wall clock: --record keeps its outside inputs, but host replay cannot reproduce") {
-		t.Fatalf("stderr:\n%s", r.stderr)
-	}
-	r = host(t, "replay", rec, "--check")
-	wantCode(t, r, exitBadInput)
-	if !strings.Contains(r.stderr, "a wall-clock run cannot be replayed exactly") {
-		t.Fatalf("stderr:\n%s", r.stderr)
+// TestReplayWallClock: a wall-clock run, whose lane results arrive whenever the machine finishes
+// them and whose ticks follow the machine's clock, replays exactly from its recording: the passes,
+// the hand-overs and the times are recorded, and the replay steps them in virtual time.
+func TestReplayWallClock(t *testing.T) {
+	for example, agents := range map[string]string{"on_error.toml": "0", "quickstart.toml": "40"} {
+		t.Run(strings.TrimSuffix(example, ".toml"), func(t *testing.T) {
+			dir := t.TempDir()
+			src, err := os.ReadFile(filepath.Join(examples, example))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.CopyFS(filepath.Join(dir, "blueprints"), os.DirFS(filepath.Join(examples, "blueprints"))); err != nil {
+				t.Fatal(err)
+			}
+			text := string(src)
+			at := strings.Index(text, "\n[")
+			text = text[:at] + "\n\n[clock]\nmode = \"wall\"\ntick = \"1ms\"\n" + text[at:]
+			scenario := writeFile(t, dir, "wall.toml", text)
+			for round := range 3 {
+				tr, rec := filepath.Join(dir, fmt.Sprintf("t%d.jsonl", round)), filepath.Join(dir, fmt.Sprintf("r%d.jsonl", round))
+				args := []string{"run", scenario, "--trace", tr, "--record", rec}
+				if agents != "0" {
+					args = append(args, "--agents", agents)
+				}
+				wantCode(t, host(t, args...), exitOK)
+				r := host(t, "replay", rec, "--check")
+				wantCode(t, r, exitOK)
+				if !strings.Contains(r.stdout, "replay       identical to "+tr) || !strings.Contains(r.stdout, "wall clock") {
+					t.Fatalf("stdout:\n%s", r.stdout)
+				}
+			}
+		})
 	}
 }

@@ -95,9 +95,6 @@ func (r *runCmd) Run(e *env) error {
 		}
 		defer recFile.Close()
 		opt.Record, opt.TraceFile, opt.RecordFile = recFile, r.Trace, r.Record
-		if sc.Clock.Mode == warren.ClockWall {
-			fmt.Fprintf(e.stderr, "host: warning: %s runs on the wall clock: --record keeps its outside inputs, but host replay cannot reproduce a wall-clock run exactly and refuses it\n", r.File)
-		}
 	}
 	var bar *progressbar.ProgressBar
 	if e.isTerminal && !r.NoProgress {

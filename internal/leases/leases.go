@@ -48,6 +48,10 @@ type Leases struct {
 	// crashes are the servers a fault crashes at the start of the next tick, in the order the
 	// faults fell.
 	crashes []string
+	// tick and pass count the writes within one tick (a wall-clock run may pass a tick more than
+	// once), which the recording keys batches by.
+	tick uint64
+	pass int
 }
 
 // CrashNext has server's live session killed at the start of the next tick, before any call of
@@ -106,13 +110,20 @@ func (l *Leases) write(tick uint64, closing bool) int {
 	if l == nil || l.servers == nil {
 		return 0
 	}
+	if tick != l.tick {
+		l.tick, l.pass = tick, 0
+	}
+	pass := l.pass
+	if !closing {
+		l.pass++
+	}
 	for _, server := range l.crashes {
 		l.servers.Crash(server)
 	}
 	l.crashes = l.crashes[:0]
 	events := l.servers.Drain()
 	if l.tape != nil {
-		recorded := l.tape.MCP(tick, closing)
+		recorded := l.tape.MCP(tick, pass, closing)
 		for _, e := range recorded {
 			l.trace.MCPServer(tick, e.Server, e.Event, e.Session, e.Transport, e.Reason)
 		}
@@ -125,7 +136,7 @@ func (l *Leases) write(tick uint64, closing bool) int {
 			l.buf = append(l.buf, recording.MCPEvent{Server: e.Server, Event: e.Kind, Session: e.Session, Transport: e.Transport, Reason: e.Reason})
 		}
 	}
-	l.rec.MCP(tick, closing, l.buf)
+	l.rec.MCP(tick, pass, closing, l.buf)
 	return len(events)
 }
 

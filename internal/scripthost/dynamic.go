@@ -90,14 +90,15 @@ func StageTools(d *components.AgentData, p *components.Profile, stage int32) []m
 // read more than maxDynamicToolBytes), and only agents whose blueprint asks for it pay for it.
 //
 // The folder is an input from outside the world: a recorded run keeps what each scan that found
-// a change read (recording.Dynamic), and a replay rebuilds from that instead of reading a workdir.
-func (h *Dynamic) Scan(tick uint64, id *components.Identity, d *components.AgentData, p *components.Profile, stage int32) {
+// a change read (recording.Dynamic, keyed by the agent and the model turn it comes before), and a
+// replay rebuilds from that instead of reading a workdir.
+func (h *Dynamic) Scan(tick, turn uint64, id *components.Identity, d *components.AgentData, p *components.Profile, stage int32) {
 	if h == nil || h.tool == nil {
 		return
 	}
 	var files []recording.DynamicFile
 	if h.tape != nil {
-		got, ok := h.tape.Dynamic(tick, d.Name)
+		got, ok := h.tape.Dynamic(d.Name, turn)
 		if !ok {
 			return // the recorded run saw no change here
 		}
@@ -113,7 +114,7 @@ func (h *Dynamic) Scan(tick uint64, id *components.Identity, d *components.Agent
 		if files, changed = h.observe(d); !changed {
 			return
 		}
-		h.rec.Dynamic(tick, recording.Dynamic{Agent: d.Name, Files: files})
+		h.rec.Dynamic(tick, recording.Dynamic{Agent: d.Name, Turn: turn, Files: files})
 	}
 	h.rebuild(tick, id, d, p, stage, files)
 }

@@ -53,7 +53,7 @@ func scan(t *testing.T, workdir string) *components.AgentData {
 	h := NewDynamic(func(s *scripting.Script) tools.Tool { return scriptStub{s} }, nil)
 	d := &components.AgentData{Name: "a", Workdir: workdir}
 	p := &components.Profile{Tools: tools.NewScoped(tools.NewRegistry())}
-	h.Scan(1, &components.Identity{ID: 1}, d, p, 0)
+	h.Scan(1, 0, &components.Identity{ID: 1}, d, p, 0)
 	return d
 }
 
