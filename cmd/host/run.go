@@ -63,36 +63,25 @@ func (r *runCmd) Run(e *env) error {
 		fmt.Fprintf(e.stderr, "host: %v\n", err)
 		return errBadInput
 	}
-	var traceFile, recFile *os.File
-	if r.Trace != "" {
-		if traceInWorkRoot(r.Trace, r.Workdir) {
-			fmt.Fprintf(e.stderr, "host: --trace %s lies inside --workdir %s, where agents write (and may have planted a link): put the trace elsewhere\n", r.Trace, r.Workdir)
-			return errBadInput
-		}
-		traceFile, err = os.Create(r.Trace)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "host: --trace: %v\n", err)
-			return errBadInput
-		}
+	if r.Record != "" && r.Trace == "" {
+		fmt.Fprintf(e.stderr, "host: --record %s needs --trace: a recording is replayed against the trace it was recorded with\n", r.Record)
+		return errBadInput
+	}
+	traceFile, err := r.createOutput(e, "--trace", "trace", r.Trace)
+	if err != nil {
+		return err
+	}
+	if traceFile != nil {
 		defer traceFile.Close()
 		// The trace writer buffers (64 KiB) and writes straight to the file, so a write error
 		// reaches the run within that much trace, and the run stops at the end of the tick.
 		opt.Trace = traceFile
 	}
-	if r.Record != "" {
-		if r.Trace == "" {
-			fmt.Fprintf(e.stderr, "host: --record %s needs --trace: a recording is replayed against the trace it was recorded with\n", r.Record)
-			return errBadInput
-		}
-		if traceInWorkRoot(r.Record, r.Workdir) {
-			fmt.Fprintf(e.stderr, "host: --record %s lies inside --workdir %s, where agents write (and may have planted a link): put the recording elsewhere\n", r.Record, r.Workdir)
-			return errBadInput
-		}
-		recFile, err = os.Create(r.Record)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "host: --record: %v\n", err)
-			return errBadInput
-		}
+	recFile, err := r.createOutput(e, "--record", "recording", r.Record)
+	if err != nil {
+		return err
+	}
+	if recFile != nil {
 		defer recFile.Close()
 		opt.Record, opt.TraceFile, opt.RecordFile = recFile, r.Trace, r.Record
 	}
@@ -151,6 +140,24 @@ func (r *runCmd) Run(e *env) error {
 		return errExpectations
 	}
 	return nil
+}
+
+// createOutput creates the output file path names for flag (nil when path is ""), refusing one
+// inside the kept workdir root, where agents write.
+func (r *runCmd) createOutput(e *env, flag, what, path string) (*os.File, error) {
+	if path == "" {
+		return nil, nil
+	}
+	if traceInWorkRoot(path, r.Workdir) {
+		fmt.Fprintf(e.stderr, "host: %s %s lies inside --workdir %s, where agents write (and may have planted a link): put the %s elsewhere\n", flag, path, r.Workdir, what)
+		return nil, errBadInput
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "host: %s: %v\n", flag, err)
+		return nil, errBadInput
+	}
+	return f, nil
 }
 
 // traceInWorkRoot reports whether the trace file would lie inside the kept workdir root (""
