@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/warrenhq/warren"
@@ -81,9 +82,9 @@ func TestRecordReplayExamples(t *testing.T) {
 // TestReplayHTTP records a script tool fetching from a real loopback HTTP server, shuts the server
 // down, and replays: the script runs again, its httpGet answered from the recording.
 func TestReplayHTTP(t *testing.T) {
-	hits := 0
+	var hits atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hits++
+		hits.Add(1)
 		if r.URL.Query().Get("city") == "fetchers-2" {
 			<-r.Context().Done() // never answers: the script's http_timeout ends the request
 			return
@@ -152,9 +153,9 @@ model = "fetch"
 	if strings.Contains(rec.String(), "tok-3141") {
 		t.Fatal("the recording keeps the environment variable's value")
 	}
-	if hits != 3 || !bytes.Contains(want, []byte("WEATHER FOR FETCHERS-1: RAIN")) ||
+	if hits.Load() != 3 || !bytes.Contains(want, []byte("WEATHER FOR FETCHERS-1: RAIN")) ||
 		!bytes.Contains(want, []byte(`"name":"fetchers-2","kind":"tool_note","stage":"fetch","call_id":"fetchers-2-t0-c0","tool":"forecast","fn":"realtime_limit","text":"http_get timeout"`)) {
-		t.Fatalf("the recorded run made %d requests; trace:\n%s", hits, want)
+		t.Fatalf("the recorded run made %d requests; trace:\n%s", hits.Load(), want)
 	}
 	srv.Close()
 	got, _, err := replayRun(t, tape, "")
