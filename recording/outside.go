@@ -91,17 +91,14 @@ func (r *Recorder) Ops() []Op {
 }
 
 // Player is the tools.Outside of one call of a replay: it answers each request from the call's
-// recorded ops, in order, and reports a request that differs (through Fail, then as the
-// request's error) instead of letting it out.
+// recorded ops, in order, and fails a request that differs (and every later one) instead of
+// letting it out. The world reads Err when it files the call's result, so the divergence it
+// reports does not depend on which worker ran first.
 type Player struct {
 	// Tick and Call are the replayed call; Ops what it asked when it was recorded.
 	Tick uint64
 	Call Call
 	Ops  []Op
-	// Fail, when set, receives every divergence as it happens, on the call's goroutine (the world
-	// reads Err instead when it files the call's result, so the first divergence it reports does
-	// not depend on which worker ran first).
-	Fail func(error)
 
 	mu   sync.Mutex
 	next int
@@ -154,9 +151,6 @@ func (p *Player) diverged(detail string) error {
 	}
 	err := p.err
 	p.mu.Unlock()
-	if p.Fail != nil {
-		p.Fail(err)
-	}
 	return err
 }
 

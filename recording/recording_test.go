@@ -162,8 +162,7 @@ func TestOutsideRecordAndPlay(t *testing.T) {
 		t.Fatalf("a recorded op keeps a secret or a request in clear: %s", raw)
 	}
 
-	var failed error
-	play := &Player{Call: Call{Agent: "a", ID: "a-t0-c0", Tool: "word_count"}, Ops: ops, Fail: func(err error) { failed = err }}
+	play := &Player{Call: Call{Agent: "a", ID: "a-t0-c0", Tool: "word_count"}, Ops: ops}
 	out = ""
 	if err := play.Do("readFile", "notes.md", &out, func() error { t.Fatal("a replay must not call live"); return nil }); err != nil || out != "hello" {
 		t.Fatal(err, out)
@@ -175,8 +174,8 @@ func TestOutsideRecordAndPlay(t *testing.T) {
 		strings.Contains(err.Error(), "x-changed-x") || strings.Contains(err.Error(), "s3cret") {
 		t.Fatalf("a changed secret: %v", err)
 	}
-	if !errors.Is(failed, ErrDivergence) {
-		t.Fatalf("Fail was not told: %v", failed)
+	if !errors.Is(play.Err(), ErrDivergence) {
+		t.Fatalf("Err does not report the divergence: %v", play.Err())
 	}
 	play = &Player{Ops: ops, Call: Call{Agent: "a"}}
 	if err := play.Do("readFile", "other.md", &out, nil); err == nil || !strings.Contains(err.Error(), "request 1 of the call (readFile) asks something else") {

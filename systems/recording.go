@@ -44,9 +44,9 @@ func (t *toolTurn) replay(tick uint64, e ecs.Entity, id *components.Identity, d 
 func (t *toolTurn) laneRun(tick, agent uint64, d *components.AgentData, turn uint64, i int, call models.ToolCall, h *tools.Handle, ec *tools.ExecContext, usesHost bool) func() any {
 	args := call.Args
 	plain := func() any { return runTool(h, ec, args) }
-	c := recordedCall(d, turn, i, call)
 	switch {
 	case t.rec.Tape != nil:
+		c := recordedCall(d, turn, i, call)
 		entry, err := t.rec.Tape.Tool(tick, c)
 		if err != nil {
 			t.rec.Fail(err)
@@ -61,7 +61,7 @@ func (t *toolTurn) laneRun(tick, agent uint64, d *components.AgentData, turn uin
 			return res
 		}
 	case t.rec.Writer != nil:
-		t.rec.Writer.Begin(tick, agent, c)
+		t.rec.Writer.Begin(tick, agent, recordedCall(d, turn, i, call))
 		if usesHost {
 			rec := &recording.Recorder{}
 			ec.Outside = rec
