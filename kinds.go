@@ -1,6 +1,10 @@
 package warren
 
-import "github.com/warrenhq/warren/models"
+import (
+	"github.com/warrenhq/warren/models"
+	// The live back ends register their kinds as they load: the host links them here.
+	_ "github.com/warrenhq/warren/models/openai"
+)
 
 // ModelKind is one registered model kind, as a scenario names it (`kind = "scripted"`) and
 // as help texts describe it.

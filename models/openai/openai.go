@@ -1,0 +1,234 @@
+// Package openai is the "openai" model kind: a live model reached over the OpenAI Chat
+// Completions wire format through the official SDK (github.com/openai/openai-go). With base_url
+// the same kind serves OpenAI, Ollama, vLLM, llama.cpp's server, LM Studio and OpenRouter.
+//
+// The key comes from the environment variable the table names (api_key_env), read when the
+// scenario loads; it is sent as a bearer token and never written to a trace, a recording or a log.
+// The SDK's own retries are off: retrying is the host's to decide and show.
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/warrenhq/warren/models"
+)
+
+func init() {
+	models.RegisterKind(models.Kind{
+		ID:      models.KindNamespace + "openai",
+		Summary: "a live model over the OpenAI Chat Completions API (OpenAI, Ollama, vLLM, llama.cpp, LM Studio, OpenRouter: base_url)",
+		New:     func() models.KindConfig { return new(Config) },
+	})
+}
+
+// DefaultBaseURL is where requests go when neither base_url nor OPENAI_BASE_URL says otherwise.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// DefaultTimeout bounds one request when the table sets no timeout.
+const DefaultTimeout = 60 * time.Second
+
+// Config is an openai model's table: [models.<key>] with kind = "openai".
+type Config struct {
+	// Model is the provider's model name ("gpt-4o-mini", "llama3.2"). Required.
+	Model string `toml:"model"`
+	// BaseURL is the API's base URL (default: $OPENAI_BASE_URL, else DefaultBaseURL).
+	BaseURL string `toml:"base_url"`
+	// APIKeyEnv names the environment variable holding the key (default OPENAI_API_KEY). A local
+	// server that needs no key may leave the variable unset.
+	APIKeyEnv string `toml:"api_key_env"`
+	// SystemPrompt is the conversation's first message.
+	SystemPrompt string `toml:"system_prompt"`
+	// MaxTokens, Temperature, Seed and Stop are the request's, when set.
+	MaxTokens   int64    `toml:"max_tokens"`
+	Temperature *float64 `toml:"temperature"`
+	Seed        *int64   `toml:"seed"`
+	Stop        []string `toml:"stop"`
+	// Stream asks for the answer as a stream of chunks (assembled before the turn ends).
+	Stream bool `toml:"stream"`
+	// Timeout bounds one request, as a Go duration (default DefaultTimeout).
+	Timeout string `toml:"timeout"`
+}
+
+var _ models.KindConfig = (*Config)(nil)
+
+// Compile checks the table and builds the model.
+func (c *Config) Compile(env *models.KindEnv) (models.Model, error) {
+	var problems models.KeyErrors
+	if strings.TrimSpace(c.Model) == "" {
+		problems = append(problems, &models.KeyError{Key: "model", Err: errors.New("missing: name the provider's model, e.g. model = \"gpt-4o-mini\"")})
+	}
+	base := c.BaseURL
+	if base == "" {
+		base = os.Getenv("OPENAI_BASE_URL")
+	}
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		problems = append(problems, &models.KeyError{Key: "base_url", Err: fmt.Errorf("%q: give an http or https URL, e.g. \"http://localhost:11434/v1\"", base)})
+	}
+	keyEnv := c.APIKeyEnv
+	if keyEnv == "" {
+		keyEnv = "OPENAI_API_KEY"
+	}
+	timeout := DefaultTimeout
+	if c.Timeout != "" {
+		d, err := time.ParseDuration(c.Timeout)
+		if err != nil || d <= 0 {
+			problems = append(problems, &models.KeyError{Key: "timeout", Err: fmt.Errorf("%q: give a positive Go duration, e.g. \"30s\"", c.Timeout)})
+		}
+		timeout = d
+	}
+	if c.MaxTokens < 0 {
+		problems = append(problems, &models.KeyError{Key: "max_tokens", Err: fmt.Errorf("%d: give a positive number of tokens", c.MaxTokens)})
+	}
+	if c.Temperature != nil && (*c.Temperature < 0 || *c.Temperature > 2) {
+		problems = append(problems, &models.KeyError{Key: "temperature", Err: fmt.Errorf("%v: a temperature is from 0 to 2", *c.Temperature)})
+	}
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	opts := []option.RequestOption{option.WithBaseURL(base), option.WithMaxRetries(0), option.WithRequestTimeout(timeout)}
+	if key := os.Getenv(keyEnv); key != "" {
+		opts = append(opts, option.WithAPIKey(key))
+	} else {
+		opts = append(opts, option.WithAPIKey("none")) // the SDK insists on one; a local server ignores it
+	}
+	return &Model{id: env.ID, cfg: *c, client: sdk.NewClient(opts...)}, nil
+}
+
+// Model is a compiled openai model, shared by every agent that names it (the SDK client is safe
+// for concurrent use).
+type Model struct {
+	id     string
+	cfg    Config
+	client sdk.Client
+}
+
+var _ models.Model = (*Model)(nil)
+
+// ID implements models.Model.
+func (m *Model) ID() string { return m.id }
+
+// Turn implements models.Model: one chat completion request from the conversation and the
+// stage's tools, its answer as the turn's text and calls.
+func (m *Model) Turn(ctx context.Context, _ *models.State, v *models.View) (models.Reply, error) {
+	params, err := m.params(v)
+	if err != nil {
+		return models.Reply{}, err
+	}
+	var msg sdk.ChatCompletionMessage
+	if m.cfg.Stream {
+		params.StreamOptions = sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)}
+		stream := m.client.Chat.Completions.NewStreaming(ctx, params)
+		var acc sdk.ChatCompletionAccumulator
+		for stream.Next() {
+			acc.AddChunk(stream.Current())
+		}
+		if err := stream.Err(); err != nil {
+			return models.Reply{}, requestError(err)
+		}
+		if len(acc.Choices) == 0 || acc.Choices[0].FinishReason == "" {
+			return models.Reply{}, errors.New("openai: the stream ended before the answer did")
+		}
+		msg = acc.Choices[0].Message
+	} else {
+		got, err := m.client.Chat.Completions.New(ctx, params)
+		if err != nil {
+			return models.Reply{}, requestError(err)
+		}
+		if len(got.Choices) == 0 {
+			return models.Reply{}, errors.New("openai: the answer has no choices")
+		}
+		msg = got.Choices[0].Message
+	}
+	reply := models.Reply{Text: msg.Content}
+	for _, c := range msg.ToolCalls {
+		args := json.RawMessage(c.Function.Arguments)
+		if !json.Valid(args) {
+			args = json.RawMessage("{}") // the gate's schema check reports a call a model garbled
+		}
+		reply.Calls = append(reply.Calls, models.ToolCall{ID: c.ID, Name: c.Function.Name, Args: args})
+	}
+	return reply, nil
+}
+
+// params builds the request of a turn.
+func (m *Model) params(v *models.View) (sdk.ChatCompletionNewParams, error) {
+	p := sdk.ChatCompletionNewParams{Model: shared.ChatModel(m.cfg.Model)}
+	if m.cfg.SystemPrompt != "" {
+		p.Messages = append(p.Messages, sdk.SystemMessage(m.cfg.SystemPrompt))
+	}
+	for _, msg := range v.Messages {
+		switch msg.Role {
+		case models.RoleSystem:
+			p.Messages = append(p.Messages, sdk.SystemMessage(msg.Content))
+		case models.RoleUser:
+			p.Messages = append(p.Messages, sdk.UserMessage(msg.Content))
+		case models.RoleTool:
+			p.Messages = append(p.Messages, sdk.ToolMessage(msg.Content, msg.CallID))
+		case models.RoleAssistant:
+			a := sdk.ChatCompletionAssistantMessageParam{}
+			if msg.Content != "" {
+				a.Content.OfString = sdk.String(msg.Content)
+			}
+			for _, c := range msg.Calls {
+				a.ToolCalls = append(a.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{
+					OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{ID: c.ID,
+						Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: string(c.Args)}}})
+			}
+			p.Messages = append(p.Messages, sdk.ChatCompletionMessageParamUnion{OfAssistant: &a})
+		}
+	}
+	for _, t := range v.Tools { // sorted by name: a stable prefix for the provider's prompt cache
+		var schema map[string]any
+		if len(t.Parameters) > 0 {
+			if err := json.Unmarshal(t.Parameters, &schema); err != nil {
+				return p, fmt.Errorf("openai: tool %s: its parameters are not a JSON object: %w", t.Name, err)
+			}
+		}
+		p.Tools = append(p.Tools, sdk.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
+			Name: t.Name, Description: sdk.String(t.Description), Parameters: shared.FunctionParameters(schema)}))
+	}
+	if m.cfg.MaxTokens > 0 {
+		p.MaxTokens = sdk.Int(m.cfg.MaxTokens)
+	}
+	if m.cfg.Temperature != nil {
+		p.Temperature = sdk.Float(*m.cfg.Temperature)
+	}
+	if m.cfg.Seed != nil {
+		p.Seed = sdk.Int(*m.cfg.Seed)
+	}
+	if len(m.cfg.Stop) > 0 {
+		p.Stop = sdk.ChatCompletionNewParamsStopUnion{OfStringArray: m.cfg.Stop}
+	}
+	return p, nil
+}
+
+// requestError says why a request failed, with the provider's status and message and never the
+// request's headers (the key).
+func requestError(err error) error {
+	var apiErr *sdk.Error
+	if errors.As(err, &apiErr) {
+		msg := apiErr.Message
+		if msg == "" {
+			msg = strings.TrimSpace(apiErr.RawJSON())
+		}
+		return fmt.Errorf("openai: status %d: %s", apiErr.StatusCode, msg)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("openai: no answer in time: %w", err)
+	}
+	return fmt.Errorf("openai: %w", err)
+}

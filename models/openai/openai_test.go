@@ -1,0 +1,134 @@
+package openai_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/warrenhq/warren/internal/fakellm"
+	"github.com/warrenhq/warren/models"
+	"github.com/warrenhq/warren/models/openai"
+)
+
+// compile builds an openai model of cfg against srv.
+func compile(t *testing.T, srv *fakellm.Server, cfg openai.Config) models.Model {
+	t.Helper()
+	cfg.BaseURL = srv.URL
+	cfg.APIKeyEnv = "WARREN_TEST_OPENAI_KEY"
+	t.Setenv("WARREN_TEST_OPENAI_KEY", "sk-secret-42")
+	m, err := cfg.Compile(&models.KindEnv{Key: "live", Path: "models.live", ID: "openai:live"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func serve(t *testing.T, script fakellm.Script) *fakellm.Server {
+	t.Helper()
+	srv, err := fakellm.Start(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	return srv
+}
+
+// view is a turn after one tool call came back.
+func view() *models.View {
+	return &models.View{Stage: "work", Messages: []models.Message{
+		{Role: models.RoleUser, Content: "count the files"},
+		{Role: models.RoleAssistant, Content: "Looking.", Calls: []models.ToolCall{{ID: "c0", Name: "list_dir", Args: json.RawMessage(`{"path":"."}`)}}},
+		{Role: models.RoleTool, CallID: "c0", Content: "a.txt\nb.txt"},
+	}, Tools: []models.ToolInfo{
+		{Name: "list_dir", Description: "Lists a folder.", Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)},
+		{Name: "read_file", Description: "Reads a file.", Parameters: json.RawMessage(`{"type":"object"}`)},
+	}}
+}
+
+func TestTurn(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		name := "whole"
+		if stream {
+			name = "streamed"
+		}
+		t.Run(name, func(t *testing.T) {
+			srv := serve(t, func(int, fakellm.Request) fakellm.Reply {
+				return fakellm.Reply{Text: "Reading both.", ToolCalls: []fakellm.ToolCall{
+					{ID: "call_a", Name: "read_file", Arguments: `{"path":"a.txt"}`},
+					{ID: "call_b", Name: "read_file", Arguments: `{"path":"b.txt"}`}}}
+			})
+			seed := int64(7)
+			m := compile(t, srv, openai.Config{Model: "fake-1", SystemPrompt: "You count files.", MaxTokens: 100, Seed: &seed, Stream: stream})
+			reply, err := m.Turn(context.Background(), &models.State{}, view())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if reply.Text != "Reading both." || len(reply.Calls) != 2 || reply.Calls[1].ID != "call_b" ||
+				reply.Calls[1].Name != "read_file" || string(reply.Calls[1].Args) != `{"path":"b.txt"}` {
+				t.Fatalf("reply %+v", reply)
+			}
+			reqs := srv.Requests()
+			if len(reqs) != 1 {
+				t.Fatalf("%d requests", len(reqs))
+			}
+			r := reqs[0]
+			roles := []string{}
+			for _, msg := range r.Messages {
+				roles = append(roles, msg.Role)
+			}
+			if strings.Join(roles, ",") != "system,user,assistant,tool" || r.Messages[0].Content != "You count files." ||
+				r.Messages[2].ToolCalls[0].Name != "list_dir" || r.Messages[3].ToolCallID != "c0" || r.Messages[3].Content != "a.txt\nb.txt" {
+				t.Fatalf("messages %+v", r.Messages)
+			}
+			if strings.Join(r.Tools, ",") != "list_dir,read_file" || r.Stream != stream || *r.MaxTokens != 100 || *r.Seed != 7 || !r.Authorized {
+				t.Fatalf("request %+v", r)
+			}
+		})
+	}
+}
+
+// TestFailures: a provider's failure is the turn's error, saying the status and never the key;
+// a stream cut short is an error, not half an answer.
+func TestFailures(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		reply  fakellm.Reply
+		stream bool
+		want   string
+	}{
+		{"429", fakellm.Reply{Status: 429, RetryAfter: "2"}, false, "openai: status 429"},
+		{"500", fakellm.Reply{Status: 500}, false, "openai: status 500"},
+		{"cut stream", fakellm.Reply{Text: "half of it", Cut: true}, true, "the stream ended before the answer did"},
+		{"malformed", fakellm.Reply{Malformed: true}, false, "openai:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := serve(t, func(int, fakellm.Request) fakellm.Reply { return tc.reply })
+			m := compile(t, srv, openai.Config{Model: "fake-1", Stream: tc.stream})
+			_, err := m.Turn(context.Background(), &models.State{}, view())
+			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "sk-secret-42") {
+				t.Fatalf("err = %v, want %q and no key", err, tc.want)
+			}
+		})
+	}
+	srv := serve(t, func(int, fakellm.Request) fakellm.Reply { return fakellm.Reply{Hang: true} })
+	m := compile(t, srv, openai.Config{Model: "fake-1", Timeout: "200ms"})
+	if _, err := m.Turn(context.Background(), &models.State{}, view()); err == nil || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a hung request: %v", err)
+	}
+}
+
+func TestCompileErrors(t *testing.T) {
+	temp := 3.0
+	_, err := (&openai.Config{BaseURL: "ftp://x", Timeout: "soon", MaxTokens: -1, Temperature: &temp}).Compile(&models.KindEnv{ID: "openai:x"})
+	var problems models.KeyErrors
+	if !errors.As(err, &problems) || len(problems) != 5 {
+		t.Fatalf("err = %v", err)
+	}
+	for _, key := range []string{"model", "base_url", "timeout", "max_tokens", "temperature"} {
+		if !strings.Contains(err.Error(), key) {
+			t.Errorf("no problem at %s: %v", key, err)
+		}
+	}
+}

@@ -1,0 +1,88 @@
+package scenarios_test
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/warrenhq/warren"
+	"github.com/warrenhq/warren/components"
+	"github.com/warrenhq/warren/internal/fakellm"
+)
+
+// TestLiveModelScenario runs a scenario whose agents are driven by the openai kind against the
+// fake provider over real HTTP on loopback: each agent's first turn asks for a file to be
+// written, its second reads the result and ends; the provider sees the stage's tools and the
+// tool result, and the key never reaches the trace.
+func TestLiveModelScenario(t *testing.T) {
+	srv, err := fakellm.Start(func(n int, req fakellm.Request) fakellm.Reply {
+		last := req.Messages[len(req.Messages)-1]
+		if last.Role == "tool" {
+			return fakellm.Reply{Text: "Noted: " + last.Content, Usage: fakellm.Usage{Prompt: 40, Completion: 5}}
+		}
+		return fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "call_1", Name: "write_file",
+			Arguments: `{"path":"note.md","content":"hello"}`}}, Usage: fakellm.Usage{Prompt: 30, Completion: 9}}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	t.Setenv("WARREN_TEST_LIVE_KEY", "sk-live-secret")
+	dir := t.TempDir()
+	mustWrite(t, filepath.Join(dir, "writer.toml"), `
+name = "writer"
+description = "Writes a note."
+[[stages]]
+name = "write"
+available_tools = ["write_file", "read_file"]
+max_iterations = 4
+`)
+	scenario := filepath.Join(dir, "live.toml")
+	mustWrite(t, scenario, `
+name = "live"
+seed = 5
+[blueprints]
+writer = "writer.toml"
+[host.tool_permissions]
+write_file = "allow"
+[models.live]
+kind = "openai"
+model = "fake-1"
+base_url = "`+srv.URL+`"
+api_key_env = "WARREN_TEST_LIVE_KEY"
+system_prompt = "You write notes."
+[[groups]]
+name = "writers"
+count = 3
+blueprint = "writer"
+model = "live"
+task = "write a note"
+`)
+	sc, err := warren.Load(scenario)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr bytes.Buffer
+	sum, err := warren.Run(t.Context(), sc, warren.Options{Trace: &tr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.ByStatus[components.Done] != 3 || sum.ModelTurns != 6 || sum.ToolCalls != 3 || sum.ToolErrors != 0 {
+		t.Fatalf("summary %+v", sum)
+	}
+	for _, want := range []string{`"model":"openai:live"`, `"kind":"tool_call","stage":"write","call_id":"call_1","tool":"write_file"`,
+		`"text":"Noted: Wrote 5 bytes to \"note.md\" (new file)"`} {
+		if !strings.Contains(tr.String(), want) {
+			t.Errorf("the trace lacks %s", want)
+		}
+	}
+	if strings.Contains(tr.String(), "sk-live-secret") {
+		t.Fatal("the key reached the trace")
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 6 || !reqs[0].Authorized || strings.Join(reqs[0].Tools, ",") != "read_file,write_file" ||
+		reqs[0].Messages[0].Content != "You write notes." || !strings.HasPrefix(reqs[0].Messages[1].Content, "write a note") {
+		t.Fatalf("%d requests; the first %+v", len(reqs), reqs[0])
+	}
+}
