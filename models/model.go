@@ -142,6 +142,17 @@ type State struct {
 	Cursor int32
 }
 
+// Live is implemented by a back end whose answers come from outside the world (a provider over
+// the network): a recorded run keeps each of its turns, and a replay gives them back instead of
+// asking it.
+type Live interface {
+	// Live reports whether the back end's answers come from outside the world.
+	Live() bool
+	// Request returns the request a turn with v would send, canonically encoded: what a
+	// recording hashes, so a replay whose prompt, conversation or tools changed is told apart.
+	Request(v *View) ([]byte, error)
+}
+
 // Model is one back end deciding agents' next steps. Implementations are shared by many
 // agents and must be safe for concurrent use; per-agent memory lives in State.
 type Model interface {

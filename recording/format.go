@@ -34,6 +34,8 @@ const (
 	KindPass = "pass"
 	// KindHanded is one lane result a wall-clock run handed over: at which pass, in which place.
 	KindHanded = "handed"
+	// KindModel is one turn of a live model (models.Live): the request's hash and the answer.
+	KindModel = "model"
 	// KindAnswer is an answer to a prompt given by the embedder's answerer (a person).
 	KindAnswer = "answer"
 	// KindEnd closes a complete recording.
@@ -238,6 +240,24 @@ type Pass struct {
 	Tick uint64 `json:"tick"`
 	// Now is the time Now read during the pass, in Unix nanoseconds.
 	Now int64 `json:"now"`
+}
+
+// ModelTurn is one turn of a live model as recorded: the request it was asked (its hash) and
+// what it answered (text and calls, or the error's text).
+type ModelTurn struct {
+	Agent   string      `json:"agent"`
+	Turn    uint64      `json:"turn"`
+	Request string      `json:"request"`
+	Text    string      `json:"text"`
+	Calls   []ModelCall `json:"calls,omitempty"`
+	Err     string      `json:"err,omitempty"`
+}
+
+// ModelCall is one tool call a live model asked for.
+type ModelCall struct {
+	ID   string          `json:"id"`
+	Name string          `json:"name"`
+	Args json.RawMessage `json:"args"`
 }
 
 // End is the last line of a complete recording.

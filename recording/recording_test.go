@@ -61,7 +61,7 @@ func TestRoundTrip(t *testing.T) {
 	if u, _ := tape.Tool(3, Call{Agent: "a-1", ID: "a-1-t2-c1", Tool: "read_file", Args: json.RawMessage(`{"path":"x"}`)}); u.Status != StatusUnfinished {
 		t.Fatalf("the call never filed is %q, want %q", u.Status, StatusUnfinished)
 	}
-	if rep, ok := tape.Background("a-0-t0-c0"); !ok || rep != "done: exit 0" {
+	if rep, ok := tape.Background("a-0", "a-0-t0-c0"); !ok || rep != "done: exit 0" {
 		t.Fatalf("background = %q %v", rep, ok)
 	}
 	if got := tape.MCP(1, 0, false); len(got) != 1 || got[0].Event != "start" {
@@ -129,11 +129,11 @@ func TestReadRefuses(t *testing.T) {
 		{"another format", `{"format":"warren-trace","version":4}` + "\n", `format "warren-trace" version 4`},
 		{"cut off", strings.Join(lines[:len(lines)-2], ""), "no end line after line 8: the run that wrote it was cut off"},
 		{"cut mid-line", string(good[:len(good)-20]), "line 9 is cut in the middle: the run that wrote it was cut off"},
-		{"unknown kind", lines[0] + `{"kind":"tape"}` + "\n" + lines[len(lines)-2], `kind "tape" (valid: tool, background, mcp, items, dynamic, model_limit, pass, handed, answer, end)`},
+		{"unknown kind", lines[0] + `{"kind":"tape"}` + "\n" + lines[len(lines)-2], `kind "tape" (valid: tool, background, mcp, items, dynamic, model_limit, model, pass, handed, answer, end)`},
 		{"unknown key", lines[0] + `{"kind":"background","tick":1,"agent":"a","call_id":"c","report":"r","extra":1}` + "\n", `unknown field "extra"`},
 		{"entry after end", string(good) + lines[1], "follows the end line"},
 		{"count mismatch", lines[0] + lines[1] + lines[len(lines)-2], "the end line counts 7 entries, the file has 1"},
-		{"twice", lines[0] + lines[1] + lines[1] + `{"kind":"end","entries":2,"status":"x"}` + "\n", "recorded twice"},
+		{"twice", lines[0] + lines[1] + lines[1] + `{"kind":"end","entries":2,"status":"x"}` + "\n", "call a-0-t0-c0 of agent a-0 is recorded twice"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Read(strings.NewReader(tc.input))

@@ -18,17 +18,24 @@ type Tape struct {
 	// End is its end line.
 	End End
 
-	tools      map[string]*ToolEntry // by call id
-	background map[string]string     // by call id
+	tools      map[callKey]*ToolEntry
+	background map[callKey]string
 	mcp        map[mcpBatch][]MCPEvent
-	items      map[string]Items // by call id
+	items      map[callKey]Items
 	dynamic    map[modelTurn]Dynamic
 	limits     map[modelTurn]string
+	live       map[modelTurn]ModelTurn
 	// Passes and Handovers are a wall-clock run's passes and lane hand-overs, in order.
 	Passes    []Pass
 	Handovers []Handed
 	answers   []Answer
 	used      int
+}
+
+// callKey is one call of one agent: call ids are unique per agent, not across agents (a model
+// may number its calls call_0, call_1, … for every agent alike).
+type callKey struct {
+	agent, id string
 }
 
 // modelTurn is one model turn of one agent.
@@ -69,7 +76,7 @@ type entryLine struct {
 // ErrBadRecording that names the line.
 func Read(r io.Reader) (*Tape, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
-	t := &Tape{tools: map[string]*ToolEntry{}, background: map[string]string{}, mcp: map[mcpBatch][]MCPEvent{}, items: map[string]Items{}, dynamic: map[modelTurn]Dynamic{}, limits: map[modelTurn]string{}}
+	t := &Tape{tools: map[callKey]*ToolEntry{}, background: map[callKey]string{}, mcp: map[mcpBatch][]MCPEvent{}, items: map[callKey]Items{}, dynamic: map[modelTurn]Dynamic{}, limits: map[modelTurn]string{}, live: map[modelTurn]ModelTurn{}}
 	line := 0
 	ended := false
 	for {
@@ -130,10 +137,11 @@ func (t *Tape) add(raw []byte, ended *bool) error {
 		if err := strict(e); err != nil {
 			return err
 		}
-		if _, dup := t.tools[e.ID]; dup {
-			return fmt.Errorf("call %s is recorded twice", e.ID)
+		k := callKey{e.Agent, e.ID}
+		if _, dup := t.tools[k]; dup {
+			return fmt.Errorf("call %s of agent %s is recorded twice", e.ID, e.Agent)
 		}
-		t.tools[e.ID] = e
+		t.tools[k] = e
 	case KindBackground:
 		var e struct {
 			Kind, Agent, Report string
@@ -143,7 +151,7 @@ func (t *Tape) add(raw []byte, ended *bool) error {
 		if err := strict(&e); err != nil {
 			return err
 		}
-		t.background[e.CallID] = e.Report
+		t.background[callKey{e.Agent, e.CallID}] = e.Report
 	case KindMCP:
 		var e struct {
 			Kind    string
@@ -166,7 +174,7 @@ func (t *Tape) add(raw []byte, ended *bool) error {
 		if err := strict(&e); err != nil {
 			return err
 		}
-		t.items[e.CallID] = e.Items
+		t.items[callKey{e.Agent, e.CallID}] = e.Items
 	case KindDynamic:
 		var e struct {
 			Kind string
@@ -186,6 +194,16 @@ func (t *Tape) add(raw []byte, ended *bool) error {
 			return err
 		}
 		t.limits[modelTurn{e.Agent, e.Turn}] = e.Err
+	case KindModel:
+		var e struct {
+			Kind string
+			Tick uint64
+			ModelTurn
+		}
+		if err := strict(&e); err != nil {
+			return err
+		}
+		t.live[modelTurn{e.Agent, e.Turn}] = e.ModelTurn
 	case KindPass:
 		var e struct {
 			Kind string
@@ -226,7 +244,7 @@ func (t *Tape) add(raw []byte, ended *bool) error {
 		}
 		t.End, *ended = e.End, true
 	default:
-		return fmt.Errorf("kind %q (valid: %s)", head.Kind, strings.Join([]string{KindTool, KindBackground, KindMCP, KindItems, KindDynamic, KindModelLimit, KindPass, KindHanded, KindAnswer, KindEnd}, ", "))
+		return fmt.Errorf("kind %q (valid: %s)", head.Kind, strings.Join([]string{KindTool, KindBackground, KindMCP, KindItems, KindDynamic, KindModelLimit, KindModel, KindPass, KindHanded, KindAnswer, KindEnd}, ", "))
 	}
 	return nil
 }
@@ -240,7 +258,7 @@ func (t *Tape) Unused() int { return len(t.tools) - t.used }
 // Tool returns the recorded outcome of call c, made at tick. A call the recording does not have,
 // or has with another request, is a *DivergenceError.
 func (t *Tape) Tool(tick uint64, c Call) (*ToolEntry, error) {
-	e, ok := t.tools[c.ID]
+	e, ok := t.tools[callKey{c.Agent, c.ID}]
 	if !ok {
 		return nil, &DivergenceError{Tick: tick, Call: c}
 	}
@@ -251,9 +269,9 @@ func (t *Tape) Tool(tick uint64, c Call) (*ToolEntry, error) {
 	return e, nil
 }
 
-// Background returns the recorded report of call id's background command.
-func (t *Tape) Background(id string) (string, bool) {
-	r, ok := t.background[id]
+// Background returns the recorded report of the background command of agent's call id.
+func (t *Tape) Background(agent, id string) (string, bool) {
+	r, ok := t.background[callKey{agent, id}]
 	return r, ok
 }
 
@@ -266,7 +284,7 @@ func (t *Tape) MCP(tick uint64, pass int, closing bool) []MCPEvent {
 // Items returns what the fan-out of call id (of agent, at tick) read from file in the recorded
 // run: a divergence when the recording has no such read.
 func (t *Tape) Items(tick uint64, agent, id, file string) (Items, error) {
-	it, ok := t.items[id]
+	it, ok := t.items[callKey{agent, id}]
 	if !ok || it.File != file {
 		return Items{}, fmt.Errorf("%w at tick %d: agent %s, call %s reads the fan-out items file %s, which the recording has not read there",
 			ErrDivergence, tick, agent, id, file)
@@ -289,6 +307,19 @@ func (t *Tape) ModelLimit(agent string, turn uint64) (string, bool) {
 	}
 	err, ok := t.limits[modelTurn{agent, turn}]
 	return err, ok
+}
+
+// Model returns the recorded answer to agent's live model turn turn, checking its request's hash:
+// a turn the recording does not have, or asked differently, is an error wrapping ErrDivergence.
+func (t *Tape) Model(tick uint64, agent string, turn uint64, request string) (ModelTurn, error) {
+	m, ok := t.live[modelTurn{agent, turn}]
+	switch {
+	case !ok:
+		return ModelTurn{}, fmt.Errorf("%w at tick %d: agent %s, model turn %d: the recording has no such turn", ErrDivergence, tick, agent, turn)
+	case m.Request != request:
+		return ModelTurn{}, fmt.Errorf("%w at tick %d: agent %s, model turn %d: the model is asked something else than in the recording (its prompt, conversation or tools changed)", ErrDivergence, tick, agent, turn)
+	}
+	return m, nil
 }
 
 // Answer returns the answerer's n-th answer (from 1), checking that it went to the same agent and

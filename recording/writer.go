@@ -271,6 +271,26 @@ func (w *Writer) Handed(h Handed) {
 		Uint64("handed", h.Handed).Int("rank", h.Rank).Msg("")
 }
 
+// Model writes one live model turn answered at tick.
+func (w *Writer) Model(tick uint64, m ModelTurn) {
+	e := w.begin(KindModel)
+	if e == nil {
+		return
+	}
+	e.Uint64("tick", tick).Str("agent", m.Agent).Uint64("turn", m.Turn).Str("request", m.Request).Str("text", m.Text)
+	if len(m.Calls) > 0 {
+		arr := zerolog.Arr()
+		for _, c := range m.Calls {
+			arr.Dict(zerolog.Dict().Str("id", c.ID).Str("name", c.Name).RawJSON("args", compactArgs(c.Args)))
+		}
+		e.Array("calls", arr)
+	}
+	if m.Err != "" {
+		e.Str("err", m.Err)
+	}
+	e.Msg("")
+}
+
 // Answer writes one answer of the embedder's answerer.
 func (w *Writer) Answer(a Answer) {
 	e := w.begin(KindAnswer)

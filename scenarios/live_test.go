@@ -2,6 +2,8 @@ package scenarios_test
 
 import (
 	"bytes"
+	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -80,8 +82,29 @@ task = "write a note"
 	if strings.Contains(tr.String(), "sk-live-secret") {
 		t.Fatal("the key reached the trace")
 	}
+	// Recorded, then replayed with the provider gone: the same trace, and no request made; a
+	// changed prompt stops the replay at the first turn it changes.
+	var rec bytes.Buffer
+	recorded, tape := recordRun(t, sc, warren.Options{Record: &rec})
+	if strings.Contains(rec.String(), "sk-live-secret") || !strings.Contains(rec.String(), `"kind":"model"`) {
+		t.Fatal("the recording must keep the live turns and never the key")
+	}
 	reqs := srv.Requests()
-	if len(reqs) != 6 || !reqs[0].Authorized || strings.Join(reqs[0].Tools, ",") != "read_file,write_file" ||
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	replayed, _, err := replayRun(t, tape, "")
+	if err != nil || !bytes.Equal(recorded, replayed) {
+		t.Fatalf("replay: %v\n%s", err, traceDiff(t, recorded, replayed))
+	}
+	src, _ := os.ReadFile(scenario)
+	edited := filepath.Join(dir, "edited.toml")
+	mustWrite(t, edited, strings.Replace(string(src), "You write notes.", "You write poems.", 1))
+	if _, _, err := replayRun(t, tape, edited); !errors.Is(err, warren.ErrDivergence) ||
+		!strings.Contains(err.Error(), "agent writers-0, model turn 0: the model is asked something else than in the recording") {
+		t.Fatalf("a changed prompt: %v", err)
+	}
+	if len(reqs) != 12 || !reqs[0].Authorized || strings.Join(reqs[0].Tools, ",") != "read_file,write_file" ||
 		reqs[0].Messages[0].Content != "You write notes." || !strings.HasPrefix(reqs[0].Messages[1].Content, "write a note") {
 		t.Fatalf("%d requests; the first %+v", len(reqs), reqs[0])
 	}

@@ -3,6 +3,7 @@ package systems
 import (
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/recording"
 )
 
 // InferCollect applies model turns the model lane has finished, in canonical order, exactly as
@@ -45,6 +46,9 @@ func (s *InferCollect) Update(w *ecs.World) {
 	}
 	tick := w.Tick()
 	for _, d := range s.lanes.Model.Collect() {
+		if o, ok := d.Value.(*modelOutcome); ok && o.live != nil {
+			s.recordLive(tick, o)
+		}
 		if !w.Alive(d.Entity) || !s.awaiting.Has(d.Entity) {
 			continue // the agent ended while its model call ran
 		}
@@ -70,6 +74,19 @@ func (s *InferCollect) Update(w *ecs.World) {
 		}
 	}
 	w.Touch(s.tools.apply() + s.resolve.apply() + s.terminal.apply())
+}
+
+// recordLive writes a live model's turn into the recording.
+func (s *InferCollect) recordLive(tick uint64, o *modelOutcome) {
+	m := *o.live
+	m.Text = o.reply.Text
+	for _, c := range o.reply.Calls {
+		m.Calls = append(m.Calls, recording.ModelCall{ID: c.ID, Name: c.Name, Args: c.Args})
+	}
+	if o.err != nil {
+		m.Err = o.err.Error()
+	}
+	s.rec.Writer.Model(tick, m)
 }
 
 // Finalize implements ecs.System.

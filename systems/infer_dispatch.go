@@ -3,6 +3,7 @@ package systems
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"github.com/warrenhq/warren/faults"
 	"github.com/warrenhq/warren/internal/scripthost"
 	"github.com/warrenhq/warren/models"
+	"github.com/warrenhq/warren/recording"
 	"github.com/warrenhq/warren/resources"
 	"github.com/warrenhq/warren/subagents"
 	"github.com/warrenhq/warren/tools"
@@ -38,6 +40,9 @@ type modelOutcome struct {
 	panic  string
 	state  models.State
 	source rand.PCG
+	// live is set for a live model's turn while the run records: who asked what, for the
+	// recording (filled at dispatch, since the agent may be gone when the answer comes back).
+	live *recording.ModelTurn
 }
 
 // callModel runs one model turn under ctx, turning a panic into a failure of this agent alone.
@@ -70,6 +75,34 @@ func (a *turnApplier) resolve(w *ecs.World) (err error) {
 	}
 	a.rec, err = resolveRecording(w)
 	return err
+}
+
+// liveRequest is the hash a live model's turn is recorded and matched by: the request it sends
+// (models.Live.Request), so a changed prompt, conversation or tool list is a divergence.
+func liveRequest(modelID string, lm models.Live, v *models.View) string {
+	data, err := lm.Request(v)
+	if err != nil {
+		data = []byte(err.Error())
+	}
+	return recording.RequestHash("model:"+modelID, data)
+}
+
+// replayLive answers a live model's turn from the recording, or stops the replay (the turn then
+// fails with the divergence, at the end of which tick the run stops).
+func (s *InferDispatch) replayLive(tick uint64, asked *recording.ModelTurn) *modelOutcome {
+	m, err := s.rec.Tape.Model(tick, asked.Agent, asked.Turn, asked.Request)
+	if err != nil {
+		s.rec.Fail(err)
+		return &modelOutcome{err: err}
+	}
+	out := &modelOutcome{reply: models.Reply{Text: m.Text}}
+	for _, c := range m.Calls {
+		out.reply.Calls = append(out.reply.Calls, models.ToolCall{ID: c.ID, Name: c.Name, Args: c.Args})
+	}
+	if m.Err != "" {
+		out.err = errors.New(m.Err)
+	}
+	return out
 }
 
 // replayedLimit is a recorded real-time failure (tools.IsRealTime: a JS policy left waiting past
@@ -291,6 +324,15 @@ func (s *InferDispatch) Update(w *ecs.World) {
 		buildView(view, id, p, d, cur, rand.New(&job.source))
 		view.Messages = slices.Clone(view.Messages)
 		model := p.Model
+		var answered *modelOutcome // a live turn a replay answers from its recording
+		var asked *recording.ModelTurn
+		if lm, ok := model.(models.Live); ok && lm.Live() && (s.rec.Tape != nil || s.rec.Writer != nil) && replayed == nil {
+			asked = &recording.ModelTurn{Agent: d.Name, Turn: uint64(cur.Turn), Request: liveRequest(p.ModelID, lm, view)}
+			if s.rec.Tape != nil {
+				answered = s.replayLive(tick, asked)
+				asked = nil
+			}
+		}
 		// The turn's context is the run's (its cancellation and deadline), cancelled as well when
 		// the agent is killed (kill.go cancels d.Work) and once infer_collect has the turn back.
 		ctx, cancel := context.WithCancel(s.run.Context)
@@ -298,11 +340,16 @@ func (s *InferDispatch) Update(w *ecs.World) {
 		s.lanes.Model.Submit(tick, ecs.Job{
 			Agent: id.ID, Entity: e, Latency: latency,
 			Run: func() any {
-				if replayed != nil {
+				switch {
+				case replayed != nil:
 					return &modelOutcome{err: replayed, state: job.state, source: job.source}
+				case answered != nil:
+					out := *answered
+					out.state, out.source = job.state, job.source
+					return &out
 				}
 				out := callModel(ctx, model, &job.state, view)
-				out.state, out.source = job.state, job.source
+				out.state, out.source, out.live = job.state, job.source, asked
 				return &out
 			},
 		})

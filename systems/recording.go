@@ -29,7 +29,7 @@ func (t *toolTurn) replay(tick uint64, e ecs.Entity, id *components.Identity, d 
 		t.rec.Fail(err)
 		res = components.ToolResult{Content: err.Error(), IsError: true}
 	} else {
-		res = fromRecording(entry.Result(), entry.ID, t.rec.Tape)
+		res = fromRecording(entry.Result(), entry.Agent, entry.ID, t.rec.Tape)
 	}
 	d.Work.Outstanding++
 	t.lanes.Tool.Submit(tick, ecs.Job{Agent: id.ID, Entity: e, Index: i, Latency: latency, Run: func() any { return res }})
@@ -89,7 +89,7 @@ func toRecording(r components.ToolResult) recording.Result {
 
 // fromRecording is a recorded result as the world files it; a background command's report comes
 // from the tape too.
-func fromRecording(r recording.Result, callID string, tape *recording.Tape) components.ToolResult {
+func fromRecording(r recording.Result, agent, callID string, tape *recording.Tape) components.ToolResult {
 	out := components.ToolResult{Content: r.Content, IsError: !r.OK, Panic: r.Panic}
 	if len(r.Notes) > 0 {
 		out.Notes = make([]tools.Note, len(r.Notes))
@@ -98,22 +98,22 @@ func fromRecording(r recording.Result, callID string, tape *recording.Tape) comp
 		}
 	}
 	if r.Detached {
-		out.Detached = replayedReport{tape: tape, callID: callID}
+		out.Detached = replayedReport{tape: tape, agent: agent, callID: callID}
 	}
 	return out
 }
 
 // replayedReport is a background command of a replay: its report is the recorded one.
 type replayedReport struct {
-	tape   *recording.Tape
-	callID string
+	tape          *recording.Tape
+	agent, callID string
 }
 
 var _ tools.Detached = replayedReport{}
 
 // Report implements tools.Detached.
 func (r replayedReport) Report() string {
-	report, _ := r.tape.Background(r.callID)
+	report, _ := r.tape.Background(r.agent, r.callID)
 	return report
 }
 

@@ -116,7 +116,25 @@ type Model struct {
 	client sdk.Client
 }
 
-var _ models.Model = (*Model)(nil)
+var (
+	_ models.Model = (*Model)(nil)
+	_ models.Live  = (*Model)(nil)
+)
+
+// Live implements models.Live: the answers come from the provider.
+func (*Model) Live() bool { return true }
+
+// Request implements models.Live: the Chat Completions request a turn with v sends, as JSON.
+func (m *Model) Request(v *models.View) ([]byte, error) {
+	p, err := m.params(v)
+	if err != nil {
+		return nil, err
+	}
+	if m.cfg.Stream {
+		p.StreamOptions = sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)}
+	}
+	return json.Marshal(p)
+}
 
 // ID implements models.Model.
 func (m *Model) ID() string { return m.id }
@@ -228,7 +246,14 @@ func requestError(err error) error {
 		return fmt.Errorf("openai: status %d: %s", apiErr.StatusCode, msg)
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("openai: no answer in time: %w", err)
+		return timeoutError{fmt.Errorf("openai: no answer in time: %w", err)}
 	}
 	return fmt.Errorf("openai: %w", err)
 }
+
+// timeoutError is a request that ran past its timeout: a limit measured in real time, which the
+// host counts and records (tools.IsRealTime).
+type timeoutError struct{ error }
+
+func (timeoutError) RealTime() bool  { return true }
+func (e timeoutError) Unwrap() error { return e.error }
