@@ -273,10 +273,15 @@ type End struct {
 // RequestHash is the hash a call's request is recorded and matched by: the tool's name and its
 // arguments compacted (so whitespace a model added does not count as a change).
 func RequestHash(tool string, args json.RawMessage) string {
+	return requestHash(tool, compactArgs(args))
+}
+
+// requestHash is RequestHash of arguments already compacted.
+func requestHash(tool string, compact []byte) string {
 	h := sha256.New()
 	h.Write([]byte(tool))
 	h.Write([]byte{0})
-	h.Write(compactArgs(args))
+	h.Write(compact)
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 

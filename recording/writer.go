@@ -38,6 +38,7 @@ type pending struct {
 	tick    uint64
 	call    Call
 	request string
+	args    []byte // the call's arguments, compacted once for the hash and the entry
 }
 
 // sink remembers the first write error and never returns one, so zerolog prints nothing.
@@ -108,7 +109,8 @@ func (w *Writer) Begin(tick, agentID uint64, c Call) {
 	if w == nil || w.closed {
 		return
 	}
-	w.pending[slot{agentID, c.Index}] = pending{tick: tick, call: c, request: RequestHash(c.Tool, c.Args)}
+	args := compactArgs(c.Args)
+	w.pending[slot{agentID, c.Index}] = pending{tick: tick, call: c, request: requestHash(c.Tool, args), args: args}
 }
 
 // Finish writes the entry of the call at index of agent agentID, filed at tick with result r. A
@@ -135,7 +137,7 @@ func (w *Writer) tool(tick uint64, p pending, status string, r Result) {
 	c := &p.call
 	e.Uint64("tick", tick).Str("agent", c.Agent).Uint64("turn", c.Turn).Int("call", c.Index).
 		Str("call_id", c.ID).Str("tool", c.Tool).Str("request", p.request).
-		RawJSON("args", compactArgs(c.Args)).Str("status", status).Bool("ok", r.OK).Str("content", r.Content)
+		RawJSON("args", p.args).Str("status", status).Bool("ok", r.OK).Str("content", r.Content)
 	if len(r.Notes) > 0 {
 		arr := zerolog.Arr()
 		for _, n := range r.Notes {
