@@ -121,6 +121,9 @@ type View struct {
 type Reply struct {
 	// Text is the model's prose for this turn (may be empty).
 	Text string
+	// Usage is what the turn cost, as its provider reported it (zero for a back end that runs
+	// in the host: scripted turns, JS policies).
+	Usage Usage
 	// Calls is the tools the model wants run. Empty means the stage's work is done,
 	// and the host resolves the stage with outcome "done". The slice belongs to the host
 	// once Turn returns (it fills missing ids in place and keeps it in the conversation), so a
@@ -140,17 +143,6 @@ type Reply struct {
 type State struct {
 	// Cursor is the back end's position (for Scripted, the index of the next turn).
 	Cursor int32
-}
-
-// Live is implemented by a back end whose answers come from outside the world (a provider over
-// the network): a recorded run keeps each of its turns, and a replay gives them back instead of
-// asking it.
-type Live interface {
-	// Live reports whether the back end's answers come from outside the world.
-	Live() bool
-	// Request returns the request a turn with v would send, canonically encoded: what a
-	// recording hashes, so a replay whose prompt, conversation or tools changed is told apart.
-	Request(v *View) ([]byte, error)
 }
 
 // Model is one back end deciding agents' next steps. Implementations are shared by many

@@ -58,6 +58,13 @@ type Config struct {
 	Stream bool `toml:"stream"`
 	// Timeout bounds one request, as a Go duration (default DefaultTimeout).
 	Timeout string `toml:"timeout"`
+	// ContextTokens is the model's context window in tokens (0: unknown, the conversation is
+	// never cut for it).
+	ContextTokens int64 `toml:"context_tokens"`
+	// ResponseFormat asks for "text" (the default) or "json_object" answers; ResponseSchema names
+	// a JSON schema file the answer must follow (a "json_schema" response format).
+	ResponseFormat string `toml:"response_format"`
+	ResponseSchema string `toml:"response_schema"`
 }
 
 var _ models.KindConfig = (*Config)(nil)
@@ -96,24 +103,81 @@ func (c *Config) Compile(env *models.KindEnv) (models.Model, error) {
 	if c.Temperature != nil && (*c.Temperature < 0 || *c.Temperature > 2) {
 		problems = append(problems, &models.KeyError{Key: "temperature", Err: fmt.Errorf("%v: a temperature is from 0 to 2", *c.Temperature)})
 	}
+	if c.ContextTokens < 0 {
+		problems = append(problems, &models.KeyError{Key: "context_tokens", Err: fmt.Errorf("%d: give the model's context window in tokens", c.ContextTokens)})
+	}
+	var schema map[string]any
+	switch c.ResponseFormat {
+	case "", "text", "json_object":
+		if c.ResponseSchema != "" && c.ResponseFormat != "" {
+			problems = append(problems, &models.KeyError{Key: "response_format", Err: fmt.Errorf("%q with response_schema: leave response_format out, a schema means json_schema", c.ResponseFormat)})
+		}
+	default:
+		problems = append(problems, &models.KeyError{Key: "response_format", Err: fmt.Errorf("%q: valid formats are text, json_object (or response_schema for a JSON schema)", c.ResponseFormat)})
+	}
+	if c.ResponseSchema != "" {
+		data, err := os.ReadFile(env.ResolvePath(c.ResponseSchema))
+		if err == nil {
+			err = json.Unmarshal(data, &schema)
+			if env.Hash != nil {
+				_, _ = env.Hash.Write(data)
+			}
+		}
+		if err != nil {
+			problems = append(problems, &models.KeyError{Key: "response_schema", Err: fmt.Errorf("%q: %w", c.ResponseSchema, err)})
+		}
+	}
 	if len(problems) > 0 {
 		return nil, problems
 	}
-	opts := []option.RequestOption{option.WithBaseURL(base), option.WithMaxRetries(0), option.WithRequestTimeout(timeout)}
-	if key := os.Getenv(keyEnv); key != "" {
-		opts = append(opts, option.WithAPIKey(key))
-	} else {
-		opts = append(opts, option.WithAPIKey("none")) // the SDK insists on one; a local server ignores it
+	m := &Model{id: env.ID, cfg: *c, schema: schema, timeout: timeout}
+	m.cfg.BaseURL = base
+	m.client = newClient(base, os.Getenv(keyEnv), timeout)
+	return m, nil
+}
+
+// newClient is an SDK client for base with the key (none: a local server that asks for none),
+// its own retries off.
+func newClient(base, key string, timeout time.Duration) sdk.Client {
+	if key == "" {
+		key = "none" // the SDK insists on one; a local server ignores it
 	}
-	return &Model{id: env.ID, cfg: *c, client: sdk.NewClient(opts...)}, nil
+	return sdk.NewClient(option.WithBaseURL(base), option.WithMaxRetries(0), option.WithRequestTimeout(timeout), option.WithAPIKey(key))
 }
 
 // Model is a compiled openai model, shared by every agent that names it (the SDK client is safe
 // for concurrent use).
 type Model struct {
-	id     string
-	cfg    Config
-	client sdk.Client
+	id      string
+	cfg     Config
+	schema  map[string]any
+	timeout time.Duration
+	client  sdk.Client
+}
+
+// Spec implements models.Live.
+func (m *Model) Spec() models.LiveSpec {
+	return models.LiveSpec{Provider: "openai", Model: m.cfg.Model, BaseURL: m.cfg.BaseURL, MaxTokens: m.cfg.MaxTokens, ContextTokens: m.cfg.ContextTokens}
+}
+
+// Via implements models.Live: the same model asking ep.
+func (m *Model) Via(ep models.Endpoint) (models.Live, error) {
+	n := *m
+	if ep.BaseURL != "" {
+		n.cfg.BaseURL = ep.BaseURL
+	}
+	if ep.Model != "" {
+		n.cfg.Model = ep.Model
+	}
+	keyEnv := m.cfg.APIKeyEnv
+	if keyEnv == "" {
+		keyEnv = "OPENAI_API_KEY"
+	}
+	if ep.APIKeyEnv != "" {
+		keyEnv = ep.APIKeyEnv
+	}
+	n.client = newClient(n.cfg.BaseURL, os.Getenv(keyEnv), m.timeout)
+	return &n, nil
 }
 
 var (
@@ -147,6 +211,7 @@ func (m *Model) Turn(ctx context.Context, _ *models.State, v *models.View) (mode
 		return models.Reply{}, err
 	}
 	var msg sdk.ChatCompletionMessage
+	var usage sdk.CompletionUsage
 	if m.cfg.Stream {
 		params.StreamOptions = sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)}
 		stream := m.client.Chat.Completions.NewStreaming(ctx, params)
@@ -158,20 +223,21 @@ func (m *Model) Turn(ctx context.Context, _ *models.State, v *models.View) (mode
 			return models.Reply{}, requestError(err)
 		}
 		if len(acc.Choices) == 0 || acc.Choices[0].FinishReason == "" {
-			return models.Reply{}, errors.New("openai: the stream ended before the answer did")
+			return models.Reply{}, &models.ProviderError{Provider: "openai", Message: "the stream ended before the answer did"}
 		}
-		msg = acc.Choices[0].Message
+		msg, usage = acc.Choices[0].Message, acc.Usage
 	} else {
 		got, err := m.client.Chat.Completions.New(ctx, params)
 		if err != nil {
 			return models.Reply{}, requestError(err)
 		}
 		if len(got.Choices) == 0 {
-			return models.Reply{}, errors.New("openai: the answer has no choices")
+			return models.Reply{}, &models.ProviderError{Provider: "openai", Message: "the answer has no choices"}
 		}
-		msg = got.Choices[0].Message
+		msg, usage = got.Choices[0].Message, got.Usage
 	}
-	reply := models.Reply{Text: msg.Content}
+	reply := models.Reply{Text: msg.Content, Usage: models.Usage{
+		Prompt: usage.PromptTokens, Completion: usage.CompletionTokens, CacheRead: usage.PromptTokensDetails.CachedTokens}}
 	for _, c := range msg.ToolCalls {
 		args := json.RawMessage(c.Function.Arguments)
 		if !json.Valid(args) {
@@ -231,11 +297,18 @@ func (m *Model) params(v *models.View) (sdk.ChatCompletionNewParams, error) {
 	if len(m.cfg.Stop) > 0 {
 		p.Stop = sdk.ChatCompletionNewParamsStopUnion{OfStringArray: m.cfg.Stop}
 	}
+	switch {
+	case m.schema != nil:
+		p.ResponseFormat.OfJSONSchema = &shared.ResponseFormatJSONSchemaParam{JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{
+			Name: "answer", Schema: m.schema, Strict: sdk.Bool(true)}}
+	case m.cfg.ResponseFormat == "json_object":
+		p.ResponseFormat.OfJSONObject = &shared.ResponseFormatJSONObjectParam{}
+	}
 	return p, nil
 }
 
-// requestError says why a request failed, with the provider's status and message and never the
-// request's headers (the key).
+// requestError says why a request failed, with the provider's status, message and Retry-After,
+// and never the request's headers (the key).
 func requestError(err error) error {
 	var apiErr *sdk.Error
 	if errors.As(err, &apiErr) {
@@ -243,17 +316,17 @@ func requestError(err error) error {
 		if msg == "" {
 			msg = strings.TrimSpace(apiErr.RawJSON())
 		}
-		return fmt.Errorf("openai: status %d: %s", apiErr.StatusCode, msg)
+		pe := &models.ProviderError{Provider: "openai", Status: apiErr.StatusCode, Message: msg}
+		if apiErr.Response != nil {
+			pe.RetryAfter = models.ParseRetryAfter(apiErr.Response.Header)
+		}
+		return pe
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return timeoutError{fmt.Errorf("openai: no answer in time: %w", err)}
+		return &models.ProviderError{Provider: "openai", Timeout: true, Message: "no answer in time"}
 	}
-	return fmt.Errorf("openai: %w", err)
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("openai: %w", err)
+	}
+	return &models.ProviderError{Provider: "openai", Message: err.Error()}
 }
-
-// timeoutError is a request that ran past its timeout: a limit measured in real time, which the
-// host counts and records (tools.IsRealTime).
-type timeoutError struct{ error }
-
-func (timeoutError) RealTime() bool  { return true }
-func (e timeoutError) Unwrap() error { return e.error }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/warrenhq/warren/internal/fakellm"
 	"github.com/warrenhq/warren/models"
@@ -57,7 +58,8 @@ func TestTurn(t *testing.T) {
 			srv := serve(t, func(int, fakellm.Request) fakellm.Reply {
 				return fakellm.Reply{Text: "Reading both.", ToolCalls: []fakellm.ToolCall{
 					{ID: "call_a", Name: "read_file", Arguments: `{"path":"a.txt"}`},
-					{ID: "call_b", Name: "read_file", Arguments: `{"path":"b.txt"}`}}}
+					{ID: "call_b", Name: "read_file", Arguments: `{"path":"b.txt"}`}},
+					Usage: fakellm.Usage{Prompt: 120, Completion: 30, Cached: 64}}
 			})
 			seed := int64(7)
 			m := compile(t, srv, openai.Config{Model: "fake-1", SystemPrompt: "You count files.", MaxTokens: 100, Seed: &seed, Stream: stream})
@@ -68,6 +70,9 @@ func TestTurn(t *testing.T) {
 			if reply.Text != "Reading both." || len(reply.Calls) != 2 || reply.Calls[1].ID != "call_b" ||
 				reply.Calls[1].Name != "read_file" || string(reply.Calls[1].Args) != `{"path":"b.txt"}` {
 				t.Fatalf("reply %+v", reply)
+			}
+			if want := (models.Usage{Prompt: 120, Completion: 30, CacheRead: 64}); reply.Usage != want {
+				t.Fatalf("usage %+v, want %+v", reply.Usage, want)
 			}
 			reqs := srv.Requests()
 			if len(reqs) != 1 {
@@ -93,15 +98,19 @@ func TestTurn(t *testing.T) {
 // a stream cut short is an error, not half an answer.
 func TestFailures(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		reply  fakellm.Reply
-		stream bool
-		want   string
+		name      string
+		reply     fakellm.Reply
+		stream    bool
+		want      string
+		status    int
+		wait      time.Duration
+		temporary bool
 	}{
-		{"429", fakellm.Reply{Status: 429, RetryAfter: "2"}, false, "openai: status 429"},
-		{"500", fakellm.Reply{Status: 500}, false, "openai: status 500"},
-		{"cut stream", fakellm.Reply{Text: "half of it", Cut: true}, true, "the stream ended before the answer did"},
-		{"malformed", fakellm.Reply{Malformed: true}, false, "openai:"},
+		{"429", fakellm.Reply{Status: 429, RetryAfter: "2"}, false, "openai: status 429", 429, 2 * time.Second, true},
+		{"500", fakellm.Reply{Status: 500}, false, "openai: status 500", 500, 0, true},
+		{"400", fakellm.Reply{Status: 400}, false, "openai: status 400", 400, 0, false},
+		{"cut stream", fakellm.Reply{Text: "half of it", Cut: true}, true, "the stream ended before the answer did", 0, 0, true},
+		{"malformed", fakellm.Reply{Malformed: true}, false, "openai:", 0, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := serve(t, func(int, fakellm.Request) fakellm.Reply { return tc.reply })
@@ -110,12 +119,18 @@ func TestFailures(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "sk-secret-42") {
 				t.Fatalf("err = %v, want %q and no key", err, tc.want)
 			}
+			var pe *models.ProviderError
+			if !errors.As(err, &pe) || pe.Status != tc.status || pe.RetryAfter != tc.wait || pe.Temporary() != tc.temporary {
+				t.Fatalf("err = %#v, want status %d, retry after %v, temporary %v", err, tc.status, tc.wait, tc.temporary)
+			}
 		})
 	}
 	srv := serve(t, func(int, fakellm.Request) fakellm.Reply { return fakellm.Reply{Hang: true} })
 	m := compile(t, srv, openai.Config{Model: "fake-1", Timeout: "200ms"})
-	if _, err := m.Turn(context.Background(), &models.State{}, view()); err == nil || !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("a hung request: %v", err)
+	_, err := m.Turn(context.Background(), &models.State{}, view())
+	var pe *models.ProviderError
+	if !errors.As(err, &pe) || !pe.Timeout || !pe.RealTime() || !pe.Temporary() {
+		t.Fatalf("a hung request: %#v, want a timeout, measured in real time", err)
 	}
 }
 

@@ -1,0 +1,150 @@
+package models
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// Live is implemented by a back end whose answers come from outside the world (a provider over
+// the network): a recorded run keeps each of its turns, and a replay gives them back instead of
+// asking it. The host sends a live model's turns through an inference pool (its concurrency,
+// rate limits, retries, circuit breaker and fallback), which is why a live back end must be able
+// to say what it is (Spec) and to be pointed at another endpoint (Via).
+type Live interface {
+	Model
+	// Live reports whether the back end's answers come from outside the world.
+	Live() bool
+	// Spec says which provider, model and endpoint the back end asks, and its limits: what pools
+	// route by and budgets plan with.
+	Spec() LiveSpec
+	// Request returns the request a turn with v would send, canonically encoded: what a
+	// recording hashes, so a replay whose prompt, conversation or tools changed is told apart,
+	// and what the host's token estimate (EstimateTokens) measures.
+	Request(v *View) ([]byte, error)
+	// Via returns the same back end sending its turns to ep instead (a pool's endpoint, a
+	// fallback pool's model). It is called once per pool when a run starts, never per turn.
+	Via(ep Endpoint) (Live, error)
+}
+
+// LiveSpec describes a live back end.
+type LiveSpec struct {
+	// Provider is the wire format's name: "openai" or "anthropic".
+	Provider string
+	// Model is the provider's model name ("gpt-4o-mini").
+	Model string
+	// BaseURL is where requests go.
+	BaseURL string
+	// MaxTokens caps one answer's completion tokens (0: the provider's default, which no budget
+	// can plan with).
+	MaxTokens int64
+	// ContextTokens is the model's context window in tokens (0: unknown, never cut).
+	ContextTokens int64
+}
+
+// Endpoint is where a pool sends a live model's turns. An empty field keeps the back end's own.
+type Endpoint struct {
+	// BaseURL is the provider's base URL.
+	BaseURL string
+	// Model is the provider's model name.
+	Model string
+	// APIKeyEnv names the environment variable holding the key, read when Via is called.
+	APIKeyEnv string
+}
+
+// Usage is what a provider reports one answer cost, in tokens. Providers count differently
+// (OpenAI's prompt tokens include the cached ones, Anthropic's input tokens exclude both cache
+// reads and writes); a back end normalises to these meanings.
+type Usage struct {
+	// Prompt is every input token of the request, cached or not.
+	Prompt int64
+	// Completion is the answer's tokens.
+	Completion int64
+	// CacheRead is the part of Prompt read from the provider's prompt cache.
+	CacheRead int64
+	// CacheWrite is the part of Prompt written to the provider's prompt cache.
+	CacheWrite int64
+}
+
+// Total is what a token budget counts: every prompt and completion token.
+func (u Usage) Total() int64 { return u.Prompt + u.Completion }
+
+// Add adds o to u.
+func (u *Usage) Add(o Usage) {
+	u.Prompt += o.Prompt
+	u.Completion += o.Completion
+	u.CacheRead += o.CacheRead
+	u.CacheWrite += o.CacheWrite
+}
+
+// IsZero reports whether nothing was counted.
+func (u Usage) IsZero() bool { return u == Usage{} }
+
+// ProviderError is a live back end's failure to get an answer, with what the host's retry policy
+// decides on: the HTTP status (0 when there was none: a timeout, a refused connection, a cut
+// stream) and the provider's Retry-After. Its message carries the provider's status and message,
+// never the request's headers.
+type ProviderError struct {
+	// Provider is the wire format's name ("openai").
+	Provider string
+	// Status is the HTTP status, 0 when no response came.
+	Status int
+	// RetryAfter is the wait the provider asked for (0: none).
+	RetryAfter time.Duration
+	// Timeout marks a request that ran past its timeout: a limit measured in real time.
+	Timeout bool
+	// Message says what went wrong.
+	Message string
+}
+
+// Error is "openai: status 429: slow down", "openai: no answer in time".
+func (e *ProviderError) Error() string {
+	if e.Status != 0 {
+		return fmt.Sprintf("%s: status %d: %s", e.Provider, e.Status, e.Message)
+	}
+	return e.Provider + ": " + e.Message
+}
+
+// Temporary reports whether another attempt may succeed: a rate limit (429), an overloaded or
+// failing server (408, 409, 5xx and Anthropic's 529), a timeout, or no response at all. A 400 or
+// 401 will fail the same way again.
+func (e *ProviderError) Temporary() bool {
+	switch {
+	case e.Status == 0, e.Timeout:
+		return true
+	case e.Status == 408, e.Status == 409, e.Status == 429, e.Status >= 500:
+		return true
+	}
+	return false
+}
+
+// RealTime reports whether a limit measured in real time decided the failure (a timeout), which
+// the host counts and records (tools.IsRealTime).
+func (e *ProviderError) RealTime() bool { return e.Timeout }
+
+// ParseRetryAfter reads the wait a provider asks for from its response headers: retry-after-ms
+// (OpenAI's, in milliseconds), else Retry-After in seconds or as an HTTP date, which is measured
+// from the response's Date header so that no clock of this machine decides it. 0 when there is
+// none or it cannot be read.
+func ParseRetryAfter(h http.Header) time.Duration {
+	if ms, err := strconv.ParseFloat(h.Get("retry-after-ms"), 64); err == nil && ms > 0 {
+		return time.Duration(ms * float64(time.Millisecond))
+	}
+	v := h.Get("Retry-After")
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s > 0 {
+		return time.Duration(s * float64(time.Second))
+	}
+	at, err := http.ParseTime(v)
+	if err != nil {
+		return 0
+	}
+	date, err := http.ParseTime(h.Get("Date"))
+	if err != nil || !at.After(date) {
+		return 0
+	}
+	return at.Sub(date)
+}
