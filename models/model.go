@@ -108,6 +108,10 @@ type View struct {
 	Visit int
 	// Turn is the 0-based model turn over the whole run.
 	Turn int
+	// System is the system prompt the host composed for this turn: the blueprint's and the
+	// stage's prompts, templated (empty when neither sets one). A live back end sends it first,
+	// after its own table's system_prompt, in its provider's place for it.
+	System string
 	// Messages is the conversation so far, oldest first.
 	Messages []Message
 	// Tools is what the current stage advertises, sorted by name for stable prompts.

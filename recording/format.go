@@ -242,15 +242,35 @@ type Pass struct {
 	Now int64 `json:"now"`
 }
 
-// ModelTurn is one turn of a live model as recorded: the request it was asked (its hash) and
-// what it answered (text and calls, or the error's text).
+// ModelTurn is one attempt at a turn of a live model as recorded: the request it was asked (its
+// hash) and what it answered (text, calls and usage, or the error with what the host's retry
+// policy decided on: its status, Retry-After and whether it timed out).
 type ModelTurn struct {
-	Agent   string      `json:"agent"`
-	Turn    uint64      `json:"turn"`
+	Agent string `json:"agent"`
+	Turn  uint64 `json:"turn"`
+	// Attempt is the 1-based attempt at the turn (a retry after a 429 is attempt 2).
+	Attempt uint32 `json:"attempt,omitempty"`
+	// Model is the id of the scenario's model table ("openai:live"); Pool the inference pool that
+	// sent the request.
+	Model   string      `json:"model,omitempty"`
+	Pool    string      `json:"pool,omitempty"`
 	Request string      `json:"request"`
 	Text    string      `json:"text"`
 	Calls   []ModelCall `json:"calls,omitempty"`
+	Usage   *Usage      `json:"usage,omitempty"`
 	Err     string      `json:"err,omitempty"`
+	// Status, RetryAfterMS and Timeout describe a failed attempt (models.ProviderError).
+	Status       int   `json:"status,omitempty"`
+	RetryAfterMS int64 `json:"retry_after_ms,omitempty"`
+	Timeout      bool  `json:"timeout,omitempty"`
+}
+
+// Usage is the tokens an answer cost (models.Usage).
+type Usage struct {
+	Prompt     int64 `json:"prompt"`
+	Completion int64 `json:"completion"`
+	CacheRead  int64 `json:"cache_read,omitempty"`
+	CacheWrite int64 `json:"cache_write,omitempty"`
 }
 
 // ModelCall is one tool call a live model asked for.

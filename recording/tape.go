@@ -3,10 +3,12 @@ package recording
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -24,7 +26,7 @@ type Tape struct {
 	items      map[callKey]Items
 	dynamic    map[modelTurn]Dynamic
 	limits     map[modelTurn]string
-	live       map[modelTurn]ModelTurn
+	live       map[liveKey]ModelTurn
 	// Passes and Handovers are a wall-clock run's passes and lane hand-overs, in order.
 	Passes    []Pass
 	Handovers []Handed
@@ -43,6 +45,16 @@ type modelTurn struct {
 	agent string
 	turn  uint64
 }
+
+// liveKey is one attempt at a live model's turn.
+type liveKey struct {
+	agent   string
+	turn    uint64
+	attempt uint32
+}
+
+// attemptOf is an entry's attempt, 1 when it says none.
+func attemptOf(a uint32) uint32 { return max(a, 1) }
 
 // mcpBatch is where a tick's MCP events were written: at the tick's start, or when the run ended
 // (closing).
@@ -76,7 +88,7 @@ type entryLine struct {
 // ErrBadRecording that names the line.
 func Read(r io.Reader) (*Tape, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
-	t := &Tape{tools: map[callKey]*ToolEntry{}, background: map[callKey]string{}, mcp: map[mcpBatch][]MCPEvent{}, items: map[callKey]Items{}, dynamic: map[modelTurn]Dynamic{}, limits: map[modelTurn]string{}, live: map[modelTurn]ModelTurn{}}
+	t := &Tape{tools: map[callKey]*ToolEntry{}, background: map[callKey]string{}, mcp: map[mcpBatch][]MCPEvent{}, items: map[callKey]Items{}, dynamic: map[modelTurn]Dynamic{}, limits: map[modelTurn]string{}, live: map[liveKey]ModelTurn{}}
 	line := 0
 	ended := false
 	for {
@@ -203,7 +215,7 @@ func (t *Tape) add(raw []byte, ended *bool) error {
 		if err := strict(&e); err != nil {
 			return err
 		}
-		t.live[modelTurn{e.Agent, e.Turn}] = e.ModelTurn
+		t.live[liveKey{e.Agent, e.Turn, attemptOf(e.Attempt)}] = e.ModelTurn
 	case KindPass:
 		var e struct {
 			Kind string
@@ -309,17 +321,35 @@ func (t *Tape) ModelLimit(agent string, turn uint64) (string, bool) {
 	return err, ok
 }
 
-// Model returns the recorded answer to agent's live model turn turn, checking its request's hash:
-// a turn the recording does not have, or asked differently, is an error wrapping ErrDivergence.
-func (t *Tape) Model(tick uint64, agent string, turn uint64, request string) (ModelTurn, error) {
-	m, ok := t.live[modelTurn{agent, turn}]
+// Model returns the recorded answer to an attempt (from 1) at agent's live model turn turn,
+// checking its request's hash: an attempt the recording does not have, or asked differently, is
+// an error wrapping ErrDivergence.
+func (t *Tape) Model(tick uint64, agent string, turn uint64, attempt uint32, request string) (ModelTurn, error) {
+	m, ok := t.live[liveKey{agent, turn, attemptOf(attempt)}]
+	at := ""
+	if attempt > 1 {
+		at = fmt.Sprintf(", attempt %d", attempt)
+	}
 	switch {
 	case !ok:
-		return ModelTurn{}, fmt.Errorf("%w at tick %d: agent %s, model turn %d: the recording has no such turn", ErrDivergence, tick, agent, turn)
+		return ModelTurn{}, fmt.Errorf("%w at tick %d: agent %s, model turn %d%s: the recording has no such turn", ErrDivergence, tick, agent, turn, at)
 	case m.Request != request:
-		return ModelTurn{}, fmt.Errorf("%w at tick %d: agent %s, model turn %d: the model is asked something else than in the recording (its prompt, conversation or tools changed)", ErrDivergence, tick, agent, turn)
+		return ModelTurn{}, fmt.Errorf("%w at tick %d: agent %s, model turn %d%s: the model is asked something else than in the recording (its prompt, conversation or tools changed)", ErrDivergence, tick, agent, turn, at)
 	}
 	return m, nil
+}
+
+// Models returns every recorded live model attempt, in agent, turn and attempt order: what host
+// record to-scripted turns into scripted models.
+func (t *Tape) Models() []ModelTurn {
+	out := make([]ModelTurn, 0, len(t.live))
+	for _, m := range t.live {
+		out = append(out, m)
+	}
+	slices.SortFunc(out, func(a, b ModelTurn) int {
+		return cmp.Or(cmp.Compare(a.Agent, b.Agent), cmp.Compare(a.Turn, b.Turn), cmp.Compare(attemptOf(a.Attempt), attemptOf(b.Attempt)))
+	})
+	return out
 }
 
 // Answer returns the answerer's n-th answer (from 1), checking that it went to the same agent and

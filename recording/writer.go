@@ -279,7 +279,17 @@ func (w *Writer) Model(tick uint64, m ModelTurn) {
 	if e == nil {
 		return
 	}
-	e.Uint64("tick", tick).Str("agent", m.Agent).Uint64("turn", m.Turn).Str("request", m.Request).Str("text", m.Text)
+	e.Uint64("tick", tick).Str("agent", m.Agent).Uint64("turn", m.Turn)
+	if m.Attempt > 1 {
+		e.Uint32("attempt", m.Attempt)
+	}
+	if m.Model != "" {
+		e.Str("model", m.Model)
+	}
+	if m.Pool != "" {
+		e.Str("pool", m.Pool)
+	}
+	e.Str("request", m.Request).Str("text", m.Text)
 	if len(m.Calls) > 0 {
 		arr := zerolog.Arr()
 		for _, c := range m.Calls {
@@ -287,8 +297,27 @@ func (w *Writer) Model(tick uint64, m ModelTurn) {
 		}
 		e.Array("calls", arr)
 	}
+	if u := m.Usage; u != nil {
+		d := zerolog.Dict().Int64("prompt", u.Prompt).Int64("completion", u.Completion)
+		if u.CacheRead != 0 {
+			d.Int64("cache_read", u.CacheRead)
+		}
+		if u.CacheWrite != 0 {
+			d.Int64("cache_write", u.CacheWrite)
+		}
+		e.Dict("usage", d)
+	}
 	if m.Err != "" {
 		e.Str("err", m.Err)
+	}
+	if m.Status != 0 {
+		e.Int("status", m.Status)
+	}
+	if m.RetryAfterMS != 0 {
+		e.Int64("retry_after_ms", m.RetryAfterMS)
+	}
+	if m.Timeout {
+		e.Bool("timeout", true)
 	}
 	e.Msg("")
 }

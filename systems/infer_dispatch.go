@@ -90,7 +90,7 @@ func liveRequest(modelID string, lm models.Live, v *models.View) string {
 // replayLive answers a live model's turn from the recording, or stops the replay (the turn then
 // fails with the divergence, at the end of which tick the run stops).
 func (s *InferDispatch) replayLive(tick uint64, asked *recording.ModelTurn) *modelOutcome {
-	m, err := s.rec.Tape.Model(tick, asked.Agent, asked.Turn, asked.Request)
+	m, err := s.rec.Tape.Model(tick, asked.Agent, asked.Turn, asked.Attempt, asked.Request)
 	if err != nil {
 		s.rec.Fail(err)
 		return &modelOutcome{err: err}

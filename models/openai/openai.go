@@ -254,6 +254,9 @@ func (m *Model) params(v *models.View) (sdk.ChatCompletionNewParams, error) {
 	if m.cfg.SystemPrompt != "" {
 		p.Messages = append(p.Messages, sdk.SystemMessage(m.cfg.SystemPrompt))
 	}
+	if v.System != "" {
+		p.Messages = append(p.Messages, sdk.SystemMessage(v.System))
+	}
 	for _, msg := range v.Messages {
 		switch msg.Role {
 		case models.RoleSystem:
