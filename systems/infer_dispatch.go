@@ -327,7 +327,7 @@ func (s *InferDispatch) Update(w *ecs.World) {
 		var answered *modelOutcome // a live turn a replay answers from its recording
 		var asked *recording.ModelTurn
 		if lm, ok := model.(models.Live); ok && lm.Live() && (s.rec.Tape != nil || s.rec.Writer != nil) && replayed == nil {
-			asked = &recording.ModelTurn{Agent: d.Name, Turn: uint64(cur.Turn), Request: liveRequest(p.ModelID, lm, view)}
+			asked = &recording.ModelTurn{Agent: d.Name, Turn: uint64(cur.Turn), Model: p.ModelID, Request: liveRequest(p.ModelID, lm, view)}
 			if s.rec.Tape != nil {
 				answered = s.replayLive(tick, asked)
 				asked = nil
