@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/warrenhq/warren/inference"
 	"github.com/warrenhq/warren/internal/tomlfile"
 	"github.com/warrenhq/warren/mcp/mcpconfig"
 	"github.com/warrenhq/warren/policy"
@@ -42,6 +43,8 @@ type File struct {
 	// MCP and MCPServers declare the MCP tool servers (see mcp.go).
 	MCP        fileMCP          `toml:"mcp"`
 	MCPServers []MCPServerTable `toml:"mcp_servers"`
+	// InferencePools are the [[inference_pools]] live model turns go through (docs/models.md).
+	InferencePools []PoolTable `toml:"inference_pools"`
 }
 
 type fileSafeCommands struct {
@@ -152,6 +155,9 @@ type Config struct {
 	// its own [[mcp_servers]] (false by default, since a blueprint may come from anywhere and a
 	// server runs a program or reaches a URL of its choosing).
 	AllowBlueprintServers bool
+	// Pools are the valid [[inference_pools]] entries in file order, defaults filled in: how live
+	// model turns share their endpoints.
+	Pools []inference.Config
 }
 
 // Default returns the configuration used when none is given: no ceiling entries, no extra safe
@@ -308,6 +314,7 @@ func CompileWith(doc *tomlfile.Doc, prefix string, f *File, knownTools []string,
 	cfg.ScriptPermissions = c.scriptPermissions("tool_script_permissions", f.ToolScriptPermissions)
 	c.scripting(&f.Scripting, &cfg.Scripting)
 	cfg.Sandbox = c.sandbox("sandbox", &f.Sandbox)
+	cfg.Pools = c.pools(f.InferencePools)
 	return cfg, c.errs
 }
 
