@@ -18,6 +18,7 @@ import (
 	"github.com/warrenhq/warren/faults"
 	"github.com/warrenhq/warren/gate"
 	"github.com/warrenhq/warren/hostconfig"
+	"github.com/warrenhq/warren/inference"
 	"github.com/warrenhq/warren/mcp"
 	"github.com/warrenhq/warren/policy"
 	"github.com/warrenhq/warren/recording"
@@ -125,6 +126,25 @@ type Summary struct {
 	// calls a replay answered, of ReplayCalls in its recording.
 	Recorded              uint64
 	Replayed, ReplayCalls int
+	// Spend is what the run's live model turns cost (tokens and picodollars); Groups what each
+	// group's did, by group name; Trees what each agent tree's did, by its top-level agent's name
+	// (trees of one agent included). Empty when no live model ran.
+	Spend  components.Spend
+	Groups map[string]components.Spend
+	Trees  map[string]components.Spend
+	// Pools is what each inference pool did, in order (configured pools first).
+	Pools []PoolSummary
+}
+
+// PoolSummary is what one inference pool did in a run.
+type PoolSummary struct {
+	Name string
+	// MaxConcurrency is its cap on requests in flight, RequestsPerMinute and TokensPerMinute its
+	// rate limits (0: none).
+	MaxConcurrency                     int
+	RequestsPerMinute, TokensPerMinute int64
+	// Stats are its counters.
+	Stats inference.Stats
 }
 
 // StepsPerSecond is the run's throughput in agent-steps (model turns with their tool calls) per
@@ -281,6 +301,8 @@ func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
 		ScriptTool: scriptTool,
 	}
 	r.set.Recording.Writer, r.set.Recording.Tape = r.record, opt.Replay
+	r.set.Inference = &resources.Inference{Configs: host.Pools, Budgets: resources.Budgets{
+		TokensPerAgent: sc.Budgets.TokensPerAgent, TokensPerRun: sc.Budgets.TokensPerRun, CostPerRun: inference.CostOf(sc.Budgets.CostUSD)}}
 	if sc.Faults != nil {
 		seed := r.seed
 		switch {
@@ -304,7 +326,7 @@ func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
 	}
 	r.sched = ecs.NewScheduler(r.world, pipeline...)
 	r.set.Lanes = resources.Lanes{Latency: sc.Latency,
-		Model: r.sched.AddLane(ecs.LaneConfig{Name: "model", Capacity: sc.Lanes.ModelCapacity}),
+		Model: r.sched.AddLane(modelLane(sc, host)),
 		Tool:  r.sched.AddLane(ecs.LaneConfig{Name: "tool", Capacity: sc.Lanes.ToolCapacity, Workers: sc.Lanes.ToolWorkers})}
 	switch {
 	case wallReplay:
@@ -416,6 +438,7 @@ func (r *Runtime) Run(ctx context.Context) (*Summary, error) {
 	sum := &Summary{Scenario: r.sc.Name, Seed: r.seed, Clock: r.sc.Clock.Mode.String(), Agents: len(records),
 		Ticks: ticks, Stop: stop, Status: status, Err: why, Elapsed: elapsed, Records: records,
 		Recorded: r.record.Entries(), RealTimeLimits: r.set.Run.RealTimeLimits}
+	r.spendSummary(sum)
 	if r.set.Faults != nil {
 		fs := r.set.Faults.Seed()
 		sum.FaultsSeed = &fs
@@ -629,5 +652,49 @@ func scriptTools(engine *scripting.Engine, host *hostconfig.Config) func(*script
 		AllowPrivate: host.Scripting.HTTPAllowPrivate}
 	return func(s *scripting.Script) tools.Tool {
 		return &scripting.Tool{Script: s, Engine: engine, HTTP: httpCfg, Env: env}
+	}
+}
+
+// modelLane sizes the model lane: the scenario's capacity, plus room for every configured pool to
+// fill its cap and for the implicit pools of live models no pool serves. Live turns block on the
+// network, so with a pool the lane runs a worker per slot: a pool of 64 has 64 requests in flight,
+// not as many as there are cores.
+func modelLane(sc *Scenario, host *hostconfig.Config) ecs.LaneConfig {
+	cfg := ecs.LaneConfig{Name: "model", Capacity: sc.Lanes.ModelCapacity}
+	if !sc.HasLiveModels() {
+		return cfg
+	}
+	slots := 0
+	for _, p := range host.Pools {
+		slots += p.MaxConcurrency
+	}
+	cfg.Capacity = max(cfg.Capacity, 64) + slots + 8*inference.DefaultMaxConcurrency
+	cfg.Workers = cfg.Capacity
+	return cfg
+}
+
+// spendSummary fills what live turns spent and what the pools did.
+func (r *Runtime) spendSummary(sum *Summary) {
+	in := r.set.Inference
+	if in == nil || (in.Run == components.Spend{}) && len(in.Pools) == 0 {
+		return
+	}
+	sum.Spend = in.Run
+	sum.Groups = make(map[string]components.Spend, len(in.Groups))
+	for g, s := range in.Groups {
+		sum.Groups[g] = *s
+	}
+	names := make(map[uint64]string, len(sum.Records))
+	for i := range sum.Records {
+		names[sum.Records[i].ID] = sum.Records[i].Name
+	}
+	sum.Trees = make(map[string]components.Spend, len(in.Trees))
+	for root, s := range in.Trees {
+		sum.Trees[names[root]] = *s
+	}
+	for _, p := range in.Pools {
+		c := p.Config()
+		sum.Pools = append(sum.Pools, PoolSummary{Name: c.Name, MaxConcurrency: c.MaxConcurrency,
+			RequestsPerMinute: c.RequestsPerMinute, TokensPerMinute: c.TokensPerMinute, Stats: p.Stats()})
 	}
 }

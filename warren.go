@@ -21,8 +21,10 @@ package warren
 
 import (
 	"github.com/warrenhq/warren/blueprint"
+	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/scenarios"
+	"github.com/warrenhq/warren/trace"
 )
 
 // Scenario is a loaded, validated and compiled scenario (see docs/scenarios.md).
@@ -75,3 +77,11 @@ func FromSpec(s Spec) (*Scenario, error) { return scenarios.FromSpec(s) }
 // Input is one file a scenario's load read (Scenario.Inputs): a run's outputs must never
 // overwrite one.
 type Input = scenarios.Input
+
+// Spend is what live model turns cost: tokens as the providers reported them and their price in
+// picodollars (Summary.Spend, its Groups and Trees, FinalRecord.Spend).
+type Spend = components.Spend
+
+// Dollars writes picodollars (Spend.Cost) as an exact decimal number of US dollars ("0.000042"),
+// as summaries and traces show money.
+func Dollars(pico int64) string { return trace.DollarsOf(pico) }

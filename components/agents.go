@@ -41,6 +41,14 @@ type AgentData struct {
 	// how far below a top-level agent it sits.
 	Parent uint64
 	Depth  uint8
+	// Root is the id of the top-level agent of this one's tree (its own id at the top), the key
+	// the tree's spend is counted under.
+	Root uint64
+	// Spend is what the agent's live model turns cost so far.
+	Spend Spend
+	// ContextTokens and ContextBytes are what the agent's last answered live turn said about its
+	// conversation (inference.Context), so the next turn's token estimate is tight.
+	ContextTokens, ContextBytes int64
 	// Dynamic holds the script tools an agent whose blueprint sets dynamic_tools found in its
 	// own workdir (nil for every other agent).
 	Dynamic *DynamicTools

@@ -21,6 +21,8 @@ type FinalRecord struct {
 	// the agent tree (0: top level).
 	Parent uint64
 	Depth  uint8
+	// Spend is what the agent's live model turns cost.
+	Spend Spend
 }
 
 // Records is the store of final records, in reap order, with lookup by agent id. A nil *Records

@@ -89,6 +89,21 @@ func (c *Clock) Now() time.Time {
 	return VirtualEpoch.Add(time.Duration(c.tick) * c.length)
 }
 
+// TickAt is the first tick whose time is at or after t: when something due at t (a rate limit's
+// refill, a back-off's end) can next be done. A time already passed is the current tick.
+func (c *Clock) TickAt(t time.Time) uint64 {
+	origin := VirtualEpoch
+	if c.mode == Wall {
+		origin = c.start
+	}
+	d := t.Sub(origin)
+	if d <= 0 {
+		return c.tick
+	}
+	n := uint64((d + c.length - 1) / c.length)
+	return max(n, c.tick)
+}
+
 // startWall marks the start of a wall-time run; ticks then count elapsed TickLengths.
 func (c *Clock) startWall() {
 	if c.start.IsZero() {

@@ -109,11 +109,15 @@ func (e *ProviderError) Error() string {
 // Temporary reports whether another attempt may succeed: a rate limit (429), an overloaded or
 // failing server (408, 409, 5xx and Anthropic's 529), a timeout, or no response at all. A 400 or
 // 401 will fail the same way again.
-func (e *ProviderError) Temporary() bool {
+func (e *ProviderError) Temporary() bool { return Temporary(e.Status, e.Timeout) }
+
+// Temporary is ProviderError.Temporary for a failure known by its HTTP status (0: none) and
+// whether it timed out, as a recording keeps it.
+func Temporary(status int, timeout bool) bool {
 	switch {
-	case e.Status == 0, e.Timeout:
+	case status == 0, timeout:
 		return true
-	case e.Status == 408, e.Status == 409, e.Status == 429, e.Status >= 500:
+	case status == 408, status == 409, status == 429, status >= 500:
 		return true
 	}
 	return false

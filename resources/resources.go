@@ -278,6 +278,9 @@ type Set struct {
 	Recording Recording
 	// Faults injects the scenario's [faults] (nil: none).
 	Faults *faults.Injector
+	// Inference is the run's inference pools and budgets (a fresh one with no configured pools
+	// and no budgets when nil).
+	Inference *Inference
 }
 
 // Faults is the run's fault injector as a resource (Injector nil: no faults).
@@ -334,6 +337,11 @@ func (s *Set) Install(w *ecs.World) Installed {
 	ecs.AddResource(w, &s.Lanes)
 	ecs.AddResource(w, &s.Spawning)
 	ecs.AddResource(w, &s.Limits)
+	if s.Inference == nil {
+		s.Inference = &Inference{}
+	}
+	s.Inference.install(w)
+	ecs.AddResource(w, s.Inference)
 	ecs.AddResource(w, &Gate{Decider: s.Gate})
 	ecs.AddResource(w, s.Hub)
 	ecs.AddResource(w, s.Tasks)

@@ -67,6 +67,10 @@ type fileLimits struct {
 	// Pointers tell a key left out (the default) from one written 0 (refused).
 	MaxTicks         *int64 `toml:"max_ticks"`
 	MaxTurnsPerAgent *int64 `toml:"max_turns_per_agent"`
+	// Budgets of live model turns (docs/models.md, "Tokens, cost and budgets").
+	MaxTokensPerAgent *int64   `toml:"max_tokens_per_agent"`
+	MaxTokensPerRun   *int64   `toml:"max_tokens_per_run"`
+	MaxCostUSD        *float64 `toml:"max_cost_usd"`
 }
 
 type fileClock struct {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -45,6 +46,9 @@ type Scenario struct {
 	// max_turns_per_agent; resources.DefaultMaxModelTurns when left out): an agent about to
 	// be asked for one more ends failed, with a reason naming the limit.
 	MaxTurnsPerAgent uint32
+	// Budgets bound what live model turns may spend ([limits] max_tokens_per_agent,
+	// max_tokens_per_run, max_cost_usd; zero fields: no limit).
+	Budgets Budgets
 	// Faults is the [faults] table (nil: no faults are injected).
 	Faults  *faults.Spec
 	Clock   ecs.ClockConfig
@@ -227,6 +231,7 @@ func (c *compiler) compile(data []byte) {
 	c.host() // before the models: a js model's memory budget is the host's
 	c.blueprints(hash)
 	c.compileModels(hash)
+	c.budgetModels()
 	c.groups()
 	c.spawnables()
 	c.expectations()
@@ -277,6 +282,53 @@ func (c *compiler) limits() {
 			c.errorf("limits.max_turns_per_agent", "%d: every agent's turns are limited: give a limit from 1 to %d model turns, or leave the key out for the default, %d", *v, MaxTurnsCeiling, defaultTurnLimit)
 		} else {
 			c.sc.MaxTurnsPerAgent = uint32(*v)
+		}
+	}
+	for _, b := range [...]struct {
+		key string
+		v   *int64
+		to  *int64
+	}{{"max_tokens_per_agent", fl.MaxTokensPerAgent, &c.sc.Budgets.TokensPerAgent}, {"max_tokens_per_run", fl.MaxTokensPerRun, &c.sc.Budgets.TokensPerRun}} {
+		if b.v == nil {
+			continue
+		}
+		if *b.v < 1 || *b.v > 1e15 {
+			c.errorf("limits."+b.key, "%d: give a number of tokens from 1 to 1000000000000000, or leave the key out for no limit", *b.v)
+			continue
+		}
+		*b.to = *b.v
+	}
+	if v := fl.MaxCostUSD; v != nil {
+		if !(*v > 0 && *v <= 1e6) {
+			c.errorf("limits.max_cost_usd", "%v: give an amount of US dollars above 0 and up to 1000000, or leave the key out for no limit", *v)
+		} else {
+			c.sc.Budgets.CostUSD = *v
+		}
+	}
+}
+
+// Budgets bound what a run's live model turns may spend (zero fields: no limit). Every limit is
+// checked before a turn is sent, against that turn's worst case, so none is passed.
+type Budgets struct {
+	// TokensPerAgent and TokensPerRun bound the tokens (prompt and completion) of one agent and of
+	// the whole run.
+	TokensPerAgent, TokensPerRun int64
+	// CostUSD bounds the run's cost in US dollars, priced by the pools' prices.
+	CostUSD float64
+}
+
+// Set reports whether any budget is set.
+func (b Budgets) Set() bool { return b != Budgets{} }
+
+// budgetModels checks that a budget can plan with every live model: one whose answers have no
+// completion cap (max_tokens) has no worst case, so no turn of it could be admitted safely.
+func (c *compiler) budgetModels() {
+	if !c.sc.Budgets.Set() {
+		return
+	}
+	for _, key := range slices.Sorted(maps.Keys(c.models)) {
+		if lm, ok := c.models[key].(models.Live); ok && lm.Live() && lm.Spec().MaxTokens <= 0 {
+			c.errorf("models."+key, "a live model under a budget ([limits] max_tokens_per_agent, max_tokens_per_run or max_cost_usd) needs max_tokens: without a cap on its answers no turn's worst case is known, so none could be checked before it is sent")
 		}
 	}
 }
@@ -882,4 +934,24 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// HasLiveModels reports whether any group or spawnable blueprint of the scenario runs a live
+// model (models.Live): one whose turns go through inference pools.
+func (s *Scenario) HasLiveModels() bool {
+	isLive := func(m models.Model) bool {
+		lm, ok := m.(models.Live)
+		return ok && lm.Live()
+	}
+	for i := range s.Groups {
+		if isLive(s.Groups[i].Model) {
+			return true
+		}
+	}
+	for _, sp := range s.Spawn {
+		if isLive(sp.Model) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,9 +1,15 @@
 package systems
 
 import (
+	"errors"
+	"time"
+
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
-	"github.com/warrenhq/warren/recording"
+	"github.com/warrenhq/warren/inference"
+	"github.com/warrenhq/warren/models"
+	"github.com/warrenhq/warren/resources"
+	"github.com/warrenhq/warren/tools"
 )
 
 // InferCollect applies model turns the model lane has finished, in canonical order, exactly as
@@ -15,6 +21,7 @@ type InferCollect struct {
 	tools    *mover
 	resolve  *mover
 	terminal *mover
+	inf      *resources.Inference
 }
 
 var _ ecs.System = (*InferCollect)(nil)
@@ -31,6 +38,9 @@ func (s *InferCollect) Initialize(w *ecs.World) (err error) {
 	if err := s.turnApplier.resolve(w); err != nil {
 		return err
 	}
+	if s.inf, err = resources.Get[resources.Inference](w); err != nil {
+		return err
+	}
 	s.maps = newAgentMaps(w)
 	s.awaiting = ecs.NewMap[components.AwaitingInference](w)
 	s.tools = newMover[components.AwaitingInference, components.ReadyForTools](w)
@@ -45,11 +55,17 @@ func (s *InferCollect) Update(w *ecs.World) {
 		return
 	}
 	tick := w.Tick()
+	now := w.Clock().Now()
 	for _, d := range s.lanes.Model.Collect() {
-		if o, ok := d.Value.(*modelOutcome); ok && o.live != nil {
+		o, _ := d.Value.(*modelOutcome)
+		if o != nil && o.live != nil {
 			s.recordLive(tick, o)
 		}
-		if !w.Alive(d.Entity) || !s.awaiting.Has(d.Entity) {
+		alive := w.Alive(d.Entity) && s.awaiting.Has(d.Entity)
+		if o != nil && o.ticket != nil && s.finishLive(tick, now, o, d.Panic, alive) {
+			continue // retried: the agent waits on
+		}
+		if !alive {
 			continue // the agent ended while its model call ran
 		}
 		id := s.maps.identity.Get(d.Entity)
@@ -76,17 +92,67 @@ func (s *InferCollect) Update(w *ecs.World) {
 	w.Touch(s.tools.apply() + s.resolve.apply() + s.terminal.apply())
 }
 
-// recordLive writes a live model's turn into the recording.
+// recordLive writes an attempt at a live model's turn into the recording.
 func (s *InferCollect) recordLive(tick uint64, o *modelOutcome) {
 	m := *o.live
-	m.Text = o.reply.Text
-	for _, c := range o.reply.Calls {
-		m.Calls = append(m.Calls, recording.ModelCall{ID: c.ID, Name: c.Name, Args: c.Args})
-	}
-	if o.err != nil {
-		m.Err = o.err.Error()
-	}
+	toRecordedModel(&m, o)
 	s.rec.Writer.Model(tick, m)
+}
+
+// finishLive ends an attempt at a live turn in the pool that sent it: the budget reservation is
+// released, the pool's slot freed and its breaker told. It reports true when the pool retries the
+// turn (the agent keeps waiting; the trace says why and for how long). Otherwise an answer is
+// charged to the agent, its group, its tree and the run, at the sending pool's prices.
+func (s *InferCollect) finishLive(tick uint64, now time.Time, o *modelOutcome, panicked string, alive bool) bool {
+	t := o.ticket
+	job := t.Value.(*liveJob)
+	pool := job.sentFrom
+	s.inf.ReservedTokens -= t.Estimate
+	s.inf.ReservedCost -= job.reserved
+	if panicked != "" {
+		o.panic = panicked
+	}
+	outcome := liveOutcome(o, t)
+	if !alive {
+		outcome = inference.Outcome{Uncounted: true}
+	}
+	attempt := t.Attempt
+	if pool.Finish(now, t, outcome) {
+		id := s.maps.identity.Get(job.entity)
+		d := s.agents.Get(id.Slot)
+		d.Spend.Attempts++
+		s.inf.Charge(job.group, job.root, components.Spend{Attempts: 1})
+		p := s.profiles.Get(id.Profile)
+		wait := max(t.NotBefore.Sub(now), 0)
+		status := 0
+		var rf *recordedFailure
+		var pe *models.ProviderError
+		switch {
+		case errors.As(o.err, &pe):
+			status = pe.Status
+		case errors.As(o.err, &rf):
+			status = rf.status
+		}
+		if tools.IsRealTime(o.err) {
+			s.run.RealTimeLimits++
+		}
+		s.run.Trace.ModelRetry(tick, ref(id, d), p.Blueprint.Stages[s.maps.cursor.Get(job.entity).Stage].Name, t.Turn, attempt, pool.Name(), o.err.Error(), status, wait.Milliseconds())
+		return true
+	}
+	if !alive || o.err != nil || o.panic != "" {
+		return false
+	}
+	id := s.maps.identity.Get(job.entity)
+	d := s.agents.Get(id.Slot)
+	u := o.reply.Usage
+	o.cost = int64(pool.Config().Prices.Cost(u))
+	spend := components.Spend{Tokens: u, Cost: o.cost, Turns: 1, Attempts: 1}
+	d.Spend.Add(spend)
+	s.inf.Charge(job.group, job.root, spend)
+	if !u.IsZero() {
+		d.ContextTokens, d.ContextBytes = u.Total(), job.bytes
+	}
+	return false
 }
 
 // Finalize implements ecs.System.

@@ -3,7 +3,6 @@ package systems
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
 	"github.com/warrenhq/warren/faults"
+	"github.com/warrenhq/warren/inference"
 	"github.com/warrenhq/warren/internal/scripthost"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/recording"
@@ -43,6 +43,11 @@ type modelOutcome struct {
 	// live is set for a live model's turn while the run records: who asked what, for the
 	// recording (filled at dispatch, since the agent may be gone when the answer comes back).
 	live *recording.ModelTurn
+	// ticket is a live model's turn in its inference pool, pool the name of the pool that sent
+	// the attempt, and cost the answer's price in picodollars (set by infer_collect).
+	ticket *inference.Ticket
+	pool   string
+	cost   int64
 }
 
 // callModel runs one model turn under ctx, turning a panic into a failure of this agent alone.
@@ -87,24 +92,6 @@ func liveRequest(modelID string, lm models.Live, v *models.View) string {
 	return recording.RequestHash("model:"+modelID, data)
 }
 
-// replayLive answers a live model's turn from the recording, or stops the replay (the turn then
-// fails with the divergence, at the end of which tick the run stops).
-func (s *InferDispatch) replayLive(tick uint64, asked *recording.ModelTurn) *modelOutcome {
-	m, err := s.rec.Tape.Model(tick, asked.Agent, asked.Turn, asked.Attempt, asked.Request)
-	if err != nil {
-		s.rec.Fail(err)
-		return &modelOutcome{err: err}
-	}
-	out := &modelOutcome{reply: models.Reply{Text: m.Text}}
-	for _, c := range m.Calls {
-		out.reply.Calls = append(out.reply.Calls, models.ToolCall{ID: c.ID, Name: c.Name, Args: c.Args})
-	}
-	if m.Err != "" {
-		out.err = errors.New(m.Err)
-	}
-	return out
-}
-
 // replayedLimit is a recorded real-time failure (tools.IsRealTime: a JS policy left waiting past
 // its wall-clock backstop) given back in a replay instead of asking the model.
 type replayedLimit string
@@ -119,6 +106,7 @@ const (
 	toTools destination = iota
 	toResolve
 	toTerminal
+	toAwait
 )
 
 func (a *turnApplier) apply(tick uint64, e ecs.Entity, id *components.Identity, cur *components.Cursor, out modelOutcome) destination {
@@ -132,16 +120,18 @@ func (a *turnApplier) apply(tick uint64, e ecs.Entity, id *components.Identity, 
 	a.maps.counters.Get(e).ModelTurns++
 	if out.panic != "" {
 		reason := "panic in model " + p.ModelID + ": " + out.panic
-		a.run.Trace.ModelTurn(tick, ref(id, d), stage.Name, iteration, "", 0, reason)
+		a.run.Trace.ModelTurn(tick, ref(id, d), stage.Name, iteration, "", 0, reason, nil)
 		terminate(a.run.Trace, tick, id, d, a.maps.status.Get(e), stage.Name, components.Failed, reason)
 		return toTerminal
 	}
 	if out.err != nil {
 		if tools.IsRealTime(out.err) {
 			a.run.RealTimeLimits++
-			a.rec.Writer.ModelLimit(tick, d.Name, uint64(turn), out.err.Error())
+			if out.ticket == nil { // a live turn's attempts are recorded whole, timeouts included
+				a.rec.Writer.ModelLimit(tick, d.Name, uint64(turn), out.err.Error())
+			}
 		}
-		a.run.Trace.ModelTurn(tick, ref(id, d), stage.Name, iteration, out.reply.Text, 0, out.err.Error())
+		a.run.Trace.ModelTurn(tick, ref(id, d), stage.Name, iteration, out.reply.Text, 0, out.err.Error(), liveTrace(&out))
 		cur.Outcome = blueprint.OutcomeError
 		d.Reason = "model error: " + out.err.Error()
 		return toResolve
@@ -153,7 +143,7 @@ func (a *turnApplier) apply(tick uint64, e ecs.Entity, id *components.Identity, 
 		}
 	}
 	d.Conversation.Append(models.Message{Role: models.RoleAssistant, Content: out.reply.Text, Calls: calls})
-	a.run.Trace.ModelTurn(tick, ref(id, d), stage.Name, iteration, out.reply.Text, len(calls), "")
+	a.run.Trace.ModelTurn(tick, ref(id, d), stage.Name, iteration, out.reply.Text, len(calls), "", liveTrace(&out))
 	if len(calls) == 0 {
 		cur.Outcome = blueprint.OutcomeDone
 		return toResolve
@@ -208,6 +198,7 @@ type InferDispatch struct {
 	rnd      *rand.Rand
 	dynamic  *scripthost.Dynamic
 	faults   *faults.Injector
+	inf      *resources.Inference
 	// maxTurns is the run's turn limit per agent, and turnLimit the reason of an agent it ends.
 	maxTurns  uint32
 	turnLimit string
@@ -235,6 +226,9 @@ func (s *InferDispatch) Initialize(w *ecs.World) (err error) {
 		return err
 	}
 	s.faults = f.Injector
+	if s.inf, err = resources.Get[resources.Inference](w); err != nil {
+		return err
+	}
 	limits, err := resources.Get[resources.AgentLimits](w)
 	if err != nil {
 		return err
@@ -300,6 +294,11 @@ func (s *InferDispatch) Update(w *ecs.World) {
 		if slow {
 			latency += s.faults.SlowTicks() // an inline model goes through the lane to be slow
 		}
+		if lm, ok := p.Model.(models.Live); ok && lm.Live() {
+			// A live model's turn waits for its inference pool, parked as data (pool_admit sends it).
+			s.route(e, s.queueLive(tick, e, id, cur, p, d, lm, latency))
+			continue
+		}
 		// A recorded turn that a real-time limit ended: the replay gives that back, on the path
 		// (inline or lane) and at the tick the model's answer came, without asking the model.
 		var replayed error
@@ -324,15 +323,6 @@ func (s *InferDispatch) Update(w *ecs.World) {
 		buildView(view, id, p, d, cur, rand.New(&job.source))
 		view.Messages = slices.Clone(view.Messages)
 		model := p.Model
-		var answered *modelOutcome // a live turn a replay answers from its recording
-		var asked *recording.ModelTurn
-		if lm, ok := model.(models.Live); ok && lm.Live() && (s.rec.Tape != nil || s.rec.Writer != nil) && replayed == nil {
-			asked = &recording.ModelTurn{Agent: d.Name, Turn: uint64(cur.Turn), Model: p.ModelID, Request: liveRequest(p.ModelID, lm, view)}
-			if s.rec.Tape != nil {
-				answered = s.replayLive(tick, asked)
-				asked = nil
-			}
-		}
 		// The turn's context is the run's (its cancellation and deadline), cancelled as well when
 		// the agent is killed (kill.go cancels d.Work) and once infer_collect has the turn back.
 		ctx, cancel := context.WithCancel(s.run.Context)
@@ -340,16 +330,11 @@ func (s *InferDispatch) Update(w *ecs.World) {
 		s.lanes.Model.Submit(tick, ecs.Job{
 			Agent: id.ID, Entity: e, Latency: latency,
 			Run: func() any {
-				switch {
-				case replayed != nil:
+				if replayed != nil {
 					return &modelOutcome{err: replayed, state: job.state, source: job.source}
-				case answered != nil:
-					out := *answered
-					out.state, out.source = job.state, job.source
-					return &out
 				}
 				out := callModel(ctx, model, &job.state, view)
-				out.state, out.source, out.live = job.state, job.source, asked
+				out.state, out.source = job.state, job.source
 				return &out
 			},
 		})
@@ -407,6 +392,8 @@ func (s *InferDispatch) route(e ecs.Entity, d destination) {
 		s.tools.add(e)
 	case toResolve:
 		s.resolve.add(e)
+	case toAwait:
+		s.await.add(e)
 	default:
 		s.terminal.add(e)
 	}

@@ -212,6 +212,7 @@ func record(profiles *components.Profiles, maps *agentMaps, e ecs.Entity, id *co
 		Results:  results,
 		Parent:   d.Parent,
 		Depth:    d.Depth,
+		Spend:    d.Spend,
 	}
 }
 

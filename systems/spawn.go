@@ -54,6 +54,7 @@ func (s *Spawner) SpawnGroup(w *ecs.World, p *components.Profile, count int, nam
 		*cur = components.Cursor{Stage: int32(bp.Entry)}
 		rng.Source = ecs.AgentRNG(w.Seed(), id.ID)
 		d.Name = name(index)
+		d.Root = id.ID
 		d.Visits = visits[index*stages : (index+1)*stages : (index+1)*stages]
 		d.Conversation.Max = int32(bp.MaxMessages)
 		d.Tools.Stage = -1 // no stage's policy applies until sync_stage enters one

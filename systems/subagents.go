@@ -237,7 +237,7 @@ func (s *Subagents) spawnChild(w *ecs.World, tick uint64, c caller, key, task st
 	d.Visits = make([]uint32, len(bp.Stages))
 	d.Conversation.Max = int32(bp.MaxMessages)
 	d.Tools.Stage = -1
-	d.Parent, d.Depth = c.id.ID, n.Depth
+	d.Parent, d.Depth, d.Root = c.id.ID, n.Depth, c.d.Root
 	s.leases.Lease(cp.MCPServers, 1)
 	if seedContext {
 		// The parent's conversation up to the turn that spawns: that turn's own calls are

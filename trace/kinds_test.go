@@ -41,6 +41,11 @@ func argValue(t reflect.Type, full bool) reflect.Value {
 		v.SetInt(1)
 	case t.Kind() >= reflect.Uint && t.Kind() <= reflect.Uint64:
 		v.SetUint(1)
+	case t.Kind() == reflect.Float64:
+		v.SetFloat(1)
+	case t.Kind() == reflect.Pointer:
+		v.Set(reflect.New(t.Elem()))
+		v.Elem().Set(argValue(t.Elem(), true))
 	case t.Kind() == reflect.Slice:
 		v.Set(reflect.Append(v, argValue(t.Elem(), true)))
 	case t.Kind() == reflect.Struct:

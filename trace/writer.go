@@ -254,7 +254,7 @@ func (w *Writer) StageEnter(tick uint64, a AgentRef, stage string, visit int) {
 
 // ModelTurn records one model decision: its text and how many tool calls it made. err
 // is the model's failure message, written only when non-empty.
-func (w *Writer) ModelTurn(tick uint64, a AgentRef, stage string, iteration int, text string, calls int, err string) {
+func (w *Writer) ModelTurn(tick uint64, a AgentRef, stage string, iteration int, text string, calls int, err string, live *LiveTurn) {
 	e := w.begin(tick, a, KindModelTurn)
 	if e == nil {
 		return
@@ -262,6 +262,18 @@ func (w *Writer) ModelTurn(tick uint64, a AgentRef, stage string, iteration int,
 	e.Str("stage", stage).Int("iteration", iteration).Str("text", text).Int("calls", calls)
 	if err != "" {
 		e.Str("error", err)
+	}
+	if live != nil {
+		e.Str("pool", live.Pool).Uint32("attempts", live.Attempts).Int64("prompt_tokens", live.Prompt).Int64("completion_tokens", live.Completion)
+		if live.CacheRead != 0 {
+			e.Int64("cache_read_tokens", live.CacheRead)
+		}
+		if live.CacheWrite != 0 {
+			e.Int64("cache_write_tokens", live.CacheWrite)
+		}
+		if live.Cost != 0 {
+			e.Str("cost_usd", DollarsOf(live.Cost))
+		}
 	}
 	e.Msg("")
 }

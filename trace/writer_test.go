@@ -21,10 +21,10 @@ func writeSample(t testing.TB, w *Writer) {
 	a := AgentRef{ID: 1, Name: "worker-0"}
 	w.Spawn(0, a, "workers", 0, "coder", "scripted:worker", "read a.txt and review it")
 	w.StageEnter(0, a, "plan", 1)
-	w.ModelTurn(1, a, "plan", 0, "reading", 1, "")
+	w.ModelTurn(1, a, "plan", 0, "reading", 1, "", nil)
 	w.ToolCall(1, a, "plan", "worker-0-t0-c0", "read_file", json.RawMessage(`{"path": "a.txt"}`), []string{"read_file"}, "allow", "default", "read-only tool")
 	w.ToolResult(2, a, "plan", "worker-0-t0-c0", "read_file", true, "hello\n")
-	w.ModelTurn(3, a, "plan", 1, "", 0, "rate limited")
+	w.ModelTurn(3, a, "plan", 1, "", 0, "rate limited", nil)
 	w.Transition(3, a, "plan", "review", "error")
 	w.Terminal(4, a, "failed", "model error", "review")
 	w.Reap(5, a, "failed", 2, 1, 0)

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -219,6 +222,7 @@ func printSummary(w io.Writer, sc *warren.Scenario, s *warren.Summary, tracePath
 	fmt.Fprintf(w, "ticks        %d (%s)\n", s.Ticks, s.Stop)
 	fmt.Fprintf(w, "model turns  %d\n", s.ModelTurns)
 	fmt.Fprintf(w, "tool calls   %d (%d errors)\n", s.ToolCalls, s.ToolErrors)
+	printSpend(w, s)
 	fmt.Fprintf(w, "throughput   %.0f agent-steps/s over %s\n", s.StepsPerSecond(), s.Elapsed.Round(time.Millisecond))
 	if tracePath != "" {
 		if errors.Is(s.Err, warren.ErrTrace) {
@@ -281,4 +285,55 @@ func loadHostConfig(e *env, path string) (*warren.HostConfig, error) {
 		return nil, errBadInput
 	}
 	return cfg, nil
+}
+
+// printSpend writes what live model turns cost and what the inference pools did: the run's
+// tokens and cost, each group's, the dearest trees, and each pool's counters.
+func printSpend(w io.Writer, s *warren.Summary) {
+	if s.Spend.Attempts == 0 && len(s.Pools) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "tokens       %s\n", spendLine(s.Spend))
+	for _, g := range slices.Sorted(maps.Keys(s.Groups)) {
+		fmt.Fprintf(w, "  group %-12s %s\n", g, spendLine(s.Groups[g]))
+	}
+	if len(s.Trees) > 1 {
+		roots := slices.Sorted(maps.Keys(s.Trees))
+		slices.SortStableFunc(roots, func(a, b string) int { return cmp.Compare(s.Trees[b].Tokens.Total(), s.Trees[a].Tokens.Total()) })
+		for _, root := range roots[:min(len(roots), 3)] {
+			fmt.Fprintf(w, "  tree  %-12s %s\n", root, spendLine(s.Trees[root]))
+		}
+		if len(roots) > 3 {
+			fmt.Fprintf(w, "  (%d trees; the 3 that used the most tokens are shown)\n", len(roots))
+		}
+	}
+	for _, p := range s.Pools {
+		st := p.Stats
+		limits := fmt.Sprintf("cap %d", p.MaxConcurrency)
+		if p.RequestsPerMinute > 0 {
+			limits += fmt.Sprintf(", %d req/min", p.RequestsPerMinute)
+		}
+		if p.TokensPerMinute > 0 {
+			limits += fmt.Sprintf(", %d tokens/min", p.TokensPerMinute)
+		}
+		fmt.Fprintf(w, "pool         %s (%s): %d sent, most %d in flight, %d retried, %d failed, %d fell back, breaker opened %d times\n",
+			p.Name, limits, st.Sent, st.MaxInFlight, st.Retried, st.Failed, st.FellBack, st.BreakerOpened)
+	}
+}
+
+// spendLine is "1234 (prompt 1000, cached 200, completion 234) over 5 turns, $0.0012".
+func spendLine(s warren.Spend) string {
+	t := s.Tokens
+	line := fmt.Sprintf("%d (prompt %d", t.Total(), t.Prompt)
+	if t.CacheRead > 0 {
+		line += fmt.Sprintf(", cache read %d", t.CacheRead)
+	}
+	if t.CacheWrite > 0 {
+		line += fmt.Sprintf(", cache write %d", t.CacheWrite)
+	}
+	line += fmt.Sprintf(", completion %d) over %d turns", t.Completion, s.Turns)
+	if s.Attempts > s.Turns {
+		line += fmt.Sprintf(" (%d attempts)", s.Attempts)
+	}
+	return line + ", $" + warren.Dollars(s.Cost)
 }

@@ -1,0 +1,159 @@
+package systems
+
+import (
+	"strconv"
+
+	"github.com/warrenhq/warren/components"
+	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/inference"
+	"github.com/warrenhq/warren/recording"
+	"github.com/warrenhq/warren/resources"
+	"github.com/warrenhq/warren/trace"
+)
+
+// PoolAdmit sends the live model turns waiting in inference pools that the pools can send now:
+// each pool in order, its queue in the order agents asked, until its cap in flight, a rate limit or
+// its breaker holds the rest back. It runs after infer_collect, so a slot freed by an answer is
+// filled in the same tick, and before the tick's barrier, so what it sends runs at once. A turn
+// the run's token or cost budget cannot cover is not sent: its agent ends failed. The turns it
+// sends run on the model lane; a replay answers them from the recording instead.
+type PoolAdmit struct {
+	store
+	lanes    *resources.Lanes
+	rec      *resources.Recording
+	inf      *resources.Inference
+	maps     agentMaps
+	awaiting ecs.Map[components.AwaitingInference]
+	terminal *mover
+	clock    *ecs.Clock
+	world    *ecs.World
+	tick     uint64
+	pool     *inference.Pool
+}
+
+var _ ecs.System = (*PoolAdmit)(nil)
+
+func init() {
+	Register(Info{ID: IDPrefix + "pool_admit", Order: 45, New: func() ecs.System { return &PoolAdmit{} }})
+}
+
+// Name implements ecs.System.
+func (*PoolAdmit) Name() string { return "pool_admit" }
+
+// Initialize implements ecs.System.
+func (s *PoolAdmit) Initialize(w *ecs.World) (err error) {
+	if s.store, err = resolveStore(w); err != nil {
+		return err
+	}
+	if s.lanes, err = resources.Get[resources.Lanes](w); err != nil {
+		return err
+	}
+	if s.rec, err = resolveRecording(w); err != nil {
+		return err
+	}
+	if s.inf, err = resources.Get[resources.Inference](w); err != nil {
+		return err
+	}
+	s.inf.Events = poolEvents{run: s.run, clock: w.Clock()}
+	s.maps = newAgentMaps(w)
+	s.awaiting = ecs.NewMap[components.AwaitingInference](w)
+	s.terminal = newMover[components.AwaitingInference, components.Terminal](w)
+	s.clock, s.world = w.Clock(), w
+	return nil
+}
+
+// Update implements ecs.System.
+func (s *PoolAdmit) Update(w *ecs.World) {
+	if len(s.inf.Pools) == 0 {
+		return
+	}
+	s.tick = w.Tick()
+	now := s.clock.Now()
+	for _, p := range s.inf.Pools {
+		if p.Pending() {
+			s.pool = p
+			p.Admit(now, s.decide)
+		}
+	}
+	s.pool = nil
+	w.Touch(s.terminal.apply())
+}
+
+// decide sends t, or drops it when its agent is gone or a run budget cannot cover it.
+func (s *PoolAdmit) decide(t *inference.Ticket) inference.Verdict {
+	job := t.Value.(*liveJob)
+	if !s.world.Alive(job.entity) || !s.awaiting.Has(job.entity) || job.ctx.Err() != nil {
+		return inference.Drop // killed while it waited: nothing to send
+	}
+	model := job.route.Model(s.pool)
+	maxTokens := model.Spec().MaxTokens
+	bound := s.pool.Config().Prices.Bound(job.prompt, maxTokens)
+	b := s.inf.Budgets
+	switch {
+	case b.TokensPerRun > 0 && s.inf.Run.Tokens.Total()+s.inf.ReservedTokens+t.Estimate > b.TokensPerRun:
+		s.refuse(job, "token budget: the run has used "+itoa(s.inf.Run.Tokens.Total())+" tokens, turns in flight may use "+
+			itoa(s.inf.ReservedTokens)+", and this turn up to "+itoa(t.Estimate)+", past limits.max_tokens_per_run = "+itoa(b.TokensPerRun))
+		return inference.Drop
+	case b.CostPerRun > 0 && inference.Cost(s.inf.Run.Cost)+s.inf.ReservedCost+bound > b.CostPerRun:
+		s.refuse(job, "cost budget: the run has spent $"+trace.DollarsOf(s.inf.Run.Cost)+", turns in flight may spend $"+
+			trace.DollarsOf(int64(s.inf.ReservedCost))+", and this turn up to $"+trace.DollarsOf(int64(bound))+", past limits.max_cost_usd = "+trace.DollarsOf(int64(b.CostPerRun)))
+		return inference.Drop
+	}
+	s.inf.ReservedTokens += t.Estimate
+	s.inf.ReservedCost += bound
+	job.reserved, job.sentFrom = bound, s.pool
+	attempt := t.Attempt + 1
+	var asked *recording.ModelTurn
+	var answered *modelOutcome
+	if s.rec.Tape != nil || s.rec.Writer != nil {
+		asked = &recording.ModelTurn{Agent: job.agent, Turn: job.turn, Attempt: attempt, Model: job.modelID, Pool: s.pool.Name(),
+			Request: liveRequest(job.modelID, model, job.view)}
+		if s.rec.Tape != nil {
+			m, err := s.rec.Tape.Model(s.tick, job.agent, job.turn, attempt, asked.Request)
+			if err != nil {
+				s.rec.Fail(err)
+				answered = &modelOutcome{err: err}
+			} else {
+				answered = fromRecordedModel(m)
+			}
+			asked = nil
+		}
+	}
+	pool := s.pool.Name()
+	ctx := job.ctx
+	s.lanes.Model.Submit(s.tick, ecs.Job{
+		Agent: t.Agent, Entity: job.entity, Latency: job.latency,
+		Run: func() any {
+			var out modelOutcome
+			if answered != nil {
+				out = *answered
+			} else {
+				st := job.state
+				out = callModel(ctx, model, &st, job.view)
+			}
+			out.state, out.source, out.live, out.ticket, out.pool = job.state, job.source, asked, t, pool
+			return &out
+		},
+	})
+	return inference.Send
+}
+
+// refuse ends the agent of a turn no budget can cover.
+func (s *PoolAdmit) refuse(job *liveJob, reason string) {
+	e := job.entity
+	id := s.maps.identity.Get(e)
+	d := s.agents.Get(id.Slot)
+	p := s.profiles.Get(id.Profile)
+	if d.Work.Cancel != nil {
+		d.Work.Cancel()
+		d.Work.Ctx, d.Work.Cancel = nil, nil
+	}
+	terminate(s.run.Trace, s.tick, id, d, s.maps.status.Get(e), p.Blueprint.Stages[s.maps.cursor.Get(e).Stage].Name, components.Failed, reason)
+	s.terminal.add(e)
+}
+
+// Finalize implements ecs.System.
+func (*PoolAdmit) Finalize(*ecs.World) {}
+
+// itoa is strconv.FormatInt in base 10, for reasons.
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
