@@ -2,9 +2,11 @@ package blueprint
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/warrenhq/warren/internal/tomlfile"
 	"github.com/warrenhq/warren/mcp/mcpconfig"
+	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/policy"
 	"github.com/warrenhq/warren/sandbox"
 )
@@ -157,6 +159,9 @@ type Stage struct {
 	RequiredTools []string
 	// MaxIterations is the model turns allowed per visit of the stage.
 	MaxIterations int
+	// Prompt is the stage's prompt (nil: none): what a live model is told, after the
+	// blueprint's SystemPrompt, while an agent is in the stage.
+	Prompt *models.Prompt
 	// Transitions are tried in file order; the first match wins.
 	Transitions []Transition
 	// ToolPermissions are the stage-level permission values (nil if none).
@@ -213,6 +218,9 @@ type Blueprint struct {
 	Entry int
 	// MaxMessages bounds the conversation kept per agent.
 	MaxMessages int
+	// SystemPrompt is the blueprint's system prompt (nil: none), sent first to a live model in
+	// every stage; see SystemFor.
+	SystemPrompt *models.Prompt
 	// Stages are in file order; agents refer to them by index.
 	Stages []Stage
 	// ToolPermissions are the agent-level permission values (nil if none).
@@ -312,4 +320,23 @@ func (b *Blueprint) PolicyLayer() policy.BlueprintLayer {
 		layer.StageNames[i] = b.Stages[i].Name
 	}
 	return layer
+}
+
+// SystemFor is the system prompt of a live turn with v in stage: the blueprint's system_prompt
+// and the stage's prompt, rendered for v, joined by a blank line ("" when neither is set).
+func (b *Blueprint) SystemFor(stage int, v *models.View) (string, error) {
+	var parts []string
+	for _, p := range [...]*models.Prompt{b.SystemPrompt, b.Stages[stage].Prompt} {
+		if p == nil {
+			continue
+		}
+		s, err := p.Render(v)
+		if err != nil {
+			return "", err
+		}
+		if s != "" {
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, "\n\n"), nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/internal/tomlfile"
+	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/policy"
 )
 
@@ -41,6 +42,8 @@ var (
 	// ErrOutOfRange: an integer setting (max_messages, max_iterations, a
 	// subagents or fan_out limit) is outside its limits.
 	ErrOutOfRange = errors.New("out of range")
+	// ErrBadPrompt: a system_prompt or a stage's prompt is not a valid template.
+	ErrBadPrompt = errors.New("invalid prompt template")
 	// ErrUnknownCondition: a transition's on is not done, error,
 	// max_iterations or always.
 	ErrUnknownCondition = errors.New("unknown transition condition")
@@ -85,6 +88,7 @@ type fileBlueprint struct {
 	Description     string            `toml:"description"`
 	Entry           string            `toml:"entry"`
 	MaxMessages     *int              `toml:"max_messages"`
+	SystemPrompt    *string           `toml:"system_prompt"`
 	SafeCommands    []string          `toml:"safe_commands"`
 	ToolPermissions map[string]string `toml:"tool_permissions"`
 	Subagents       fileSubagents     `toml:"subagents"`
@@ -103,6 +107,7 @@ type fileBlueprint struct {
 // fileStage is one [[stages]] table as written.
 type fileStage struct {
 	Name            string            `toml:"name"`
+	Prompt          *string           `toml:"prompt"`
 	AvailableTools  []string          `toml:"available_tools"`
 	RequiredTools   []string          `toml:"required_tools"`
 	MaxIterations   *int              `toml:"max_iterations"`
@@ -298,6 +303,7 @@ func (c *compiler) compile(raw *fileBlueprint) *Blueprint {
 	case !validName(raw.Name):
 		c.errorf("name", "%w %q; %s", ErrInvalidName, raw.Name, nameRule)
 	}
+	bp.SystemPrompt = c.prompt("system_prompt", raw.SystemPrompt)
 	if raw.MaxMessages != nil {
 		if *raw.MaxMessages < MinMaxMessages {
 			c.errorf("max_messages", "%w: %d; valid: %d or more", ErrOutOfRange, *raw.MaxMessages, MinMaxMessages)
@@ -392,6 +398,7 @@ func (c *compiler) stage(i int, raw *fileStage, st *Stage) {
 	st.Index = i
 	st.MaxIterations = c.intIn(path+".max_iterations", raw.MaxIterations, 1, MaxIterationsCeiling, DefaultMaxIterations)
 	st.AcceptsMessages = raw.AcceptsMessages == nil || *raw.AcceptsMessages
+	st.Prompt = c.prompt(path+".prompt", raw.Prompt)
 	const whose = "a stage"
 	if c.within(path+".available_tools", len(raw.AvailableTools), MaxStageTools, "tools", whose) {
 		c.availableTools(path+".available_tools", raw.AvailableTools, st)
@@ -531,4 +538,17 @@ func (c *compiler) transition(path string, raw *fileTransition) (Transition, boo
 		}
 	}
 	return Transition{On: on, To: to, ToName: raw.To}, onOK && toOK
+}
+
+// prompt compiles a templated prompt at path (nil when absent).
+func (c *compiler) prompt(path string, raw *string) *models.Prompt {
+	if raw == nil {
+		return nil
+	}
+	p, err := models.CompilePrompt(*raw)
+	if err != nil {
+		c.errorf(path, "%w: %v; a prompt is text with optional {{.Name}}, {{.Group}}, {{.Index}}, {{.Stage}}, {{.Visit}}, {{.Iteration}}, {{.Turn}} or {{.Task}}", ErrBadPrompt, err)
+		return nil
+	}
+	return p
 }

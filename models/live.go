@@ -41,7 +41,20 @@ type LiveSpec struct {
 	MaxTokens int64
 	// ContextTokens is the model's context window in tokens (0: unknown, never cut).
 	ContextTokens int64
+	// ContextOverflow is what the host does with a conversation that outgrows ContextTokens:
+	// ContextDropOldest (the default when "") or ContextFail.
+	ContextOverflow string
 }
+
+// The rules for a conversation that outgrows its model's context window (context_overflow).
+const (
+	// ContextDropOldest sends the conversation without its oldest whole turns (an assistant
+	// message with the tool results answering it, or one inbox message), as many as it takes; the
+	// system prompt, the task and the latest turn always stay.
+	ContextDropOldest = "drop_oldest_turns"
+	// ContextFail fails the turn instead, so the stage ends with outcome error.
+	ContextFail = "fail"
+)
 
 // Endpoint is where a pool sends a live model's turns. An empty field keeps the back end's own.
 type Endpoint struct {

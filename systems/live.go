@@ -3,6 +3,7 @@ package systems
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"time"
@@ -38,6 +39,69 @@ type liveJob struct {
 	reserved inference.Cost
 	// sentFrom is the pool the attempt in flight went out from.
 	sentFrom *inference.Pool
+	// dropped counts the messages cut from the conversation sent, to fit the context window.
+	dropped int
+}
+
+// ErrContextOverflow is a live turn whose conversation does not fit its model's context window:
+// with context_overflow = "fail", or when even the task and the latest turn alone are too long.
+var ErrContextOverflow = errors.New("the conversation outgrows the model's context window")
+
+// cutContext applies the model's context rule to v: while the turn's prompt, as the tokens per
+// byte the provider last counted for this agent estimate it (every byte a token before any count),
+// and its completion cap pass the context window, the oldest whole turn goes (an assistant message
+// with the tool results answering it, or a lone user or system message), keeping the task (the
+// first message, when it is the user's) and the latest turn. It returns how many messages went.
+func cutContext(v *models.View, spec models.LiveSpec, known inference.Context) (int, error) {
+	window := spec.ContextTokens
+	if window <= 0 {
+		return 0, nil
+	}
+	tokens := func(bytes int64) int64 {
+		if known.Tokens > 0 && known.Bytes > 0 {
+			return (bytes*known.Tokens + known.Bytes - 1) / known.Bytes
+		}
+		return bytes
+	}
+	bytes := inference.PromptBytes(v, "")
+	if tokens(bytes)+spec.MaxTokens <= window {
+		return 0, nil
+	}
+	if spec.ContextOverflow == models.ContextFail {
+		return 0, fmt.Errorf("%w: about %d tokens with max_tokens %d, over context_tokens = %d (context_overflow = %q)",
+			ErrContextOverflow, tokens(bytes), spec.MaxTokens, window, models.ContextFail)
+	}
+	msgs := v.Messages
+	start := 0
+	if len(msgs) > 0 && msgs[0].Role == models.RoleUser {
+		start = 1 // the task stays
+	}
+	dropped := 0
+	for tokens(bytes)+spec.MaxTokens > window {
+		end := start + 1
+		if end <= len(msgs) && msgs[start].Role == models.RoleAssistant {
+			for end < len(msgs) && msgs[end].Role == models.RoleTool {
+				end++
+			}
+		}
+		if end >= len(msgs) {
+			return dropped, fmt.Errorf("%w: the task and the latest turn alone are about %d tokens with max_tokens %d, over context_tokens = %d",
+				ErrContextOverflow, tokens(bytes), spec.MaxTokens, window)
+		}
+		for _, m := range msgs[start:end] {
+			bytes -= messageBytes(&m)
+		}
+		msgs = append(msgs[:start], msgs[end:]...)
+		dropped += end - start
+	}
+	v.Messages = msgs
+	return dropped, nil
+}
+
+// messageBytes is what one message adds to PromptBytes.
+func messageBytes(m *models.Message) int64 {
+	v := models.View{Messages: []models.Message{*m}}
+	return inference.PromptBytes(&v, "") - inference.PromptBytes(&models.View{}, "")
 }
 
 // queueLive parks an agent's live model turn in its model's pool. It returns false, having dealt
@@ -53,8 +117,17 @@ func (s *InferDispatch) queueLive(tick uint64, e ecs.Entity, id *components.Iden
 		view: view, route: route, state: d.Model, source: s.maps.rng.Get(e).Source, latency: latency}
 	buildView(view, id, p, d, cur, rand.New(&job.source))
 	view.Messages = append([]models.Message(nil), view.Messages...)
+	if view.System, err = p.Blueprint.SystemFor(int(cur.Stage), view); err != nil {
+		return s.apply(tick, e, id, cur, modelOutcome{err: fmt.Errorf("the stage's prompt: %w", err)})
+	}
+	known := inference.Context{Tokens: d.ContextTokens, Bytes: d.ContextBytes}
+	dropped, err := cutContext(view, route.Spec, known)
+	if err != nil {
+		return s.apply(tick, e, id, cur, modelOutcome{err: err})
+	}
+	job.dropped = dropped
 	job.bytes = inference.PromptBytes(view, "")
-	job.prompt = inference.Context{Tokens: d.ContextTokens, Bytes: d.ContextBytes}.Prompt(job.bytes)
+	job.prompt = min(known.Prompt(job.bytes), job.bytes) // both bound it; a cut makes the first loose
 	estimate := inference.Estimate(job.prompt, route.Spec.MaxTokens)
 	if limit := s.inf.Budgets.TokensPerAgent; limit > 0 && d.Spend.Tokens.Total()+estimate > limit {
 		terminate(s.run.Trace, tick, id, d, s.maps.status.Get(e), p.Blueprint.Stages[cur.Stage].Name, components.Failed,
@@ -170,7 +243,7 @@ func liveTrace(o *modelOutcome) *trace.LiveTurn {
 	}
 	u := o.reply.Usage
 	return &trace.LiveTurn{Pool: o.pool, Attempts: o.ticket.Attempt, Prompt: u.Prompt, Completion: u.Completion,
-		CacheRead: u.CacheRead, CacheWrite: u.CacheWrite, Cost: o.cost}
+		CacheRead: u.CacheRead, CacheWrite: u.CacheWrite, Cost: o.cost, Dropped: o.ticket.Value.(*liveJob).dropped}
 }
 
 // poolEvents writes what pools decide into the trace.

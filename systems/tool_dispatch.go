@@ -337,7 +337,7 @@ func (t *toolTurn) fillContext(ec *tools.ExecContext, id *components.Identity, d
 		ModelID:        p.ModelID,
 		SessionID:      d.Name,
 		MessageIndex:   msgIndex,
-		ContextPercent: -1,
+		ContextPercent: contextPercent(p.Model, d),
 		Intent:         d.Conversation.LastUserText(),
 		Tasks:          t.tasks,
 		Writes:         d.Tools.Writes,
@@ -392,4 +392,19 @@ func (t *toolTurn) finish(tick uint64, e ecs.Entity, id *components.Identity, d 
 		return
 	}
 	t.ready.add(e)
+}
+
+// contextPercent is how full the agent's context window is (0-100): the tokens its last live
+// turn's provider counted, over the model's context_tokens; -1 for a model with no context window
+// known (scripted, js, a live model without context_tokens) or before its first answer.
+func contextPercent(m models.Model, d *components.AgentData) int {
+	lm, ok := m.(models.Live)
+	if !ok || d.ContextTokens == 0 {
+		return -1
+	}
+	window := lm.Spec().ContextTokens
+	if window <= 0 {
+		return -1
+	}
+	return int(min(d.ContextTokens*100/window, 100))
 }

@@ -26,6 +26,9 @@ type LiveTurn struct {
 	// Cost is their price in picodollars (0 when the pool sets no prices), written as an exact
 	// decimal string of dollars: a trace holds no floats.
 	Cost int64
+	// Dropped counts the messages cut from the conversation sent, to fit the model's context
+	// window (docs/models.md, "Context").
+	Dropped int
 }
 
 // ModelRetry records a failed attempt (from 1) at an agent's live model turn, in pool, that will

@@ -274,6 +274,9 @@ func (w *Writer) ModelTurn(tick uint64, a AgentRef, stage string, iteration int,
 		if live.Cost != 0 {
 			e.Str("cost_usd", DollarsOf(live.Cost))
 		}
+		if live.Dropped != 0 {
+			e.Int("context_dropped", live.Dropped)
+		}
 	}
 	e.Msg("")
 }

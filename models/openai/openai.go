@@ -61,6 +61,9 @@ type Config struct {
 	// ContextTokens is the model's context window in tokens (0: unknown, the conversation is
 	// never cut for it).
 	ContextTokens int64 `toml:"context_tokens"`
+	// ContextOverflow is what a conversation that outgrows ContextTokens does:
+	// models.ContextDropOldest (the default) or models.ContextFail.
+	ContextOverflow string `toml:"context_overflow"`
 	// ResponseFormat asks for "text" (the default) or "json_object" answers; ResponseSchema names
 	// a JSON schema file the answer must follow (a "json_schema" response format).
 	ResponseFormat string `toml:"response_format"`
@@ -105,6 +108,11 @@ func (c *Config) Compile(env *models.KindEnv) (models.Model, error) {
 	}
 	if c.ContextTokens < 0 {
 		problems = append(problems, &models.KeyError{Key: "context_tokens", Err: fmt.Errorf("%d: give the model's context window in tokens", c.ContextTokens)})
+	}
+	switch c.ContextOverflow {
+	case "", models.ContextDropOldest, models.ContextFail:
+	default:
+		problems = append(problems, &models.KeyError{Key: "context_overflow", Err: fmt.Errorf("%q: valid rules are %s, %s", c.ContextOverflow, models.ContextDropOldest, models.ContextFail)})
 	}
 	var schema map[string]any
 	switch c.ResponseFormat {
@@ -157,7 +165,8 @@ type Model struct {
 
 // Spec implements models.Live.
 func (m *Model) Spec() models.LiveSpec {
-	return models.LiveSpec{Provider: "openai", Model: m.cfg.Model, BaseURL: m.cfg.BaseURL, MaxTokens: m.cfg.MaxTokens, ContextTokens: m.cfg.ContextTokens}
+	return models.LiveSpec{Provider: "openai", Model: m.cfg.Model, BaseURL: m.cfg.BaseURL, MaxTokens: m.cfg.MaxTokens,
+		ContextTokens: m.cfg.ContextTokens, ContextOverflow: m.cfg.ContextOverflow}
 }
 
 // Via implements models.Live: the same model asking ep.
