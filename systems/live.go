@@ -39,8 +39,10 @@ type liveJob struct {
 	reserved inference.Cost
 	// sentFrom is the pool the attempt in flight went out from.
 	sentFrom *inference.Pool
-	// dropped counts the messages cut from the conversation sent, to fit the context window.
+	// dropped counts the messages cut from the conversation sent, to fit the context window;
+	// copied says view.Messages is the request's own (pool_admit copies it at the first send).
 	dropped int
+	copied  bool
 }
 
 // ErrContextOverflow is a live turn whose conversation does not fit its model's context window:
@@ -71,31 +73,31 @@ func cutContext(v *models.View, spec models.LiveSpec, known inference.Context) (
 		return 0, fmt.Errorf("%w: about %d tokens with max_tokens %d, over context_tokens = %d (context_overflow = %q)",
 			ErrContextOverflow, tokens(bytes), spec.MaxTokens, window, models.ContextFail)
 	}
-	msgs := v.Messages
+	msgs := v.Messages // the agent's conversation: never written here
 	start := 0
 	if len(msgs) > 0 && msgs[0].Role == models.RoleUser {
 		start = 1 // the task stays
 	}
-	dropped := 0
+	end := start // msgs[start:end] are the turns cut
 	for tokens(bytes)+spec.MaxTokens > window {
-		end := start + 1
-		if end <= len(msgs) && msgs[start].Role == models.RoleAssistant {
-			for end < len(msgs) && msgs[end].Role == models.RoleTool {
-				end++
+		next := end + 1
+		if next <= len(msgs) && msgs[end].Role == models.RoleAssistant {
+			for next < len(msgs) && msgs[next].Role == models.RoleTool {
+				next++
 			}
 		}
-		if end >= len(msgs) {
-			return dropped, fmt.Errorf("%w: the task and the latest turn alone are about %d tokens with max_tokens %d, over context_tokens = %d",
+		if next >= len(msgs) {
+			return 0, fmt.Errorf("%w: the task and the latest turn alone are about %d tokens with max_tokens %d, over context_tokens = %d",
 				ErrContextOverflow, tokens(bytes), spec.MaxTokens, window)
 		}
-		for _, m := range msgs[start:end] {
-			bytes -= messageBytes(&m)
+		for i := end; i < next; i++ {
+			bytes -= messageBytes(&msgs[i])
 		}
-		msgs = append(msgs[:start], msgs[end:]...)
-		dropped += end - start
+		end = next
 	}
-	v.Messages = msgs
-	return dropped, nil
+	cut := make([]models.Message, 0, len(msgs)-(end-start))
+	v.Messages = append(append(cut, msgs[:start]...), msgs[end:]...)
+	return end - start, nil
 }
 
 // messageBytes is what one message adds to PromptBytes.
@@ -116,7 +118,8 @@ func (s *InferDispatch) queueLive(tick uint64, e ecs.Entity, id *components.Iden
 	job := &liveJob{entity: e, agent: d.Name, group: p.Group, root: d.Root, turn: uint64(cur.Turn), modelID: p.ModelID,
 		view: view, route: route, state: d.Model, source: s.maps.rng.Get(e).Source, latency: latency}
 	buildView(view, id, p, d, cur, rand.New(&job.source))
-	view.Messages = append([]models.Message(nil), view.Messages...)
+	// view.Messages is the agent's own conversation until the turn is sent (pool_admit copies it
+	// then): a parked agent's conversation does not change, and a queued turn then costs no copy.
 	if view.System, err = p.Blueprint.SystemFor(int(cur.Stage), view); err != nil {
 		return s.apply(tick, e, id, cur, modelOutcome{err: fmt.Errorf("the stage's prompt: %w", err)})
 	}
@@ -125,7 +128,7 @@ func (s *InferDispatch) queueLive(tick uint64, e ecs.Entity, id *components.Iden
 	if err != nil {
 		return s.apply(tick, e, id, cur, modelOutcome{err: err})
 	}
-	job.dropped = dropped
+	job.dropped, job.copied = dropped, dropped > 0
 	job.bytes = inference.PromptBytes(view, "")
 	job.prompt = min(known.Prompt(job.bytes), job.bytes) // both bound it; a cut makes the first loose
 	estimate := inference.Estimate(job.prompt, route.Spec.MaxTokens)

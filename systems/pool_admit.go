@@ -1,6 +1,7 @@
 package systems
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/warrenhq/warren/components"
@@ -98,6 +99,12 @@ func (s *PoolAdmit) decide(t *inference.Ticket) inference.Verdict {
 		s.refuse(job, "cost budget: the run has spent $"+trace.DollarsOf(s.inf.Run.Cost)+", turns in flight may spend $"+
 			trace.DollarsOf(int64(s.inf.ReservedCost))+", and this turn up to $"+trace.DollarsOf(int64(bound))+", past limits.max_cost_usd = "+trace.DollarsOf(int64(b.CostPerRun)))
 		return inference.Drop
+	}
+	if !job.copied {
+		// The conversation is the agent's own until now; the request reads it on a lane worker,
+		// while a kill could reap the agent, so the request gets its own copy.
+		job.view.Messages = slices.Clone(job.view.Messages)
+		job.copied = true
 	}
 	s.inf.ReservedTokens += t.Estimate
 	s.inf.ReservedCost += bound
