@@ -214,8 +214,8 @@ func tomlKey(k string) string {
 	return tomlString(k, false)
 }
 
-// tomlString writes s as a TOML string: a multi-line literal string ('''…''') when multiline
-// allows it and s has a newline and nothing such a string cannot hold (a ''' run, a carriage
+// tomlString writes s as a TOML string: a multi-line literal string (”'…”') when multiline
+// allows it and s has a newline and nothing such a string cannot hold (a ”' run, a carriage
 // return, a control character, a closing quote), so that text reads as it was written; a basic
 // string with escapes otherwise.
 func tomlString(s string, multiline bool) string {
