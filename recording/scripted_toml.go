@@ -214,10 +214,10 @@ func tomlKey(k string) string {
 	return tomlString(k, false)
 }
 
-// tomlString writes s as a TOML string: a multi-line literal string (”'…”') when multiline
-// allows it and s has a newline and nothing such a string cannot hold (a ”' run, a carriage
-// return, a control character, a closing quote), so that text reads as it was written; a basic
-// string with escapes otherwise.
+// tomlString writes s as a TOML string: a multi-line literal string (between two runs of three
+// single quotes) when multiline allows it and s has a newline and nothing such a string cannot
+// hold (a run of three single quotes, a carriage return, a control character, a single quote
+// at the end), so that text reads as it was written; a basic string with escapes otherwise.
 func tomlString(s string, multiline bool) string {
 	if multiline && strings.Contains(s, "\n") && !strings.Contains(s, "'''") && !strings.HasSuffix(s, "'") &&
 		!strings.ContainsFunc(s, func(r rune) bool { return r != '\n' && r != '\t' && unicode.IsControl(r) }) {
