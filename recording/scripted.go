@@ -87,7 +87,7 @@ func (t *Tape) Script(source string) (*Script, error) {
 		Seed: t.Header.Seed, scenarioHash: t.Header.ScenarioHash}
 	attempts := t.Models()
 	if len(attempts) == 0 {
-		return nil, fmt.Errorf("%w: its run asked no model of a live kind (kind = \"openai\"), so every model of its scenario is scripted already", ErrNoLiveTurns)
+		return nil, fmt.Errorf("%w: its run asked no model of a live kind (such as kind = \"openai\"); its models (scripted, js) are written in its scenario already, so there is nothing to script", ErrNoLiveTurns)
 	}
 	byID := map[string]*ScriptModel{}
 	for i := 0; i < len(attempts); {
