@@ -129,9 +129,9 @@ func turnEvents(t *testing.T, tr []byte) map[string][]string {
 	for _, raw := range events {
 		var ev struct {
 			Name, Kind, Stage, Text, Error, Tool, Verdict, Content string
-			Calls                                              int
-			Args                                               json.RawMessage
-			OK                                                 bool
+			Calls                                                  int
+			Args                                                   json.RawMessage
+			OK                                                     bool
 		}
 		if err := json.Unmarshal(raw, &ev); err != nil {
 			t.Fatal(err)
