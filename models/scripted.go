@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
+	"unicode"
 )
 
 // ScriptedCall is one tool call of a scripted turn, as written in a scenario (its toml tags
@@ -35,6 +38,11 @@ type ScriptedTurn struct {
 	Error string `toml:"error"`
 	// Repeat uses the turn this many times in a row (0 and 1: once).
 	Repeat int `toml:"repeat"`
+	// Agent, when set, gives the turn to the agent of that name alone ("writers-3", as the trace
+	// names it). Each agent walks, in file order, the turns that name no agent and the turns that
+	// name it, so the agents sharing one model can each answer differently: what a recorded live
+	// run, converted by host record to-scripted, needs. It is a name, not a template.
+	Agent string `toml:"agent"`
 }
 
 // MaxRepeat bounds a turn's Repeat.
@@ -104,6 +112,8 @@ type compiledTurn struct {
 	repeat int
 	// templated is set when text or any call argument depends on the agent.
 	templated bool
+	// agent is the one agent the turn is for ("": every agent).
+	agent string
 }
 
 type compiledCall struct {
@@ -113,11 +123,23 @@ type compiledCall struct {
 
 // Scripted is the scripted model back end: it replays turns written in a scenario,
 // rendering their templates for each agent. It is immutable after NewScripted and safe
-// for concurrent use; each agent's position is its State.Cursor.
+// for concurrent use; each agent's position is its State.Cursor, an index into the sequence
+// of turns that agent walks.
 type Scripted struct {
-	id        string
+	id string
+	// turns is every turn in file order, a repeated one once per use: what Plan lists.
+	turns []compiledTurn
+	// shared is the sequence of an agent no turn names (every turn, when none names one).
+	shared sequence
+	// byAgent is the sequence of each agent some turn names: the turns naming no agent and
+	// its own, in file order. nil when no turn names an agent, so Turn looks nothing up.
+	byAgent map[string]*sequence
+	when    WhenExhausted
+}
+
+// sequence is the turns one agent walks, in order.
+type sequence struct {
 	turns     []compiledTurn
-	when      WhenExhausted
 	exhausted error // prebuilt, so running out costs nothing per call
 }
 
@@ -155,14 +177,60 @@ func NewScripted(id string, turns []ScriptedTurn, when WhenExhausted) (*Scripted
 			s.turns = append(s.turns, ct)
 		}
 	}
-	s.exhausted = fmt.Errorf("%w after %d", ErrScriptExhausted, len(s.turns))
+	s.sequences()
 	return s, nil
 }
 
+// sequences splits the turns into the sequences agents walk: one for every agent when no turn
+// names an agent; otherwise one for each named agent and one for the agents no turn names.
+func (s *Scripted) sequences() {
+	var named []string
+	for i := range s.turns {
+		if a := s.turns[i].agent; a != "" && !slices.Contains(named, a) {
+			named = append(named, a)
+		}
+	}
+	if len(named) == 0 {
+		s.shared = sequence{turns: s.turns, exhausted: fmt.Errorf("%w after %d", ErrScriptExhausted, len(s.turns))}
+		return
+	}
+	pick := func(agent string) []compiledTurn {
+		var out []compiledTurn
+		for i := range s.turns {
+			if a := s.turns[i].agent; a == "" || a == agent {
+				out = append(out, s.turns[i])
+			}
+		}
+		return out
+	}
+	shared := pick("")
+	s.shared = sequence{turns: shared, exhausted: fmt.Errorf("%w after %d (the turns that name no agent: no turn names this agent)", ErrScriptExhausted, len(shared))}
+	s.byAgent = make(map[string]*sequence, len(named))
+	for _, a := range named {
+		own := pick(a)
+		s.byAgent[a] = &sequence{turns: own, exhausted: fmt.Errorf("%w after %d (agent %q's turns and those that name no agent)", ErrScriptExhausted, len(own), a)}
+	}
+}
+
+// validAgent checks a turn's agent key: an agent's name as the host spells it, so a stray space
+// or a template (which the key does not render) is an error rather than a turn no agent gets.
+func validAgent(a string) error {
+	switch {
+	case strings.Contains(a, "{{"):
+		return fmt.Errorf("%q is a template; agent takes an agent's name as written (\"writers-3\"), and a turn for every agent names none", a)
+	case strings.TrimSpace(a) != a || strings.ContainsFunc(a, unicode.IsControl):
+		return fmt.Errorf("%q: an agent's name has no leading or trailing space and no control characters", a)
+	}
+	return nil
+}
+
 func compileTurn(number int, t *ScriptedTurn) (compiledTurn, error) {
-	ct := compiledTurn{number: number, stage: t.Stage, repeat: max(t.Repeat, 1)}
+	ct := compiledTurn{number: number, stage: t.Stage, repeat: max(t.Repeat, 1), agent: t.Agent}
 	if t.Repeat < 0 || t.Repeat > MaxRepeat {
 		return ct, fmt.Errorf("turn %d: repeat: %d is out of range (0 to %d)", number, t.Repeat, MaxRepeat)
+	}
+	if err := validAgent(t.Agent); err != nil {
+		return ct, fmt.Errorf("turn %d: agent: %w", number, err)
 	}
 	if t.Error != "" {
 		failIf, err := compileTemplate(t.Error)
@@ -208,8 +276,9 @@ func (s *Scripted) ID() string { return s.id }
 // its dispatch system rather than on the model lane.
 func (s *Scripted) Inline() bool { return true }
 
-// Turn replays the turn at st.Cursor for the agent in v and advances the cursor (see
-// the package documentation for exhaustion). The returned calls carry deterministic ids
+// Turn replays the turn at st.Cursor of the sequence the agent in v walks (the turns naming
+// no agent and those naming it) and advances the cursor (see the package documentation for
+// exhaustion). The returned calls carry deterministic ids
 // "<agent>-t<turn>-c<index>"; their Args may share memory with other calls and must not
 // be modified. A scripted turn is pure memory work that cannot block, so it ignores ctx.
 func (s *Scripted) Turn(_ context.Context, st *State, v *View) (Reply, error) {
@@ -219,20 +288,26 @@ func (s *Scripted) Turn(_ context.Context, st *State, v *View) (Reply, error) {
 	if st.Cursor < 0 {
 		return Reply{}, fmt.Errorf("scripted model %s: cursor %d is negative", s.id, st.Cursor)
 	}
+	seq := &s.shared
+	if s.byAgent != nil {
+		if own, ok := s.byAgent[v.Agent.Name]; ok {
+			seq = own
+		}
+	}
 	idx := int(st.Cursor)
-	if idx >= len(s.turns) {
-		switch s.when {
-		case ExhaustedFinish:
+	if idx >= len(seq.turns) {
+		switch {
+		case s.when == ExhaustedFinish:
 			return Reply{}, nil
-		case ExhaustedRepeatLast:
-			idx = len(s.turns) - 1
+		case s.when == ExhaustedRepeatLast && len(seq.turns) > 0:
+			idx = len(seq.turns) - 1
 		default:
-			return Reply{}, s.exhausted
+			return Reply{}, seq.exhausted
 		}
 	} else {
 		st.Cursor++
 	}
-	t := &s.turns[idx]
+	t := &seq.turns[idx]
 	if t.stage != "" && t.stage != v.Stage {
 		return Reply{}, fmt.Errorf("turn %d: %w: the turn expects stage %q but agent %q is in stage %q",
 			t.number, ErrStageMismatch, t.stage, v.Agent.Name, v.Stage)

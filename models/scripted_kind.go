@@ -32,7 +32,8 @@ var _ KindConfig = (*ScriptedConfig)(nil)
 var errMissingTool = errors.New("missing tool: name the tool this call invokes")
 
 // Compile builds the model with NewScripted under env.ID. Problems the table shows at a key (an
-// unknown when_exhausted, a call without a tool, a repeat out of range) are KeyErrors, all of
+// unknown when_exhausted, a call without a tool, a repeat out of range, an agent key that is no
+// agent's name) are KeyErrors, all of
 // them at once; what NewScripted finds in the turns' templates is an error about the table,
 // naming the turn and key path itself.
 func (c *ScriptedConfig) Compile(env *KindEnv) (Model, error) {
@@ -55,6 +56,9 @@ func (c *ScriptedConfig) Compile(env *KindEnv) (Model, error) {
 		if t.Repeat < 0 || t.Repeat > MaxRepeat {
 			problems = append(problems, &KeyError{Key: key + ".repeat",
 				Err: fmt.Errorf("%d: a turn repeats 1 to %d times (0 or absent: once)", t.Repeat, MaxRepeat)})
+		}
+		if err := validAgent(t.Agent); err != nil {
+			problems = append(problems, &KeyError{Key: key + ".agent", Err: err})
 		}
 	}
 	if len(problems) > 0 {

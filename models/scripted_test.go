@@ -540,3 +540,150 @@ func TestScriptedRejectsBadRepeatAndFunctions(t *testing.T) {
 		})
 	}
 }
+
+// agentView is the view of the agent called name (group "workers") at stage "s" and run turn.
+func agentView(name string, index, turn int) *View {
+	return &View{Agent: AgentInfo{Name: name, Group: "workers", Index: index}, Stage: "s", Turn: turn}
+}
+
+// Turns with an agent key go to that agent alone: each agent walks the turns naming no agent and
+// its own, in file order, with a cursor of its own; an agent no turn names walks the shared
+// turns; each runs out after its own sequence, and the message says whose.
+func TestScriptedAgentTurns(t *testing.T) {
+	toml := `
+[[turns]]
+text = "hello {{.Name}}"
+[[turns]]
+agent = "workers-0"
+stage = "s"
+text = "mine"
+  [[turns.calls]]
+  tool = "write_file"
+  args = { path = "a.md" }
+[[turns]]
+agent = "workers-1"
+error = "overloaded"
+[[turns]]
+agent = "workers-1"
+text = "again"
+repeat = 2
+[[turns]]
+text = "bye"
+`
+	var cfg ScriptedConfig
+	if err := toml2(toml, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	m, err := cfg.Compile(&KindEnv{Key: "w", Path: "models.w", ID: "scripted:w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type step struct {
+		text, call, err string
+	}
+	want := map[string][]step{
+		"workers-0": {{text: "hello workers-0"}, {text: "mine", call: `write_file {"path":"a.md"}`}, {text: "bye"}},
+		"workers-1": {{text: "hello workers-1"}, {err: "scripted model failure: overloaded"}, {text: "again"}, {text: "again"}, {text: "bye"}},
+		"workers-2": {{text: "hello workers-2"}, {text: "bye"}},
+	}
+	exhausted := map[string]string{
+		"workers-0": `scripted model ran out of turns after 3 (agent "workers-0"'s turns and those that name no agent)`,
+		"workers-1": `scripted model ran out of turns after 5 (agent "workers-1"'s turns and those that name no agent)`,
+		"workers-2": "scripted model ran out of turns after 2 (the turns that name no agent: no turn names this agent)",
+	}
+	// Interleaved, as a run would ask them: every agent's cursor is its own.
+	states := map[string]*State{}
+	for turn := range 6 {
+		for i, name := range []string{"workers-0", "workers-1", "workers-2"} {
+			if states[name] == nil {
+				states[name] = &State{}
+			}
+			got, err := m.Turn(context.Background(), states[name], agentView(name, i, turn))
+			if turn >= len(want[name]) {
+				if !errors.Is(err, ErrScriptExhausted) || err.Error() != exhausted[name] {
+					t.Errorf("%s, turn %d: %v, want %q", name, turn, err, exhausted[name])
+				}
+				continue
+			}
+			w := want[name][turn]
+			if w.err != "" {
+				if err == nil || err.Error() != w.err {
+					t.Errorf("%s, turn %d: error %v, want %q", name, turn, err, w.err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%s, turn %d: %v", name, turn, err)
+			}
+			call := ""
+			if len(got.Calls) == 1 {
+				call = got.Calls[0].Name + " " + string(got.Calls[0].Args)
+			}
+			if got.Text != w.text || call != w.call || len(got.Calls) > 1 {
+				t.Errorf("%s, turn %d: %q %q, want %q %q", name, turn, got.Text, call, w.text, w.call)
+			}
+		}
+	}
+	// The plan lists every turn once, at its key in the file, whoever it is for.
+	var keys []string
+	for _, pt := range m.(Planned).Plan() {
+		keys = append(keys, pt.Key+"@"+pt.Stage)
+	}
+	if got := strings.Join(keys, " "); got != "turns[0]@ turns[1]@s turns[2]@ turns[3]@ turns[4]@" {
+		t.Errorf("plan = %s", got)
+	}
+}
+
+// toml2 decodes a scripted table strictly, as the scenario loader does.
+func toml2(src string, v any) error {
+	dec := toml.NewDecoder(strings.NewReader(src))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+// A stage assertion of an agent's own turn names the turn's place in the file; with
+// repeat_last, an agent repeats the last turn of its own sequence, and one with no turns at all
+// (every turn names another agent) fails as an exhausted script instead of repeating nothing.
+func TestScriptedAgentTurnsStageAndRepeatLast(t *testing.T) {
+	s := mustScripted(t, []ScriptedTurn{
+		{Agent: "a", Text: "a1"},
+		{Agent: "b", Stage: "plan", Text: "b1"},
+		{Agent: "a", Text: "a2"},
+	}, ExhaustedRepeatLast)
+	var a, b, c State
+	for turn, want := range []string{"a1", "a2", "a2", "a2"} {
+		got, err := s.Turn(context.Background(), &a, agentView("a", 0, turn))
+		if err != nil || got.Text != want {
+			t.Fatalf("a, turn %d: %q, %v; want %q", turn, got.Text, err, want)
+		}
+	}
+	_, err := s.Turn(context.Background(), &b, agentView("b", 1, 0))
+	if !errors.Is(err, ErrStageMismatch) || !strings.HasPrefix(err.Error(), `turn 2: `) || !strings.Contains(err.Error(), `agent "b" is in stage "s"`) {
+		t.Errorf("b: %v, want the stage mismatch of turn 2", err)
+	}
+	if _, err := s.Turn(context.Background(), &c, agentView("c", 2, 0)); !errors.Is(err, ErrScriptExhausted) || !strings.Contains(err.Error(), "after 0") {
+		t.Errorf("c: %v, want exhaustion after 0", err)
+	}
+}
+
+// The agent key is a name: a template or a name with stray spaces is refused when the script
+// compiles, by NewScripted (naming the turn) and by the kind's Compile (at the key).
+func TestScriptedRejectsBadAgent(t *testing.T) {
+	for _, tc := range []struct{ agent, want string }{
+		{"worker-{{.Index}}", `"worker-{{.Index}}" is a template; agent takes an agent's name as written`},
+		{" worker-1", `" worker-1": an agent's name has no leading or trailing space`},
+		{"worker-1\n", `"worker-1\n": an agent's name has no leading or trailing space and no control characters`},
+		{"   ", `"   ": an agent's name has no leading or trailing space`},
+	} {
+		turns := []ScriptedTurn{{Text: "ok"}, {Agent: tc.agent, Text: "x"}}
+		_, err := NewScripted("scripted:test", turns, ExhaustedFail)
+		if !errors.Is(err, ErrInvalidScript) || !strings.Contains(err.Error(), "turn 2: agent: "+tc.want) {
+			t.Errorf("agent %q: NewScripted: %v, want ErrInvalidScript with %q", tc.agent, err, tc.want)
+		}
+		_, err = (&ScriptedConfig{Turns: turns}).Compile(&KindEnv{ID: "scripted:w"})
+		var ke KeyErrors
+		if !errors.As(err, &ke) || len(ke) != 1 || ke[0].Key != "turns[1].agent" || !strings.Contains(ke[0].Err.Error(), tc.want) {
+			t.Errorf("agent %q: Compile: %v, want a KeyError at turns[1].agent", tc.agent, err)
+		}
+	}
+}

@@ -203,7 +203,7 @@ func TestJSModelLoadErrors(t *testing.T) {
 		{"a kind's id for its name", `kind = "models.js"`, "", []string{
 			`models.m.kind: "models.js": valid kinds: js, openai, scripted`}},
 		{"a misspelled key of a scripted turn", "kind = \"scripted\"\n[[models.m.turns]]\ntext = \"x\"\n[[models.m.turns]]\ntxet = \"y\"", "", []string{
-			`s.toml:9:1: models.m.turns[1].txet: unknown key; valid keys here: calls, error, repeat, stage, text`}},
+			`s.toml:9:1: models.m.turns[1].txet: unknown key; valid keys here: agent, calls, error, repeat, stage, text`}},
 		{"a key differing in case", "kind = \"js\"\nFile = \"p.js\"", "", []string{
 			`s.toml:6:1: models.m.File: unknown key (keys are case-sensitive); valid keys here: file, kind, turn_timeout`}},
 		{"a value of the wrong type, with the rest of the file still checked", "kind = \"scripted\"\nwhen_exhausted = 1\n[[groups]]\nname = \"h\"\nblueprint = \"nope\"\nmodel = \"m\"\ncount = 1", "", []string{

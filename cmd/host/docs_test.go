@@ -37,7 +37,7 @@ func TestReadmeListsEveryCommand(t *testing.T) {
 		section = section[:end+3]
 	}
 	// A row's first cell starts with the command: `host trace diff WANT GOT`.
-	row := regexp.MustCompile("(?m)^\\| `host ([a-z][a-z ]*?)(?: [A-Z\\[-]|`)")
+	row := regexp.MustCompile("(?m)^\\| `host ([a-z][a-z -]*?)(?: [A-Z\\[-]|`)")
 	var documented []string
 	for _, m := range row.FindAllStringSubmatch(section, -1) {
 		documented = append(documented, strings.TrimSpace(m[1]))

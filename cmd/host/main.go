@@ -63,6 +63,7 @@ type cli struct {
 	Run      runCmd           `cmd:"" help:"Run a scenario and print a summary."`
 	Validate validateCmd      `cmd:"" help:"Check scenario files (and the blueprints they use) without running them. Model kinds a scenario may name: ${model_kinds}."`
 	Replay   replayCmd        `cmd:"" help:"Run a recording (host run --record) again offline, answering every outside input from it."`
+	Record   recordCmd        `cmd:"" help:"Work with recordings (host run --record): turn one into scripted models."`
 	Trace    traceCmd         `cmd:"" help:"Work with trace files."`
 	Explain  explainCmd       `cmd:"" help:"Show how the permission gate decides a call, layer by layer."`
 	Doctor   doctorCmd        `cmd:"" help:"Show what this machine supports for sandboxing commands, and what the sandbox ceiling does here."`
