@@ -29,9 +29,9 @@
 //
 // # The scripted back end
 //
-// [Scripted] replays turns written in a scenario. The turns form one ordered list that
-// is consumed across the whole run, whatever stage the agent is in: every call to
-// [Scripted.Turn] uses the turn at State.Cursor and then advances the cursor by one
+// [Scripted] replays turns written in a scenario. Each agent walks, in file order, the turns that
+// name no agent and those that name it (a turn's agent key), across the whole run, whatever stage
+// it is in: every call to [Scripted.Turn] uses the agent's next turn and then advances its cursor
 // (also when the turn is a simulated failure or its stage assertion fails). A turn may
 // assert the stage it expects (a mismatch is an error wrapping [ErrStageMismatch] that
 // names both stages), or be a simulated model failure (an error wrapping

@@ -1,13 +1,9 @@
 // Command host runs Warren scenarios: many agents in one ECS world, moved tick by tick through
 // their blueprints' stage graphs, with a deterministic trace.
 //
-//	host run FILE [--trace OUT] [--agents N] [--seed N] [--workdir DIR] [--log-level LEVEL]
-//	host --version
-//	host validate FILE...
-//	host trace diff WANT GOT
-//	host explain --blueprint FILE [--config FILE] [--stage NAME] [--under FILE[:STAGE]]... [launch flags] TOOL [ARGS]
-//	host explain --scenario FILE --blueprint GROUP|KEY [--under GROUP:STAGE]... TOOL [ARGS]
-//	host doctor [--config FILE]
+// Its commands (run, validate, replay, record to-scripted, trace diff, explain, doctor, mcp, models)
+// and their flags are what `host --help` prints, and README.md's CLI table, which a test checks
+// against the registered commands.
 //
 // Exit codes: 0 the run finished and every expectation held (or the files are valid, or the
 // traces are identical); 1 an expectation failed (each failure is listed) or the traces differ;
