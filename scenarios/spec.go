@@ -28,6 +28,9 @@ type Spec struct {
 	// MaxTurnsPerAgent bounds each agent's model turns over its life (0:
 	// resources.DefaultMaxModelTurns, as for a file).
 	MaxTurnsPerAgent uint32
+	// Budgets bound what live model turns may spend (zero: no limit), as [limits] does in a
+	// file; every live model of the groups must then set max_tokens.
+	Budgets Budgets
 	// Groups are the agent groups, spawned in this order.
 	Groups []GroupSpec
 	// Host is the host config (nil: hostconfig.Default()).
@@ -63,12 +66,12 @@ func FromSpec(s Spec) (*Scenario, error) {
 	}
 	sc := &Scenario{
 		Path: s.Name, Name: s.Name, Seed: s.Seed, MaxTicks: cmp.Or(s.MaxTicks, DefaultMaxTicks),
-		MaxTurnsPerAgent: cmp.Or(s.MaxTurnsPerAgent, defaultTurnLimit),
-		Clock:            ecs.ClockConfig{Mode: ecs.Virtual},
-		Latency:          resources.Latency{Model: 1, Tool: 1},
-		Lanes:            LaneSizes{ModelCapacity: defaultModelCapacity, ToolCapacity: defaultToolCapacity},
-		Blueprints:       map[string]*blueprint.Blueprint{},
-		Host:             s.Host,
+		MaxTurnsPerAgent: cmp.Or(s.MaxTurnsPerAgent, defaultTurnLimit), Budgets: s.Budgets,
+		Clock:      ecs.ClockConfig{Mode: ecs.Virtual},
+		Latency:    resources.Latency{Model: 1, Tool: 1},
+		Lanes:      LaneSizes{ModelCapacity: defaultModelCapacity, ToolCapacity: defaultToolCapacity},
+		Blueprints: map[string]*blueprint.Blueprint{},
+		Host:       s.Host,
 	}
 	if sc.Host == nil {
 		sc.Host = hostconfig.Default()
@@ -80,6 +83,9 @@ func FromSpec(s Spec) (*Scenario, error) {
 		// stays what it was.
 		fmt.Fprintf(hash, "max_turns_per_agent %d\n", s.MaxTurnsPerAgent)
 	}
+	if s.Budgets.Set() {
+		fmt.Fprintf(hash, "budgets %d %d %v\n", s.Budgets.TokensPerAgent, s.Budgets.TokensPerRun, s.Budgets.CostUSD)
+	}
 	seen := map[string]bool{}
 	for i, gs := range s.Groups {
 		where := fmt.Sprintf("%s: group %d (%q)", s.Name, i, gs.Name)
@@ -90,6 +96,9 @@ func FromSpec(s Spec) (*Scenario, error) {
 			return nil, fmt.Errorf("%w: %s: count %d; a group has 1 to 10000000 agents", ErrSpec, where, gs.Count)
 		case gs.Blueprint == nil || gs.Model == nil:
 			return nil, fmt.Errorf("%w: %s: a group needs a blueprint and a model", ErrSpec, where)
+		}
+		if lm, ok := gs.Model.(models.Live); ok && lm.Live() && s.Budgets.Set() && lm.Spec().MaxTokens <= 0 {
+			return nil, fmt.Errorf("%w: %s: a live model under a budget needs max_tokens, so a turn's worst case is known", ErrSpec, where)
 		}
 		seen[gs.Name] = true
 		g := Group{Name: gs.Name, BlueprintKey: gs.Name, Blueprint: gs.Blueprint, ModelKey: gs.Name, Model: gs.Model, Count: gs.Count}
