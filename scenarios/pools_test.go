@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/warrenhq/warren"
 	"github.com/warrenhq/warren/components"
@@ -17,7 +18,7 @@ import (
 
 // liveScenario writes a one-stage scenario of n agents whose model is the openai kind at url,
 // with extra TOML (a [host] table with pools, [limits]) appended, and loads it.
-func liveScenario(t *testing.T, url string, n int, modelExtra, extra string) *warren.Scenario {
+func liveScenario(t testing.TB, url string, n int, modelExtra, extra string) *warren.Scenario {
 	t.Helper()
 	dir := t.TempDir()
 	mustWrite(t, filepath.Join(dir, "asker.toml"), `
@@ -54,7 +55,7 @@ task = "say something, {{ .Name }}"
 	return sc
 }
 
-func startFake(t *testing.T, script fakellm.Script) *fakellm.Server {
+func startFake(t testing.TB, script fakellm.Script) *fakellm.Server {
 	t.Helper()
 	srv, err := fakellm.Start(script)
 	if err != nil {
@@ -276,5 +277,43 @@ bp = "bp.toml"
 	_, err := warren.Load(path)
 	if err == nil || !strings.Contains(err.Error(), "b.toml:5") || !strings.Contains(err.Error(), "needs max_tokens") {
 		t.Fatalf("err = %v, want the model's line and max_tokens asked for", err)
+	}
+}
+
+// TestPoolWallClock: under the wall clock a pool paces against the machine's time (a 50 ms
+// Retry-After is waited in real time), and the recorded run replays to the same trace.
+func TestPoolWallClock(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	srv := startFake(t, func(n int, req fakellm.Request) fakellm.Reply {
+		mu.Lock()
+		defer mu.Unlock()
+		who := req.Messages[len(req.Messages)-1].Content
+		if seen[who]++; seen[who] == 1 {
+			return fakellm.Reply{Status: 503, RetryAfter: "0.05"}
+		}
+		return fakellm.Reply{Text: "done", Usage: fakellm.Usage{Prompt: 20, Completion: 3}}
+	})
+	sc := liveScenario(t, srv.URL, 3, "", `
+[clock]
+mode = "wall"
+tick = "10ms"
+[[host.inference_pools]]
+name = "fake"
+models = ["fake-1"]
+retry = { max_attempts = 2, initial_backoff = "1ms", max_backoff = "1ms" }
+`)
+	start := time.Now()
+	tr, tape := recordRun(t, sc, warren.Options{})
+	if took := time.Since(start); took < 50*time.Millisecond {
+		t.Fatalf("the run took %v: the Retry-After of 50 ms was not waited", took)
+	}
+	if n := len(events(t, tr, "model_retry")); n != 3 {
+		t.Fatalf("%d retries, want 3", n)
+	}
+	srv.Close()
+	replayed, _, err := replayRun(t, tape, "")
+	if err != nil || !bytes.Equal(tr, replayed) {
+		t.Fatalf("replay: %v\n%s", err, traceDiff(t, tr, replayed))
 	}
 }

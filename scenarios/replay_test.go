@@ -218,7 +218,7 @@ func TestReplayEditedScenario(t *testing.T) {
 	}
 }
 
-func mustWrite(t *testing.T, path, text string) {
+func mustWrite(t testing.TB, path, text string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
