@@ -164,16 +164,21 @@ var errorTypes = map[int]string{
 	504: "timeout_error", 529: "overloaded_error",
 }
 
-// anthropicError fails a request with status, in the Messages API's error body.
-func anthropicError(w http.ResponseWriter, status int, msg string) {
+// errorBody is the Messages API's error body for status.
+func errorBody(status int, msg string) map[string]any {
 	typ := errorTypes[status]
 	if typ == "" {
 		typ = "api_error"
 	}
+	return map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": msg}}
+}
+
+// anthropicError fails a request with status, in the Messages API's error body.
+func anthropicError(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Request-Id", "req_fake")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": msg}})
+	_ = json.NewEncoder(w).Encode(errorBody(status, msg))
 }
 
 // input is a call's arguments as a tool_use block's input: the JSON object they are, or (for
@@ -244,7 +249,8 @@ func message(id string, req Request, reply Reply) map[string]any {
 // messageStream sends reply as the Messages API's server-sent events: message_start (with the
 // input usage), for each block a content_block_start, its deltas in two halves (text_delta, or
 // input_json_delta for a tool_use's input) and a content_block_stop, a ping, then message_delta
-// (the stop reason and the usage) and message_stop. Cut stops after the first delta.
+// (the stop reason and the usage) and message_stop. Cut stops after the first delta, and
+// StreamError sends an error event there instead of the rest.
 func messageStream(w http.ResponseWriter, id string, req Request, reply Reply) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	flusher, _ := w.(http.Flusher)
@@ -278,6 +284,10 @@ func messageStream(w http.ResponseWriter, id string, req Request, reply Reply) {
 			second = map[string]any{"type": "input_json_delta", "partial_json": z}
 		}
 		send(map[string]any{"type": "content_block_delta", "index": i, "delta": first})
+		if reply.StreamError != 0 {
+			send(errorBody(reply.StreamError, fmt.Sprintf("fake provider: status %d in the stream", reply.StreamError)))
+			return
+		}
 		if reply.Cut {
 			return
 		}

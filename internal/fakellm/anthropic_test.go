@@ -111,6 +111,9 @@ func TestMessagesStream(t *testing.T) {
 		r := claudeAnswer
 		r.Cut = n == 2
 		r.Malformed = n == 3
+		if n == 4 {
+			r.StreamError = 529
+		}
 		return r
 	})
 	read := func() (anthropic.Message, []string, error) {
@@ -143,6 +146,11 @@ func TestMessagesStream(t *testing.T) {
 	}
 	if _, _, err := read(); err == nil {
 		t.Fatal("a malformed stream must be an error")
+	}
+	_, _, err = read()
+	var apiErr *anthropic.Error
+	if !errors.As(err, &apiErr) || apiErr.Type() != anthropic.ErrorTypeOverloadedError || apiErr.StatusCode != 200 {
+		t.Fatalf("an error event in the stream: %v", err)
 	}
 }
 

@@ -146,6 +146,10 @@ type Reply struct {
 	Malformed bool
 	// Cut ends a streamed answer after its first chunk, without the terminating event.
 	Cut bool
+	// StreamError, in a streamed Anthropic answer, follows the first chunk with an error event
+	// of that status's type (529: overloaded_error, 429: rate_limit_error, ...), as the
+	// Messages API reports a failure after its 200 has gone out.
+	StreamError int
 }
 
 // Script decides the reply to the n-th request (from 1). The server calls it from the
