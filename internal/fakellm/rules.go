@@ -29,13 +29,16 @@ const DefaultText = "I have nothing to add."
 //	when_tool_offered = "read_file" # a tool the request offers
 //	when_turn = 2                   # 1 + the assistant messages in the request
 //	text = "Let me look."
-//	status = 429                    # fail with this status (400 to 599) instead
-//	retry_after = 2                 # with status: the Retry-After header, in seconds
 //	delay = "250ms"                 # hold the answer this long
 //	usage = {prompt = 120, completion = 30, cached = 64, cache_write = 0}
 //	[[reply.calls]]
 //	name = "read_file"
 //	args = {path = "notes.md"}      # a TOML table, sent as the call's JSON arguments
+//
+//	[[reply]]
+//	when_last_contains = "boom"
+//	status = 429                    # fail with this status (400 to 599): no text or calls
+//	retry_after = 2                 # with status: the Retry-After header, in seconds
 //
 // Without usage, the answer reports prompt tokens of the request's text bytes / 4 and
 // completion tokens of the answer's bytes / 4, each rounded up (see EstimateUsage). A call's id
