@@ -3,6 +3,7 @@ package warren
 import (
 	"github.com/warrenhq/warren/models"
 	// The live back ends register their kinds as they load: the host links them here.
+	_ "github.com/warrenhq/warren/models/anthropic"
 	_ "github.com/warrenhq/warren/models/openai"
 )
 

@@ -195,13 +195,13 @@ func TestJSModelLoadErrors(t *testing.T) {
 		{"a turn_timeout over the cap", "kind = \"js\"\nfile = \"p.js\"\nturn_timeout = \"1m\"", "definePolicy(function () {});", []string{
 			`models.m.turn_timeout: "1m" is not a duration from 1ms to 10s`}},
 		{"an unknown kind", `kind = "python"`, "", []string{
-			`models.m.kind: "python": valid kinds: js, openai, scripted`}},
+			`models.m.kind: "python": valid kinds: anthropic, js, openai, scripted`}},
 		{"no kind", `file = "p.js"`, "", []string{
-			`models.m: missing kind; valid kinds: js, openai, scripted`}},
+			`models.m: missing kind; valid kinds: anthropic, js, openai, scripted`}},
 		{"a kind that is no string", `kind = 3`, "", []string{
-			`s.toml:5:1: models.m.kind: 3 is not a kind: name one as a string; valid kinds: js, openai, scripted`}},
+			`s.toml:5:1: models.m.kind: 3 is not a kind: name one as a string; valid kinds: anthropic, js, openai, scripted`}},
 		{"a kind's id for its name", `kind = "models.js"`, "", []string{
-			`models.m.kind: "models.js": valid kinds: js, openai, scripted`}},
+			`models.m.kind: "models.js": valid kinds: anthropic, js, openai, scripted`}},
 		{"a misspelled key of a scripted turn", "kind = \"scripted\"\n[[models.m.turns]]\ntext = \"x\"\n[[models.m.turns]]\ntxet = \"y\"", "", []string{
 			`s.toml:9:1: models.m.turns[1].txet: unknown key; valid keys here: agent, calls, error, repeat, stage, text`}},
 		{"a key differing in case", "kind = \"js\"\nFile = \"p.js\"", "", []string{

@@ -64,6 +64,7 @@ type cli struct {
 	Explain  explainCmd       `cmd:"" help:"Show how the permission gate decides a call, layer by layer."`
 	Doctor   doctorCmd        `cmd:"" help:"Show what this machine supports for sandboxing commands, and what the sandbox ceiling does here."`
 	MCP      mcpCmd           `cmd:"" name:"mcp" help:"List MCP servers and their tools, or serve the demo MCP server."`
+	Models   modelsCmd        `cmd:"" help:"Work with model back ends: serve a fake provider to try live scenarios without a key."`
 }
 
 // env is what commands write to; tests substitute buffers.

@@ -1,38 +1,104 @@
 // Package fakellm is a language-model server for tests and for trying live scenarios without a
-// key: it speaks the OpenAI Chat Completions wire format (streaming and not, tool calls, usage)
-// on loopback, answers each request as a test scripts it, and can fail the ways real providers
-// fail (429 with Retry-After, 500, a hang, a malformed body, a stream cut short). It keeps every
-// request it received, so a test can count what reached the provider.
+// key. On loopback it speaks both wire formats the live kinds use: the OpenAI Chat Completions
+// API (POST /v1/chat/completions) and the Anthropic Messages API (POST /v1/messages), each
+// streaming and not, with tool calls (parallel ones included) and usage (cached tokens
+// included). It answers each request as a test scripts it (a Script, or the rules of a file:
+// LoadRules), and can fail the ways real providers fail: a status with Retry-After (429, 500,
+// Anthropic's 529), a hang, a slow answer, a malformed body, a stream cut short.
+//
+// It keeps every request it received, with its arrival number and time, and counts the requests
+// it is serving at once, so a test can check what reached the provider, how many at a time and
+// how fast: what an inference pool's concurrency and rate limits promise.
+//
+// Like internal/mcpdemo it is a test server that a binary also serves (host models serve-fake),
+// so it lives under internal/ and only cmd/ binaries and tests link it; no package of the host's
+// own code imports it.
 package fakellm
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"strconv"
 	"sync"
+	"time"
+	"unicode/utf8"
 )
 
-// Message is one message of a request's conversation, as the server read it.
+// Wire names the wire format a request came in on, so a script serving both halves can tell
+// them apart.
+type Wire string
+
+// The wire formats the server speaks.
+const (
+	// WireOpenAI is the OpenAI Chat Completions API.
+	WireOpenAI Wire = "openai"
+	// WireAnthropic is the Anthropic Messages API.
+	WireAnthropic Wire = "anthropic"
+)
+
+// Message is one message of a request's conversation, as the server read it. Both wire formats
+// fill Role, Content and ToolCalls, so a script written for one reads the other; an Anthropic
+// message also lists its content blocks.
 type Message struct {
-	Role       string     `json:"role"`
-	Content    string     `json:"content"`
-	ToolCallID string     `json:"tool_call_id,omitempty"`
-	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	// Role is the wire's role: "system", "user", "assistant", "tool" (OpenAI) or "user",
+	// "assistant" (Anthropic, whose tool results are blocks of a user message).
+	Role string `json:"role"`
+	// Content is the message's text: OpenAI's content, or the text of an Anthropic message's
+	// text and tool_result blocks joined by newlines.
+	Content string `json:"content"`
+	// ToolCallID is the call an OpenAI tool message answers.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	// ToolCalls are the calls an assistant message made (Anthropic's tool_use blocks).
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// Blocks are an Anthropic message's content blocks, in order (nil for OpenAI).
+	Blocks []Block `json:"blocks,omitempty"`
+}
+
+// Block is one content block of an Anthropic message, summarised.
+type Block struct {
+	// Type is the block's type: "text", "tool_use", "tool_result" (others by their name).
+	Type string `json:"type"`
+	// Text is a text block's text, or a tool_result's content (its text parts joined).
+	Text string `json:"text,omitempty"`
+	// ID, Name and Input are a tool_use block's (Input as the JSON sent).
+	ID    string `json:"id,omitempty"`
+	Name  string `json:"name,omitempty"`
+	Input string `json:"input,omitempty"`
+	// ToolUseID and IsError are a tool_result block's.
+	ToolUseID string `json:"tool_use_id,omitempty"`
+	IsError   bool   `json:"is_error,omitempty"`
+	// Cached reports that the block carried a cache_control marker.
+	Cached bool `json:"cached,omitempty"`
 }
 
 // ToolCall is one tool call: in a reply the server sends, or in an assistant message it read.
 type ToolCall struct {
-	ID        string `json:"id"`
-	Name      string `json:"name"`
+	// ID links the call to its result. A reply sends it as it is, empty included (a back end
+	// then leaves the call's id to the host).
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Arguments is the call's arguments as JSON text. A reply may send text that is not JSON,
+	// as a model that garbles its call does.
 	Arguments string `json:"arguments"`
 }
 
-// Request is one chat completion request the server received.
+// Request is one request the server received, in either wire format.
 type Request struct {
-	Model    string
+	// Seq is the request's arrival number, from 1: the n its Script was called with.
+	Seq int
+	// Arrived is when the server read the request, on this machine's clock (with its monotonic
+	// reading), for tests that count requests per window of time; nothing deterministic may
+	// depend on it.
+	Arrived time.Time
+	// Wire is the format the request came in on.
+	Wire  Wire
+	Model string
+	// System is the request's system text: Anthropic's system blocks, or the content of
+	// OpenAI's system messages (which stay in Messages too), joined by newlines.
+	System   string
 	Messages []Message
 	// Tools are the names of the tools offered, in the order sent.
 	Tools  []string
@@ -41,13 +107,23 @@ type Request struct {
 	MaxTokens   *int64
 	Temperature *float64
 	Seed        *int64
-	// Authorized reports whether the request carried a bearer token (never the token itself).
+	// Stop is the request's stop sequences (OpenAI's stop, Anthropic's stop_sequences).
+	Stop []string
+	// CacheMarks lists where an Anthropic request put cache_control markers, as paths into its
+	// body: "tools[1]", "system[0]", "messages[3].content[0]", and "cache_control" for the
+	// top-level one. Empty when it sent none, and for OpenAI requests.
+	CacheMarks []string
+	// Authorized reports whether the request carried a key: a bearer token, or (Anthropic)
+	// an x-api-key header. The key itself is never kept.
 	Authorized bool
 }
 
-// Usage is what a reply reports it used.
+// Usage is what a reply reports it used, in the normalised meanings of models.Usage: Prompt is
+// every input token, Cached the part of it read from the cache, CacheWrite the part written to
+// it. Each wire format reports them its own way (OpenAI's prompt_tokens include the cached
+// ones; Anthropic's input_tokens exclude cache reads and writes).
 type Usage struct {
-	Prompt, Completion, Cached int
+	Prompt, Completion, Cached, CacheWrite int
 }
 
 // Reply is how the server answers one request.
@@ -56,49 +132,99 @@ type Reply struct {
 	Text      string
 	ToolCalls []ToolCall
 	Usage     Usage
-	// Status, when not 0 or 200, fails the request with that HTTP status (429, 500, ...) and
-	// RetryAfter as its Retry-After header (seconds, when set).
+	// Status, when not 0 or 200, fails the request with that HTTP status (429, 500, 529, ...)
+	// and RetryAfter as its Retry-After header (seconds, when set).
 	Status     int
 	RetryAfter string
+	// Delay holds the response that long before answering (or failing), as a slow provider
+	// does; a client that gives up first gets nothing.
+	Delay time.Duration
 	// Hang holds the request open until the client gives up (its context ends).
 	Hang bool
-	// Malformed answers 200 with a body that is not JSON.
+	// Malformed answers 200 with a body that is not JSON (a streamed request: an event whose
+	// data is not JSON).
 	Malformed bool
 	// Cut ends a streamed answer after its first chunk, without the terminating event.
 	Cut bool
+	// StreamError, in a streamed Anthropic answer, follows the first chunk with an error event
+	// of that status's type (529: overloaded_error, 429: rate_limit_error, ...), as the
+	// Messages API reports a failure after its 200 has gone out.
+	StreamError int
 }
 
-// Script decides the reply to the n-th request (from 1).
+// Script decides the reply to the n-th request (from 1). The server calls it from the
+// goroutine serving each request, so a script that keeps state must guard it.
 type Script func(n int, req Request) Reply
 
-// Server is a running fake provider on 127.0.0.1.
+// Server is a running fake provider on a loopback address.
 type Server struct {
-	// URL is the base URL clients use (…/v1).
+	// URL is the base URL OpenAI clients use (http://127.0.0.1:PORT/v1).
 	URL string
+	// AnthropicURL is the base URL Anthropic clients use (http://127.0.0.1:PORT): the SDK adds
+	// /v1/messages itself.
+	AnthropicURL string
 
 	script Script
 	srv    *http.Server
 	ln     net.Listener
-	mu     sync.Mutex
-	reqs   []Request
 	done   chan struct{}
+
+	mu          sync.Mutex
+	reqs        []Request
+	inFlight    int
+	maxInFlight int
 }
 
 // Start serves script on a free loopback port until Close.
-func Start(script Script) (*Server, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+func Start(script Script) (*Server, error) { return Listen("127.0.0.1:0", script) }
+
+// Listen serves script on addr, which must be a loopback address ("127.0.0.1:8089",
+// "[::1]:0", "localhost:8089"), until Close. A fake provider answers anyone who reaches it and
+// logs nothing, so it never listens where another machine could.
+func Listen(addr string, script Script) (*Server, error) {
+	if err := CheckLoopback(addr); err != nil {
 		return nil, err
 	}
-	s := &Server{URL: "http://" + ln.Addr().String() + "/v1", script: script, ln: ln, done: make(chan struct{})}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("fakellm: %w", err)
+	}
+	if tcp, ok := ln.Addr().(*net.TCPAddr); !ok || !tcp.IP.IsLoopback() {
+		_ = ln.Close()
+		return nil, fmt.Errorf("fakellm: %s resolved to %s, which is not a loopback address", addr, ln.Addr())
+	}
+	base := "http://" + ln.Addr().String()
+	s := &Server{URL: base + "/v1", AnthropicURL: base, script: script, ln: ln, done: make(chan struct{})}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/chat/completions", s.chat)
-	s.srv = &http.Server{Handler: mux}
+	mux.HandleFunc("POST /v1/chat/completions", s.track(s.chat))
+	mux.HandleFunc("POST /v1/messages", s.track(s.messages))
+	mux.HandleFunc("/", notFound)
+	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		defer close(s.done)
 		_ = s.srv.Serve(ln)
 	}()
 	return s, nil
+}
+
+// CheckLoopback reports an error unless addr ("host:port") names a loopback host: an IP
+// address such as 127.0.0.1 or ::1, or "localhost". An empty host (":8089") means every
+// interface, and is refused.
+func CheckLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("fakellm: listen address %q: %w", addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	if host == "" {
+		host = "every interface"
+	}
+	return fmt.Errorf("fakellm: listen address %q is not a loopback address (%s): the fake provider answers anyone who reaches it, so it listens on 127.0.0.1, ::1 or localhost only", addr, host)
 }
 
 // Close stops the server, ending requests still open (a hang included).
@@ -118,172 +244,85 @@ func (s *Server) Requests() []Request {
 	return append([]Request(nil), s.reqs...)
 }
 
-// wireRequest is the part of a Chat Completions request the server reads.
-type wireRequest struct {
-	Model    string `json:"model"`
-	Messages []struct {
-		Role       string          `json:"role"`
-		Content    json.RawMessage `json:"content"`
-		ToolCallID string          `json:"tool_call_id"`
-		ToolCalls  []struct {
-			ID       string `json:"id"`
-			Function struct {
-				Name      string `json:"name"`
-				Arguments string `json:"arguments"`
-			} `json:"function"`
-		} `json:"tool_calls"`
-	} `json:"messages"`
-	Tools []struct {
-		Function struct {
-			Name string `json:"name"`
-		} `json:"function"`
-	} `json:"tools"`
-	Stream      bool     `json:"stream"`
-	MaxTokens   *int64   `json:"max_tokens"`
-	MaxComplete *int64   `json:"max_completion_tokens"`
-	Temperature *float64 `json:"temperature"`
-	Seed        *int64   `json:"seed"`
-}
-
-// content reads a message's content: a string, or an array of text parts.
-func content(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Text string `json:"text"`
-	}
-	_ = json.Unmarshal(raw, &parts)
-	out := ""
-	for _, p := range parts {
-		out += p.Text
-	}
-	return out
-}
-
-func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
-	var wr wireRequest
-	if err := json.NewDecoder(r.Body).Decode(&wr); err != nil {
-		http.Error(w, `{"error":{"message":"the request body is not a chat completion request"}}`, http.StatusBadRequest)
-		return
-	}
-	req := Request{Model: wr.Model, Stream: wr.Stream, MaxTokens: wr.MaxTokens, Temperature: wr.Temperature, Seed: wr.Seed,
-		Authorized: len(r.Header.Get("Authorization")) > len("Bearer ")}
-	if req.MaxTokens == nil {
-		req.MaxTokens = wr.MaxComplete
-	}
-	for _, m := range wr.Messages {
-		msg := Message{Role: m.Role, Content: content(m.Content), ToolCallID: m.ToolCallID}
-		for _, c := range m.ToolCalls {
-			msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
-		}
-		req.Messages = append(req.Messages, msg)
-	}
-	for _, t := range wr.Tools {
-		req.Tools = append(req.Tools, t.Function.Name)
-	}
+// InFlight returns how many requests the server is serving now.
+func (s *Server) InFlight() int {
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inFlight
+}
+
+// MaxInFlight returns the most requests the server has ever served at once: what a test of a
+// concurrency limit checks.
+func (s *Server) MaxInFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.maxInFlight
+}
+
+// track counts h's requests in flight for as long as each is served.
+func (s *Server) track(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.inFlight++
+		s.maxInFlight = max(s.maxInFlight, s.inFlight)
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			s.inFlight--
+			s.mu.Unlock()
+		}()
+		h(w, r)
+	}
+}
+
+// record keeps req, numbering and timing its arrival, and returns it so numbered.
+func (s *Server) record(req Request) Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	req.Seq = len(s.reqs) + 1
+	req.Arrived = time.Now()
 	s.reqs = append(s.reqs, req)
-	n := len(s.reqs)
-	s.mu.Unlock()
+	return req
+}
 
-	reply := s.script(n, req)
-	switch {
-	case reply.Hang:
-		<-r.Context().Done()
-		return
-	case reply.Status != 0 && reply.Status != http.StatusOK:
-		if reply.RetryAfter != "" {
-			w.Header().Set("Retry-After", reply.RetryAfter)
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(reply.Status)
-		fmt.Fprintf(w, `{"error":{"message":"fake provider: status %d","type":"fake","code":%q}}`, reply.Status, strconv.Itoa(reply.Status))
-		return
-	case reply.Malformed:
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `{"id": "chatcmpl-broken", "choices": [`)
-		return
+// hold waits out reply's Delay, or for a Hang until the client gives up; it reports whether
+// the server should go on to answer.
+func hold(ctx context.Context, reply Reply) bool {
+	if reply.Hang {
+		<-ctx.Done()
+		return false
 	}
-	id := "chatcmpl-" + strconv.Itoa(n)
-	if req.Stream {
-		s.stream(w, id, req.Model, reply)
-		return
+	if reply.Delay <= 0 {
+		return true
 	}
+	t := time.NewTimer(reply.Delay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// failing reports whether reply fails its request with an HTTP status.
+func failing(reply Reply) bool { return reply.Status != 0 && reply.Status != http.StatusOK }
+
+// halves splits s near its middle, at a rune boundary, as a stream sends text in two chunks.
+func halves(s string) (string, string) {
+	i := len(s) / 2
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i], s[i:]
+}
+
+// notFound answers a path the server does not serve, in an error body both SDKs read, saying
+// which base URL each wire format wants (an Anthropic base URL ending in /v1 is the usual
+// mistake: the SDK adds /v1/messages itself).
+func notFound(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(completion(id, req.Model, reply))
-}
-
-// finish is the finish reason of reply.
-func finish(reply Reply) string {
-	if len(reply.ToolCalls) > 0 {
-		return "tool_calls"
-	}
-	return "stop"
-}
-
-// wireUsage is reply's usage on the wire.
-func wireUsage(u Usage) map[string]any {
-	return map[string]any{"prompt_tokens": u.Prompt, "completion_tokens": u.Completion, "total_tokens": u.Prompt + u.Completion,
-		"prompt_tokens_details": map[string]any{"cached_tokens": u.Cached}}
-}
-
-// wireCalls is reply's tool calls on the wire (index set for a stream's deltas).
-func wireCalls(calls []ToolCall, indexed bool) []map[string]any {
-	out := make([]map[string]any, len(calls))
-	for i, c := range calls {
-		out[i] = map[string]any{"id": c.ID, "type": "function", "function": map[string]any{"name": c.Name, "arguments": c.Arguments}}
-		if indexed {
-			out[i]["index"] = i
-		}
-	}
-	return out
-}
-
-// completion is a whole (not streamed) answer.
-func completion(id, model string, reply Reply) map[string]any {
-	msg := map[string]any{"role": "assistant", "content": reply.Text}
-	if len(reply.ToolCalls) > 0 {
-		msg["tool_calls"] = wireCalls(reply.ToolCalls, false)
-	}
-	return map[string]any{"id": id, "object": "chat.completion", "created": 0, "model": model,
-		"choices": []map[string]any{{"index": 0, "message": msg, "finish_reason": finish(reply)}},
-		"usage":   wireUsage(reply.Usage)}
-}
-
-// stream sends reply as server-sent events: the text in two chunks, the tool calls, the finish,
-// the usage, and [DONE]; Cut stops after the first chunk.
-func (s *Server) stream(w http.ResponseWriter, id, model string, reply Reply) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	flusher, _ := w.(http.Flusher)
-	send := func(choice map[string]any, usage map[string]any) {
-		chunk := map[string]any{"id": id, "object": "chat.completion.chunk", "created": 0, "model": model, "choices": []map[string]any{}}
-		if choice != nil {
-			chunk["choices"] = []map[string]any{choice}
-		}
-		if usage != nil {
-			chunk["usage"] = usage
-		}
-		data, _ := json.Marshal(chunk)
-		fmt.Fprintf(w, "data: %s\n\n", data)
-		if flusher != nil {
-			flusher.Flush()
-		}
-	}
-	half := len(reply.Text) / 2
-	send(map[string]any{"index": 0, "delta": map[string]any{"role": "assistant", "content": reply.Text[:half]}, "finish_reason": nil}, nil)
-	if reply.Cut {
-		return
-	}
-	send(map[string]any{"index": 0, "delta": map[string]any{"content": reply.Text[half:]}, "finish_reason": nil}, nil)
-	if len(reply.ToolCalls) > 0 {
-		send(map[string]any{"index": 0, "delta": map[string]any{"tool_calls": wireCalls(reply.ToolCalls, true)}, "finish_reason": nil}, nil)
-	}
-	send(map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": finish(reply)}, nil)
-	send(nil, wireUsage(reply.Usage))
-	fmt.Fprint(w, "data: [DONE]\n\n")
-	if flusher != nil {
-		flusher.Flush()
-	}
+	w.WriteHeader(http.StatusNotFound)
+	msg := fmt.Sprintf("fake provider: nothing is served at %s %s; it serves POST /v1/chat/completions (OpenAI: base URL http://HOST:PORT/v1) and POST /v1/messages (Anthropic: base URL http://HOST:PORT, without /v1)", r.Method, r.URL.Path)
+	_ = json.NewEncoder(w).Encode(map[string]any{"type": "error", "error": map[string]any{"type": "not_found_error", "message": msg}})
 }
