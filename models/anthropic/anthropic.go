@@ -85,6 +85,9 @@ type Config struct {
 	// ContextTokens is the model's context window in tokens (0: unknown, the conversation is
 	// never cut for it).
 	ContextTokens int64 `toml:"context_tokens"`
+	// ContextOverflow is what a conversation that outgrows ContextTokens does:
+	// models.ContextDropOldest (the default) or models.ContextFail.
+	ContextOverflow string `toml:"context_overflow"`
 	// Cache puts prompt-cache breakpoints on the stable prefix and the conversation (default
 	// true); see the package doc.
 	Cache *bool `toml:"cache"`
@@ -149,6 +152,11 @@ func (c *Config) Compile(env *models.KindEnv) (models.Model, error) {
 	if c.ContextTokens < 0 {
 		bad("context_tokens", fmt.Errorf("%d: give the model's context window in tokens", c.ContextTokens))
 	}
+	switch c.ContextOverflow {
+	case "", models.ContextDropOldest, models.ContextFail:
+	default:
+		bad("context_overflow", fmt.Errorf("%q: valid rules are %s, %s", c.ContextOverflow, models.ContextDropOldest, models.ContextFail))
+	}
 	if len(problems) > 0 {
 		return nil, problems
 	}
@@ -198,7 +206,8 @@ func (*Model) Live() bool { return true }
 
 // Spec implements models.Live.
 func (m *Model) Spec() models.LiveSpec {
-	return models.LiveSpec{Provider: "anthropic", Model: m.cfg.Model, BaseURL: m.cfg.BaseURL, MaxTokens: m.maxTokens, ContextTokens: m.cfg.ContextTokens}
+	return models.LiveSpec{Provider: "anthropic", Model: m.cfg.Model, BaseURL: m.cfg.BaseURL, MaxTokens: m.maxTokens,
+		ContextTokens: m.cfg.ContextTokens, ContextOverflow: m.cfg.ContextOverflow}
 }
 
 // Via implements models.Live: the same model asking ep, with a new client (and the key of ep's
