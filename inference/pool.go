@@ -117,10 +117,10 @@ func New(cfgs []Config, events Events) []*Pool {
 		}
 		p := &Pool{cfg: c, events: events}
 		if c.RequestsPerMinute > 0 {
-			p.rpm = rate.NewLimiter(rate.Limit(float64(c.RequestsPerMinute)/60), int(c.RequestsPerMinute))
+			p.rpm = perMinute(c.RequestsPerMinute, 60)
 		}
 		if c.TokensPerMinute > 0 {
-			p.tpm = rate.NewLimiter(rate.Limit(float64(c.TokensPerMinute)/60), int(min(c.TokensPerMinute, math.MaxInt32)))
+			p.tpm = perMinute(c.TokensPerMinute, 20)
 		}
 		pools[i], byName[c.Name] = p, p
 	}
@@ -128,6 +128,17 @@ func New(cfgs []Config, events Events) []*Pool {
 		p.fallback = byName[p.cfg.Fallback]
 	}
 	return pools
+}
+
+// perMinute is a token bucket that lets at most limit through in any minute: its burst is a
+// 1/parts share of the limit (at least 1) and it refills the rest over the minute, so a full
+// bucket plus a minute's refill is the limit (for a limit of 1, one in any half-open minute).
+// Requests take a second's share as burst and tokens three seconds' share, so a pool starts at its
+// pace and keeps 95 to 98% of its limit in the long run.
+func perMinute(limit int64, parts int64) *rate.Limiter {
+	burst := max(limit/parts, 1)
+	refill := max(limit-burst, 1)
+	return rate.NewLimiter(rate.Limit(float64(refill)/60), int(min(burst, math.MaxInt32)))
 }
 
 // Config returns the pool's configuration, defaults filled in.
@@ -192,7 +203,7 @@ func (p *Pool) Admit(now time.Time, decide func(*Ticket) Verdict) {
 		}
 		est := t.Estimate
 		if p.tpm != nil {
-			est = min(est, int64(p.tpm.Burst())) // a turn bigger than a minute's tokens waits for a full bucket
+			est = min(est, int64(p.tpm.Burst())) // a turn bigger than the bucket waits for a full one
 		}
 		if at, ok := p.wait(now, est); !ok {
 			p.blocked = at
@@ -206,8 +217,8 @@ func (p *Pool) Admit(now time.Time, decide func(*Ticket) Verdict) {
 		if p.rpm != nil {
 			p.rpm.ReserveN(now, 1)
 		}
-		if p.tpm != nil && est > 0 {
-			p.tpm.ReserveN(now, int(est))
+		if p.tpm != nil {
+			charge(p.tpm, now, t.Estimate) // the whole estimate: past the bucket, the pool goes into debt
 		}
 		p.send(t)
 	}
@@ -232,6 +243,14 @@ func (p *Pool) wait(now time.Time, est int64) (time.Time, bool) {
 		}
 	}
 	return at, !at.After(now)
+}
+
+// charge takes n tokens from lim at now, into debt when the bucket holds fewer (a reservation
+// takes at most a full bucket, so n is taken a bucket at a time): later sends then wait it out.
+func charge(lim *rate.Limiter, now time.Time, n int64) {
+	for b := int64(lim.Burst()); n > 0; n -= b {
+		lim.ReserveN(now, int(min(n, b)))
+	}
 }
 
 // send counts t in flight.
@@ -293,7 +312,7 @@ func (p *Pool) Finish(now time.Time, t *Ticket, o Outcome) (retried bool) {
 		p.probing = false
 	}
 	if o.Tokens > t.Estimate && p.tpm != nil {
-		p.tpm.ReserveN(now, int(min(o.Tokens-t.Estimate, int64(p.tpm.Burst()))))
+		charge(p.tpm, now, o.Tokens-t.Estimate)
 	}
 	switch {
 	case o.Uncounted:

@@ -62,52 +62,95 @@ func TestConcurrencyCapKeepsOrder(t *testing.T) {
 	}
 }
 
-func TestRateLimits(t *testing.T) {
+// TestRateLimitsHoldInEveryMinute sends as fast as the limits allow for ten minutes, answers
+// coming back at once, and checks that no 60-second window saw more than the limit while the pool
+// kept close to it.
+func TestRateLimitsHoldInEveryMinute(t *testing.T) {
 	for _, tc := range []struct {
-		name      string
-		cfg       inference.Config
-		estimate  int64
-		first     int
-		wait      time.Duration
-		afterWait int
+		name     string
+		cfg      inference.Config
+		estimate int64
+		perMin   int // the most sends any minute may see
+		pace     int // the sends a minute the limit allows in the long run
 	}{
-		{"requests per minute", inference.Config{RequestsPerMinute: 60}, 10, 60, time.Second, 1},
-		{"tokens per minute", inference.Config{TokensPerMinute: 6000}, 1000, 6, 10 * time.Second, 1},
-		{"both: the tighter decides", inference.Config{RequestsPerMinute: 120, TokensPerMinute: 600}, 100, 6, 10 * time.Second, 1},
+		{"requests per minute", inference.Config{RequestsPerMinute: 120}, 10, 120, 120},
+		{"one request a minute", inference.Config{RequestsPerMinute: 1}, 10, 1, 1},
+		// Tokens are charged when a turn is sent, a whole estimate even past the bucket: a minute may
+		// see the limit and one turn more.
+		{"tokens per minute", inference.Config{TokensPerMinute: 6000}, 1000, 7, 6},
+		{"both: the tighter decides", inference.Config{RequestsPerMinute: 120, TokensPerMinute: 3000}, 100, 31, 30},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.cfg.Name, tc.cfg.MaxConcurrency = "p", 1000
 			p := inference.New([]inference.Config{tc.cfg}, nil)[0]
-			fill(p, 200, tc.estimate)
-			if got := admit(p, t0); len(got) != tc.first {
-				t.Fatalf("first admission sent %d, want %d (the burst)", len(got), tc.first)
+			fill(p, 100_000, tc.estimate)
+			var sends []time.Duration
+			for now := t0; now.Before(t0.Add(10 * time.Minute)); now = now.Add(100 * time.Millisecond) {
+				var sent []*inference.Ticket
+				p.Admit(now, func(tk *inference.Ticket) inference.Verdict {
+					sends = append(sends, now.Sub(t0))
+					sent = append(sent, tk)
+					return inference.Send
+				})
+				for _, tk := range sent {
+					p.Finish(now, tk, inference.Outcome{OK: true, Tokens: tk.Estimate})
+				}
 			}
-			at, ok := p.NextAt()
-			if !ok || at.Sub(t0) != tc.wait {
-				t.Fatalf("next admission at %v (%v), want t0+%v", at.Sub(t0), ok, tc.wait)
+			for i := range sends {
+				n := 0
+				for j := i; j < len(sends) && sends[j]-sends[i] < time.Minute; j++ {
+					n++
+				}
+				if n > tc.perMin {
+					t.Fatalf("%d sends in the minute from %v, over %d", n, sends[i], tc.perMin)
+				}
 			}
-			if got := admit(p, at.Add(-time.Millisecond)); len(got) != 0 {
-				t.Fatalf("sent %d before the limit allowed", len(got))
-			}
-			if got := admit(p, at); len(got) != tc.afterWait {
-				t.Fatalf("at the refill sent %d, want %d", len(got), tc.afterWait)
+			if least := 10 * tc.pace * 9 / 10; len(sends) < least {
+				t.Fatalf("%d sends in ten minutes, want at least %d: the pool does not keep up with its limit", len(sends), least)
 			}
 		})
+	}
+}
+
+// TestRateLimitNextAt: a pool its rate limit holds back says when it can send again.
+func TestRateLimitNextAt(t *testing.T) {
+	p := inference.New([]inference.Config{{Name: "p", MaxConcurrency: 100, RequestsPerMinute: 61}}, nil)[0]
+	fill(p, 10, 1)
+	if got := admit(p, t0); len(got) != 1 {
+		t.Fatalf("sent %d, want the burst of one", len(got))
+	}
+	at, ok := p.NextAt()
+	if !ok || at.Sub(t0) != time.Second {
+		t.Fatalf("next at t0+%v (%v), want t0+1s (60 refilled per minute)", at.Sub(t0), ok)
+	}
+	if got := admit(p, at.Add(-time.Millisecond)); len(got) != 0 {
+		t.Fatal("sent before the refill")
+	}
+	if got := admit(p, at); len(got) != 1 {
+		t.Fatalf("sent %d at the refill, want 1", len(got))
 	}
 }
 
 // TestTokensPerMinuteChargesOverruns: an answer that used more than its estimate is charged the
 // difference, so the limit holds over a window even when estimates are low.
 func TestTokensPerMinuteChargesOverruns(t *testing.T) {
-	p := inference.New([]inference.Config{{Name: "p", MaxConcurrency: 10, TokensPerMinute: 600}}, nil)[0]
-	ts := fill(p, 3, 100)
-	if got := admit(p, t0); len(got) != 3 {
-		t.Fatalf("sent %d", len(got))
+	next := func(overrun bool) time.Duration {
+		p := inference.New([]inference.Config{{Name: "p", MaxConcurrency: 10, TokensPerMinute: 1200}}, nil)[0]
+		ts := fill(p, 2, 100)
+		admit(p, t0)
+		used := int64(100)
+		if overrun {
+			used = 300
+		}
+		p.Finish(t0, ts[0], inference.Outcome{OK: true, Tokens: used})
+		p.Finish(t0, ts[1], inference.Outcome{OK: true, Tokens: 100})
+		fill(p, 1, 100)
+		admit(p, t0)
+		at, _ := p.NextAt()
+		return at.Sub(t0)
 	}
-	p.Finish(t0, ts[0], inference.Outcome{OK: true, Tokens: 400}) // 300 over its estimate
-	fill(p, 1, 100)
-	if got := admit(p, t0); len(got) != 0 {
-		t.Fatalf("sent %v with the bucket spent (300 estimated + 300 over)", got)
+	if plain, over := next(false), next(true); over <= plain {
+		t.Fatalf("the next send waits %v after an overrun, %v without: the overrun was not charged", over, plain)
 	}
 }
 

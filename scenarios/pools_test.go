@@ -7,12 +7,14 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/warrenhq/warren"
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/internal/fakellm"
+	"github.com/warrenhq/warren/internal/testenv"
 	"github.com/warrenhq/warren/trace"
 )
 
@@ -316,4 +318,89 @@ retry = { max_attempts = 2, initial_backoff = "1ms", max_backoff = "1ms" }
 	if err != nil || !bytes.Equal(tr, replayed) {
 		t.Fatalf("replay: %v\n%s", err, traceDiff(t, tr, replayed))
 	}
+}
+
+// TestPoolLimitsHoldAtScale: 10⁴ agents share one pool. With a cap of 16, the server never serves
+// more than 16 requests at once and does serve 16 (the pool stays full while turns wait); with a
+// requests-per-minute limit, no 60-tick window (a virtual minute) sees more requests than it.
+func TestPoolLimitsHoldAtScale(t *testing.T) {
+	if testing.Short() {
+		t.Skip("10⁴ live turns over loopback; -short skips it")
+	}
+	agents := 10_000
+	if testenv.Race {
+		agents = 1_000 // the property holds at this size too; the plain run checks the full one
+	}
+	t.Run("cap", func(t *testing.T) {
+		// The first 16 requests are held until all 16 are in, so the server sees the pool's cap
+		// however loaded the machine is; a pool that sent fewer at once fails the wait.
+		full := make(chan struct{})
+		var arrived atomic.Int32
+		srv := startFake(t, func(n int, _ fakellm.Request) fakellm.Reply {
+			if n <= 16 {
+				if arrived.Add(1) == 16 {
+					close(full)
+				}
+				select {
+				case <-full:
+				case <-time.After(20 * time.Second):
+					return fakellm.Reply{Status: 400} // fails the turn: the pool never had 16 out
+				}
+			}
+			return fakellm.Reply{Text: "ok", Delay: time.Millisecond, Usage: fakellm.Usage{Prompt: 10, Completion: 1}}
+		})
+		sc := liveScenario(t, srv.URL, agents, "", `
+[[host.inference_pools]]
+name = "shared"
+models = ["fake-1"]
+max_concurrency = 16
+`)
+		sum, err := warren.Run(t.Context(), sc, warren.Options{})
+		if err != nil || sum.ByStatus[components.Done] != agents {
+			t.Fatalf("run: %v, %d done", err, sum.ByStatus[components.Done])
+		}
+		if got := srv.MaxInFlight(); got != 16 {
+			t.Fatalf("the server served up to %d requests at once, want the pool's cap, 16", got)
+		}
+		st := sum.Pools[0].Stats
+		if st.Sent != uint64(agents) || st.MaxInFlight != 16 || st.FullSends < uint64(agents/16*9/10) {
+			t.Fatalf("pool %+v: want every send of a tick to fill the pool", st)
+		}
+	})
+	t.Run("requests per minute", func(t *testing.T) {
+		srv := startFake(t, func(int, fakellm.Request) fakellm.Reply {
+			return fakellm.Reply{Text: "ok", Usage: fakellm.Usage{Prompt: 10, Completion: 1}}
+		})
+		const rpm = 1200
+		sc := liveScenario(t, srv.URL, agents, "", fmt.Sprintf(`
+[[host.inference_pools]]
+name = "paced"
+models = ["fake-1"]
+max_concurrency = 64
+requests_per_minute = %d
+`, rpm))
+		var tr bytes.Buffer
+		sum, err := warren.Run(t.Context(), sc, warren.Options{Trace: &tr})
+		if err != nil || sum.ByStatus[components.Done] != agents {
+			t.Fatalf("run: %v, %d done", err, sum.ByStatus[components.Done])
+		}
+		// A turn is sent one tick (the model latency) before its answer: count sends per tick.
+		sent := map[int]int{}
+		last := 0
+		for _, e := range events(t, tr.Bytes(), "model_turn") {
+			tick := int(e["tick"].(float64)) - 1
+			sent[tick]++
+			last = max(last, tick)
+		}
+		window := 0
+		for tick := 0; tick <= last; tick++ {
+			window += sent[tick] - sent[tick-60]
+			if window > rpm {
+				t.Fatalf("the 60 ticks up to %d saw %d requests, over requests_per_minute = %d", tick, window, rpm)
+			}
+		}
+		if minutes := float64(last) / 60; minutes > float64(agents)/rpm*1.1+1 {
+			t.Fatalf("%d turns took %.1f virtual minutes: the pool fell well behind its limit", agents, minutes)
+		}
+	})
 }
