@@ -404,3 +404,108 @@ requests_per_minute = %d
 		}
 	})
 }
+
+// TestLiveTimeoutAndKill: a request that hangs past the model's timeout is a real-time limit,
+// retried by its pool and recorded; under the wall clock, a live child whose request hangs is
+// killed by its parent's kill_agent, its request cancelled at the server at once (no waiting out
+// the timeout). (In virtual time a tick's requests finish before the next tick, so a kill finds
+// the answer in and drops it.)
+func TestLiveTimeoutAndKill(t *testing.T) {
+	t.Run("timeout", func(t *testing.T) {
+		var calls atomic.Int32
+		srv := startFake(t, func(int, fakellm.Request) fakellm.Reply {
+			if calls.Add(1) == 1 {
+				return fakellm.Reply{Hang: true}
+			}
+			return fakellm.Reply{Text: "late but here"}
+		})
+		sc := liveScenario(t, srv.URL, 1, `timeout = "100ms"`, "")
+		tr, tape := recordRun(t, sc, warren.Options{})
+		retries := events(t, tr, "model_retry")
+		if len(retries) != 1 || !strings.Contains(retries[0]["error"].(string), "no answer in time") {
+			t.Fatalf("retries %v, want the timed-out attempt retried", retries)
+		}
+		srv.Close()
+		replayed, sum, err := replayRun(t, tape, "")
+		if err != nil || !bytes.Equal(tr, replayed) || sum.RealTimeLimits != 1 {
+			t.Fatalf("replay: %v (real-time limits %d)\n%s", err, sum.RealTimeLimits, traceDiff(t, tr, replayed))
+		}
+	})
+	t.Run("kill", func(t *testing.T) {
+		srv := startFake(t, func(int, fakellm.Request) fakellm.Reply { return fakellm.Reply{Hang: true} })
+		dir := t.TempDir()
+		mustWrite(t, filepath.Join(dir, "boss.toml"), `
+name = "boss"
+description = "Spawns a live child, then kills it."
+[[stages]]
+name = "run"
+available_tools = ["spawn_agent", "kill_agent", "demo__slow"]
+max_iterations = 10
+`)
+		path := filepath.Join(dir, "kill.toml")
+		mustWrite(t, path, fmt.Sprintf(`
+name = "kill-live"
+[clock]
+mode = "wall"
+tick = "10ms"
+[host.tool_permissions]
+demo__slow = "allow"
+[[host.mcp_servers]]
+name = "demo"
+command = "@demo"
+args = ["--name", "demo", "--log-level", "warn"]
+tools = ["slow"]
+[blueprints]
+boss = "boss.toml"
+[spawn.boss]
+model = "live"
+[models.live]
+kind = "openai"
+model = "fake-1"
+base_url = %q
+timeout = "1h"
+[models.root]
+kind = "scripted"
+  [[models.root.turns]]
+    [[models.root.turns.calls]]
+    tool = "spawn_agent"
+    args = { blueprint = "boss", task = "hang" }
+  [[models.root.turns]]
+    [[models.root.turns.calls]]
+    tool = "demo__slow"
+    args = { ms = 1500 }
+  [[models.root.turns]]
+    [[models.root.turns.calls]]
+    tool = "kill_agent"
+    args = { id = "{{.Name}}/1" }
+  [[models.root.turns]]
+  text = "done"
+[[groups]]
+name = "root"
+blueprint = "boss"
+model = "root"
+count = 1
+`, srv.URL))
+		sc, err := warren.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		sum, err := warren.Run(t.Context(), sc, warren.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if took := time.Since(start); took > 30*time.Second {
+			t.Fatalf("the run took %v: the killed child's request was not cancelled", took)
+		}
+		var child components.FinalRecord
+		for _, r := range sum.Records {
+			if r.Parent != 0 {
+				child = r
+			}
+		}
+		if child.Status != components.Killed || sum.ByStatus[components.Done] != 1 || srv.InFlight() != 0 || len(srv.Requests()) != 1 {
+			t.Fatalf("child %+v, done %d, still in flight at the server %d, requests %d", child, sum.ByStatus[components.Done], srv.InFlight(), len(srv.Requests()))
+		}
+	})
+}
