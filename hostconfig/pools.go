@@ -16,6 +16,7 @@ type PoolTable struct {
 	Name              string      `toml:"name"`
 	Endpoint          *string     `toml:"endpoint"`
 	APIKeyEnv         *string     `toml:"api_key_env"`
+	API               *string     `toml:"api"`
 	Models            []string    `toml:"models"`
 	MaxConcurrency    *int64      `toml:"max_concurrency"`
 	RequestsPerMinute *int64      `toml:"requests_per_minute"`
@@ -168,6 +169,14 @@ func (c *compiler) pool(key string, t *PoolTable) inference.Config {
 			c.errorf(key+".api_key_env", "%w %q; name the environment variable that holds the key, such as \"OPENAI_API_KEY\"", ErrBadEnvName, *t.APIKeyEnv)
 		} else {
 			p.APIKeyEnv = *t.APIKeyEnv
+		}
+	}
+	if t.API != nil {
+		switch *t.API {
+		case "openai", "anthropic":
+			p.API = *t.API
+		default:
+			c.errorf(key+".api", "%q: valid wire formats are openai, anthropic (what the endpoint speaks)", *t.API)
 		}
 	}
 	for j, m := range t.Models {

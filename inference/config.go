@@ -34,6 +34,9 @@ type Config struct {
 	Endpoint string
 	// APIKeyEnv, when set, names the environment variable holding the pool's key.
 	APIKeyEnv string
+	// API, when set, is the wire format the endpoint speaks ("openai" or "anthropic"): a model of
+	// another kind routed to the pool is an error, and host models check asks in this format.
+	API string
 	// Models are the provider model names the pool serves: a live model asking one of them goes
 	// through this pool. A pool with none serves only as another's fallback.
 	Models []string

@@ -105,6 +105,9 @@ func (in *Inference) Route(id string, m models.Live) (*Route, error) {
 	r := &Route{Pool: pool, Spec: spec, bound: map[*inference.Pool]models.Live{}}
 	for p := pool; p != nil; p = p.Fallback() {
 		c := p.Config()
+		if c.API != "" && c.API != spec.Provider {
+			return nil, fmt.Errorf("model %s speaks %s, and pool %s's endpoint speaks %s (its api key)", id, spec.Provider, p.Name(), c.API)
+		}
 		ep := models.Endpoint{BaseURL: c.Endpoint, APIKeyEnv: c.APIKeyEnv}
 		if p != pool && len(c.Models) > 0 && !slices.Contains(c.Models, spec.Model) {
 			ep.Model = c.Models[0]

@@ -142,6 +142,8 @@ func run(e *env, args []string) int {
 		return exitOK
 	case errors.Is(err, errExpectations):
 		return exitExpect
+	case errors.Is(err, errPoolsFailed):
+		return exitExpect
 	case errors.Is(err, errBadInput):
 		return exitBadInput
 	case errors.Is(err, errIncomplete):

@@ -130,3 +130,58 @@ func TestModelsServeFakeRefuses(t *testing.T) {
 		t.Errorf("stderr %q", r.stderr)
 	}
 }
+
+// TestModelsCheck: host models check asks each pool once, over both wire formats, and reports the
+// model, usage and whether it called the tool; a pool whose endpoint is down fails the check
+// (exit 1) with the reason, and the others are still checked.
+func TestModelsCheck(t *testing.T) {
+	dir := t.TempDir()
+	rules := writeFile(t, dir, "rules.toml", `
+[[reply]]
+when_tool_offered = "ping"
+usage = { prompt = 30, completion = 4 }
+  [[reply.calls]]
+  name = "ping"
+  args = {}
+`)
+	oa, an, stop, _ := serveFake(t, "--listen", "127.0.0.1:0", "--rules", rules)
+	defer stop()
+	config := writeFile(t, dir, "host.toml", `
+[[inference_pools]]
+name = "local"
+endpoint = "`+oa+`"
+models = ["fake-1"]
+[[inference_pools]]
+name = "claude"
+api = "anthropic"
+endpoint = "`+an+`"
+models = ["fake-claude"]
+[[inference_pools]]
+name = "down"
+endpoint = "http://127.0.0.1:1/v1"
+models = ["gone"]
+[[inference_pools]]
+name = "spare"
+`)
+	var out, errb bytes.Buffer
+	code := run(&env{stdout: &out, stderr: &errb, ctx: context.Background()}, []string{"models", "check", "--config", config})
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (one pool is down); stderr %s", code, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 5 || !strings.HasPrefix(lines[0], "POOL") {
+		t.Fatalf("output:\n%s", out.String())
+	}
+	for i, want := range [][]string{
+		{"local", "openai", "fake-1", "30+4", "yes", "ok"},
+		{"claude", "anthropic", "fake-claude", "30+4", "yes", "ok"},
+		{"down", "openai", "gone", "-", "openai:"},
+		{"spare", "nothing to check the pool with"},
+	} {
+		for _, w := range want {
+			if !strings.Contains(lines[i+1], w) {
+				t.Errorf("line %q lacks %q", lines[i+1], w)
+			}
+		}
+	}
+}
