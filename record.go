@@ -81,13 +81,29 @@ func recordedTools(listed []recording.MCPTool) scenarios.Discovery {
 
 // recordingHeader is the header of the recording of a run of sc with opt.
 func recordingHeader(sc *Scenario, opt Options, seed uint64, hash string) recording.Header {
-	h := recording.Header{Host: Version, Scenario: sc.Name, ScenarioFile: absPath(sc.Path), ScenarioHash: hash,
-		TraceFile: absPath(opt.TraceFile), Recording: opt.RecordFile, Answerer: opt.Answerer != nil,
+	// Paths are written relative to the recording's own folder when it has a file, so a recording
+	// moves, or ships in a repository, together with its scenario (recording.ReadFile resolves
+	// them again).
+	at := func(path string) string { return absPath(path) }
+	if opt.RecordFile != "" {
+		dir := filepath.Dir(absPath(opt.RecordFile))
+		at = func(path string) string {
+			if path == "" {
+				return ""
+			}
+			if rel, err := filepath.Rel(dir, absPath(path)); err == nil {
+				return filepath.ToSlash(rel)
+			}
+			return absPath(path)
+		}
+	}
+	h := recording.Header{Host: Version, Scenario: sc.Name, ScenarioFile: at(sc.Path), ScenarioHash: hash,
+		TraceFile: at(opt.TraceFile), Recording: opt.RecordFile, Answerer: opt.Answerer != nil,
 		Clock: sc.Clock.Mode.String(), Seed: seed, Agents: opt.Agents, Unattended: opt.Unattended,
 		FaultsSeed: opt.FaultsSeed,
 		Launch:     recording.Launch{Yolo: opt.Launch.Yolo, Allow: opt.Launch.Allow, Ask: opt.Launch.Ask, Deny: opt.Launch.Deny}}
 	if opt.Host != nil {
-		h.ConfigFile = absPath(opt.Host.Path)
+		h.ConfigFile = at(opt.Host.Path)
 	}
 	for _, t := range sc.MCPTools {
 		h.MCPTools = append(h.MCPTools, recording.MCPTool{Server: t.Server, Tool: t.Tool, Name: t.Name,

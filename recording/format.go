@@ -66,16 +66,17 @@ type Header struct {
 	Version int    `json:"version"`
 	// Host is the Warren version that recorded the run.
 	Host string `json:"host"`
-	// Scenario is the scenario's name; ScenarioFile its file, absolute, as loaded.
+	// Scenario is the scenario's name; ScenarioFile its file. This and the other files of the
+	// header (ConfigFile, TraceFile) are relative to the recording's folder when the recording was
+	// written to a file (ReadFile makes them absolute again), else absolute.
 	Scenario     string `json:"scenario"`
 	ScenarioFile string `json:"scenario_file"`
 	// ScenarioHash is the recorded trace's scenario_hash: the scenario's content and what the
 	// command line changed.
 	ScenarioHash string `json:"scenario_hash"`
-	// ConfigFile is the --config host config file, absolute ("" when the scenario's own [host]
-	// was used).
+	// ConfigFile is the --config host config file ("" when the scenario's own [host] was used).
 	ConfigFile string `json:"config_file,omitempty"`
-	// TraceFile is the trace written alongside, absolute, for host replay --check to compare with.
+	// TraceFile is the trace written alongside, for host replay --check to compare with.
 	TraceFile string `json:"trace_file,omitempty"`
 	// Recording is this recording's own path as the command line gave it: the recorded trace's
 	// header names it so, and a replay's trace must too.

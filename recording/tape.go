@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -74,6 +75,17 @@ func ReadFile(path string) (*Tape, error) {
 	t, err := Read(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	// The header's files are relative to the recording's folder (absolute in recordings written
+	// before that rule): resolved here, a reader sees paths it can open.
+	dir := filepath.Dir(path)
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	for _, p := range []*string{&t.Header.ScenarioFile, &t.Header.ConfigFile, &t.Header.TraceFile} {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(dir, filepath.FromSlash(*p))
+		}
 	}
 	return t, nil
 }
