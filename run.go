@@ -66,6 +66,9 @@ type Options struct {
 	// recording's header and the trace's.
 	Record                io.Writer
 	TraceFile, RecordFile string
+	// RecordNote is a line of text the recording's header keeps, for whoever replays it (what the
+	// run was made against, why).
+	RecordNote string
 	// Replay, when set, answers every outside input from this recording (LoadReplay makes the
 	// options): no call on the tool lane runs and no MCP session starts. A call the recording does
 	// not have, or has with other arguments, stops the run with an error wrapping

@@ -66,6 +66,9 @@ type Header struct {
 	Version int    `json:"version"`
 	// Host is the Warren version that recorded the run.
 	Host string `json:"host"`
+	// Note is what the recorder wrote about the run (host run --record-note: what it was made
+	// against, why), shown by host replay.
+	Note string `json:"note,omitempty"`
 	// Scenario is the scenario's name; ScenarioFile its file. This and the other files of the
 	// header (ConfigFile, TraceFile) are relative to the recording's folder when the recording was
 	// written to a file (ReadFile makes them absolute again), else absolute.

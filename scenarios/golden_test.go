@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/warrenhq/warren"
+	"github.com/warrenhq/warren/internal/fakellm"
 	"github.com/warrenhq/warren/internal/golden"
 	"github.com/warrenhq/warren/scenarios"
 	"github.com/warrenhq/warren/trace"
@@ -33,13 +34,30 @@ var goldenAgents = map[string]int{"quickstart.toml": 20, "gossip.toml": 200, "sa
 // WARREN_REQUIRE_SANDBOX=1.
 var exampleModes = map[string]string{"sandbox.toml": "namespace"}
 
-// requireExample applies requireMode to an example that runs commands.
+// requireExample applies requireMode to an example that runs commands, and gives an example on a
+// live model (live.toml) its provider: the fake, answering by the rules shipped beside it, at the
+// OPENAI_BASE_URL the example reads (stopped when the test ends).
 func requireExample(t testing.TB, base string) {
 	t.Helper()
 	if mode, ok := exampleModes[base]; ok {
 		requireMode(t, mode)
 	}
+	if rules, ok := exampleProviders[base]; ok {
+		r, err := fakellm.LoadRules(rules)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, err := fakellm.Start(r.Reply)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = srv.Close() })
+		t.Setenv("OPENAI_BASE_URL", srv.URL)
+	}
 }
+
+// exampleProviders names the fake provider's rules of each example on a live model.
+var exampleProviders = map[string]string{"live.toml": filepath.Join("examples", "live", "fake-rules.toml")}
 
 // expectedFailures lists the examples that fail on purpose, with their exact failure lists. Every
 // other example's expectations must all hold.

@@ -25,6 +25,9 @@ func (r *replayCmd) Run(e *env) error {
 		fmt.Fprintf(e.stderr, "host: %v\n", err)
 		return errBadInput
 	}
+	if note := tape.Header.Note; note != "" {
+		fmt.Fprintf(e.stderr, "host: %s: %s\n", r.File, note)
+	}
 	sc, opt, err := warren.LoadReplay(tape, r.Scenario)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "host: the recorded scenario does not load:\n%v\n", err)

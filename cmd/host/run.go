@@ -25,6 +25,7 @@ type runCmd struct {
 	File       string  `arg:"" help:"Scenario file (TOML)."`
 	Trace      string  `help:"Write the JSON Lines trace to this file." placeholder:"FILE"`
 	Record     string  `help:"Record every input from outside the scenario and seed into this file, for host replay (needs --trace)." placeholder:"FILE"`
+	RecordNote string  `help:"A line the recording's header keeps for whoever replays it (what the run was made against)." placeholder:"TEXT"`
 	Agents     int     `help:"Rescale the groups to N agents in total (proportionally), for quick scale runs." placeholder:"N"`
 	Seed       *uint64 `help:"Override the scenario's seed." placeholder:"N"`
 	FaultsSeed *uint64 `help:"Draw the scenario's [faults] from seed N (default: its faults.seed, else the run's seed): rerun one fault pattern exactly." placeholder:"N"`
@@ -86,7 +87,7 @@ func (r *runCmd) Run(e *env) error {
 	}
 	if recFile != nil {
 		defer recFile.Close()
-		opt.Record, opt.TraceFile, opt.RecordFile = recFile, r.Trace, r.Record
+		opt.Record, opt.TraceFile, opt.RecordFile, opt.RecordNote = recFile, r.Trace, r.Record, r.RecordNote
 	}
 	var bar *progressbar.ProgressBar
 	if e.isTerminal && !r.NoProgress {
