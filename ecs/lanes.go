@@ -90,6 +90,8 @@ type Lane struct {
 	due      DueQueue[*task] // virtual: finished tasks until their due tick
 	dueBuf   []*task
 	ready    []Done // handed over by Advance, taken by Collect
+	// collected is how many results the last Collect took, cleared at the next Advance.
+	collected int
 
 	mu       sync.Mutex
 	finished []*task          // executed by workers, not yet sorted into due/ready
@@ -224,6 +226,10 @@ func (l *Lane) Barrier() {
 // Advance hands over the results available at tick now (their slots free up) and starts waiting
 // jobs in the freed slots. The scheduler calls it at the start of each tick.
 func (l *Lane) Advance(now uint64) {
+	// The results collected last pass are done with: let their values go (Collect reuses the
+	// slice, so its old entries would otherwise keep every answer of the largest batch alive).
+	clear(l.ready[len(l.ready):l.collected])
+	l.collected = 0
 	l.passes++
 	l.handed = 0
 	if l.planned {
@@ -288,6 +294,7 @@ func (l *Lane) handOver(t *task, now uint64) {
 func (l *Lane) Collect() []Done {
 	out := l.ready
 	l.ready = l.ready[:0]
+	l.collected = len(out)
 	return out
 }
 

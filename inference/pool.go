@@ -72,8 +72,10 @@ type Stats struct {
 	Failed, BreakerOpened uint64
 	// MaxInFlight is the most requests the pool had in flight at once.
 	MaxInFlight int
-	// FullSends counts the sends that left the pool at its cap, a measure of how full it stayed.
-	FullSends uint64
+	// FullSends counts the sends that left the pool at its cap. BusyPasses counts the admission
+	// passes that found turns waiting, and BusyInFlight adds up the requests in flight at the end
+	// of each: BusyInFlight / (BusyPasses × cap) is how full the pool stayed while turns waited.
+	FullSends, BusyPasses, BusyInFlight uint64
 }
 
 // Events receives what a pool decides that a trace should show. Every method is called on the
@@ -177,6 +179,10 @@ func (p *Pool) Pending() bool { return p.Queued() > 0 }
 // only the tickets sent. Tickets whose back-off ended rejoin the front of the queue first.
 func (p *Pool) Admit(now time.Time, decide func(*Ticket) Verdict) {
 	p.blocked = time.Time{}
+	if p.queue.Len() > 0 || (len(p.retries) > 0 && !p.retries[0].NotBefore.After(now)) {
+		p.stats.BusyPasses++
+		defer func() { p.stats.BusyInFlight += uint64(p.inflight) }()
+	}
 	n := 0
 	for n < len(p.retries) && !p.retries[n].NotBefore.After(now) {
 		n++

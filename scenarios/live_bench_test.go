@@ -1,7 +1,11 @@
 package scenarios_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -57,4 +61,135 @@ max_concurrency = 1
 	b.ReportMetric(perHost, "host-ns/turn")
 	b.ReportMetric((perHost-perRaw)/1e3, "overhead-µs/turn")
 	b.ReportMetric(100*(perHost-perRaw)/perRaw, "overhead-%")
+}
+
+// BenchmarkPoolThroughput runs 10⁴ agents, one live turn each, through one pool of 64 against the
+// fake provider (which answers at once): requests a second of wall time, the most the server
+// served at once, and how full the pool stayed while turns waited (the requests in flight at the
+// end of each admission pass, over the cap).
+//
+//	go test ./scenarios/ -run '^$' -bench BenchmarkPoolThroughput -benchtime 1x
+func BenchmarkPoolThroughput(b *testing.B) {
+	for _, delay := range []time.Duration{0, 5 * time.Millisecond} {
+		b.Run("provider_latency="+delay.String(), func(b *testing.B) { poolThroughput(b, delay) })
+	}
+}
+
+func poolThroughput(b *testing.B, delay time.Duration) {
+	srv := startFake(b, func(int, fakellm.Request) fakellm.Reply {
+		return fakellm.Reply{Text: "ok", Delay: delay, Usage: fakellm.Usage{Prompt: 40, Completion: 2}}
+	})
+	srv.Forget()
+	const agents, capacity = 10_000, 64
+	sc := liveScenario(b, srv.URL, agents, "max_tokens = 16", fmt.Sprintf(`
+[[host.inference_pools]]
+name = "shared"
+models = ["fake-1"]
+max_concurrency = %d
+`, capacity))
+	var sent uint64
+	var fill float64
+	start := time.Now()
+	for range b.N {
+		sum, err := warren.Run(context.Background(), sc, warren.Options{})
+		if err != nil || sum.ByStatus[components.Done] != agents {
+			b.Fatalf("run: %v", err)
+		}
+		st := sum.Pools[0].Stats
+		sent += st.Sent
+		fill = float64(st.BusyInFlight) / float64(st.BusyPasses) / capacity
+	}
+	elapsed := time.Since(start)
+	b.ReportMetric(float64(sent)/elapsed.Seconds(), "requests/s")
+	b.ReportMetric(float64(srv.MaxInFlight()), "max-in-flight")
+	b.ReportMetric(100*fill, "pool-fill-%")
+}
+
+// BenchmarkLiveConversationMemory measures the heap each agent holds with a 21-message live
+// conversation (its task, then ten turns of a write_file call and its result): 1,000 agents run
+// ten live turns, then each asks a question nobody answers and parks; with every agent parked the
+// heap is measured, against the heap before the run.
+//
+//	go test ./scenarios/ -run '^$' -bench BenchmarkLiveConversationMemory -benchtime 1x
+func BenchmarkLiveConversationMemory(b *testing.B) {
+	srv := startFake(b, func(n int, req fakellm.Request) fakellm.Reply {
+		turn := 0
+		for _, m := range req.Messages {
+			if m.Role == "assistant" {
+				turn++
+			}
+		}
+		if turn == 10 {
+			return fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "ask", Name: "ask_user_text", Arguments: `{"question":"Shall I go on?"}`}},
+				Usage: fakellm.Usage{Prompt: 900, Completion: 20}}
+		}
+		if turn > 10 {
+			return fakellm.Reply{Text: "done"}
+		}
+		return fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: fmt.Sprintf("w%d", turn), Name: "write_file",
+			Arguments: fmt.Sprintf(`{"path":"notes/%d.md","content":"finding %d: the sources agree on this point"}`, turn, turn)}},
+			Text: "Writing down finding " + fmt.Sprint(turn) + ".", Usage: fakellm.Usage{Prompt: 80 * (turn + 1), Completion: 30}}
+	})
+	srv.Forget() // the fake's own memory is not the host's
+	const agents = 1000
+	dir := b.TempDir()
+	mustWrite(b, filepath.Join(dir, "note.toml"), `
+name = "note"
+description = "Notes down findings, then asks."
+max_messages = 64
+[[stages]]
+name = "work"
+available_tools = ["write_file", "ask_user_text"]
+max_iterations = 20
+`)
+	path := filepath.Join(dir, "mem.toml")
+	mustWrite(b, path, fmt.Sprintf(`
+name = "mem"
+[blueprints]
+note = "note.toml"
+[host.tool_permissions]
+write_file = "allow"
+[host.interaction]
+timeout_ticks = 100000
+[[host.inference_pools]]
+name = "p"
+models = ["fake-1"]
+max_concurrency = 64
+[models.live]
+kind = "openai"
+model = "fake-1"
+base_url = %q
+[[groups]]
+name = "g"
+count = %d
+blueprint = "note"
+model = "live"
+task = "Note down what you find, {{.Name}}."
+`, srv.URL, agents))
+	sc, err := warren.Load(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var perAgent float64
+	for range b.N {
+		var before, during runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		prompts := 0
+		measured := false
+		_, err := warren.Run(context.Background(), sc, warren.Options{Events: func(line []byte) {
+			if bytes.Contains(line, []byte(`"kind":"prompt"`)) {
+				if prompts++; prompts == agents {
+					runtime.GC()
+					runtime.ReadMemStats(&during)
+					measured = true
+				}
+			}
+		}})
+		if err != nil || !measured {
+			b.Fatalf("run: %v (measured %v, %d prompts)", err, measured, prompts)
+		}
+		perAgent = float64(int64(during.HeapAlloc)-int64(before.HeapAlloc)) / agents
+	}
+	b.ReportMetric(perAgent, "heap-bytes/agent")
 }

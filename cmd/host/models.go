@@ -41,6 +41,7 @@ func (s *modelsServeFakeCmd) Run(e *env) error {
 		fmt.Fprintf(e.stderr, "host: %v\n", err)
 		return errBadInput
 	}
+	srv.Forget() // a long-running server must not grow with every request it answers
 	fmt.Fprintf(e.stdout, "OPENAI_BASE_URL=%s\nANTHROPIC_BASE_URL=%s\n", srv.URL, srv.AnthropicURL)
 	fmt.Fprintf(e.stderr, "host: serving a fake provider until interrupted, answering by %s\n", rules)
 	<-e.ctx.Done()

@@ -171,6 +171,8 @@ type Server struct {
 
 	mu          sync.Mutex
 	reqs        []Request
+	seq         int
+	forget      bool
 	inFlight    int
 	maxInFlight int
 }
@@ -279,10 +281,22 @@ func (s *Server) track(h http.HandlerFunc) http.HandlerFunc {
 func (s *Server) record(req Request) Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	req.Seq = len(s.reqs) + 1
+	s.seq++
+	req.Seq = s.seq
 	req.Arrived = time.Now()
-	s.reqs = append(s.reqs, req)
+	if !s.forget {
+		s.reqs = append(s.reqs, req)
+	}
 	return req
+}
+
+// Forget stops the server keeping the requests it receives (Requests then returns only those kept
+// before): a long-running fake (host models serve-fake) or a benchmark measuring the host's
+// memory must not grow with every request. Seq still counts every request.
+func (s *Server) Forget() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.forget = true
 }
 
 // hold waits out reply's Delay, or for a Hang until the client gives up; it reports whether

@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -295,11 +296,11 @@ func (m *Model) Turn(ctx context.Context, _ *models.State, v *models.View) (mode
 		case "text":
 			text.WriteString(b.Text)
 		case "tool_use":
-			args := b.Input
+			args := slices.Clone(b.Input) // the SDK's values point into the whole response body
 			if !isObject(args) {
 				args = json.RawMessage("{}") // the gate's schema check reports a call a model garbled
 			}
-			reply.Calls = append(reply.Calls, models.ToolCall{ID: b.ID, Name: b.Name, Args: args})
+			reply.Calls = append(reply.Calls, models.ToolCall{ID: strings.Clone(b.ID), Name: strings.Clone(b.Name), Args: args})
 		}
 	}
 	reply.Text = text.String()

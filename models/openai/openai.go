@@ -245,14 +245,16 @@ func (m *Model) Turn(ctx context.Context, _ *models.State, v *models.View) (mode
 		}
 		msg, usage = got.Choices[0].Message, got.Usage
 	}
-	reply := models.Reply{Text: msg.Content, Usage: models.Usage{
+	// The SDK's strings point into the whole response body: the conversation keeps copies, so an
+	// agent's history does not pin every answer's raw JSON.
+	reply := models.Reply{Text: strings.Clone(msg.Content), Usage: models.Usage{
 		Prompt: usage.PromptTokens, Completion: usage.CompletionTokens, CacheRead: usage.PromptTokensDetails.CachedTokens}}
 	for _, c := range msg.ToolCalls {
 		args := json.RawMessage(c.Function.Arguments)
 		if !json.Valid(args) {
 			args = json.RawMessage("{}") // the gate's schema check reports a call a model garbled
 		}
-		reply.Calls = append(reply.Calls, models.ToolCall{ID: c.ID, Name: c.Function.Name, Args: args})
+		reply.Calls = append(reply.Calls, models.ToolCall{ID: strings.Clone(c.ID), Name: strings.Clone(c.Function.Name), Args: args})
 	}
 	return reply, nil
 }
