@@ -101,7 +101,7 @@ func recordingHeader(sc *Scenario, opt Options, seed uint64, hash string) record
 		TraceFile: at(opt.TraceFile), Recording: opt.RecordFile, Answerer: opt.Answerer != nil,
 		Clock: sc.Clock.Mode.String(), Seed: seed, Agents: opt.Agents, Unattended: opt.Unattended,
 		FaultsSeed: opt.FaultsSeed, Note: opt.RecordNote,
-		Launch:     recording.Launch{Yolo: opt.Launch.Yolo, Allow: opt.Launch.Allow, Ask: opt.Launch.Ask, Deny: opt.Launch.Deny}}
+		Launch: recording.Launch{Yolo: opt.Launch.Yolo, Allow: opt.Launch.Allow, Ask: opt.Launch.Ask, Deny: opt.Launch.Deny}}
 	if opt.Host != nil {
 		h.ConfigFile = at(opt.Host.Path)
 	}
