@@ -40,13 +40,15 @@ func ReadRecording(path string) (*Tape, error) { return recording.ReadFile(path)
 func LoadReplay(tape *Tape, scenario string) (*Scenario, Options, error) {
 	h := &tape.Header
 	if scenario == "" {
-		scenario = h.ScenarioFile
+		// A relative path is relative to the recording's folder (ReadFile resolves it); a tape
+		// read from elsewhere is taken to live in the working directory.
+		scenario = absPath(h.ScenarioFile)
 	}
 	discover := recordedTools(h.MCPTools)
 	var host *hostconfig.Config
 	if h.ConfigFile != "" {
 		var err error
-		if host, err = scenarios.LoadHostConfigWith(h.ConfigFile, discover); err != nil {
+		if host, err = scenarios.LoadHostConfigWith(absPath(h.ConfigFile), discover); err != nil {
 			return nil, Options{}, fmt.Errorf("the recorded host config %s: %w", h.ConfigFile, err)
 		}
 	}

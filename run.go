@@ -471,7 +471,8 @@ func (r *Runtime) Run(ctx context.Context) (*Summary, error) {
 	}
 	// The end event says the trace is whole; a trace that failed has none (the writer drops it),
 	// so a reader can tell a complete trace from one cut short.
-	r.trace.End(last, status, sum.Ticks, sum.Agents, sum.ModelTurns, sum.ToolCalls, sum.ToolErrors)
+	r.trace.End(last, status, sum.Ticks, sum.Agents, sum.ModelTurns, sum.ToolCalls, sum.ToolErrors,
+		&trace.Spent{Tokens: sum.Spend.Tokens.Total(), Cost: sum.Spend.Cost})
 	if terr := r.trace.Close(); terr != nil && !errors.Is(sum.Err, ErrTrace) {
 		sum.Status, sum.Err = trace.RunFailed, fmt.Errorf("%w: %w", ErrTrace, terr)
 	}

@@ -136,7 +136,8 @@ func (s *Reap) reapBatch(w *ecs.World, tick uint64) int {
 		d := s.agents.Get(id.Slot)
 		rec := record(s.profiles, &s.maps, q.Entity(), id, d, tick)
 		s.records.Add(rec)
-		s.run.Trace.Reap(tick, ref(id, d), rec.Status.String(), int(rec.Counters.ModelTurns), int(rec.Counters.ToolCalls), int(rec.Counters.ToolErrors))
+		s.run.Trace.Reap(tick, ref(id, d), rec.Status.String(), int(rec.Counters.ModelTurns), int(rec.Counters.ToolCalls), int(rec.Counters.ToolErrors),
+			&trace.Spent{Tokens: rec.Spend.Tokens.Total(), Cost: rec.Spend.Cost})
 		s.status, s.rec = rec.Status, rec
 		for _, step := range s.steps {
 			step.Release(id, d)

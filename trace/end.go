@@ -22,12 +22,14 @@ const (
 // agents took part, how many events came before this one ("events", which the writer counts
 // itself), and the run's model turns, tool calls and tool errors. A trace without it is
 // incomplete: its run was killed, or its trace stopped being written, and Read says so.
-func (w *Writer) End(tick uint64, status string, ticks uint64, agents int, modelTurns, toolCalls, toolErrors uint64) {
+func (w *Writer) End(tick uint64, status string, ticks uint64, agents int, modelTurns, toolCalls, toolErrors uint64, spent *Spent) {
 	before := w.Events()
 	e := w.begin(tick, AgentRef{}, KindEnd)
 	if e == nil {
 		return
 	}
 	e.Str("status", status).Uint64("ticks", ticks).Int("agents", agents).Uint64("events", before).
-		Uint64("model_turns", modelTurns).Uint64("tool_calls", toolCalls).Uint64("tool_errors", toolErrors).Msg("")
+		Uint64("model_turns", modelTurns).Uint64("tool_calls", toolCalls).Uint64("tool_errors", toolErrors)
+	spent.append(e)
+	e.Msg("")
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/rs/zerolog"
 )
 
 // Kinds of the events of live model turns and inference pools.
@@ -80,4 +82,24 @@ func DollarsOf(pico int64) string {
 		s = "-" + s
 	}
 	return s
+}
+
+// Spent is what an agent's (a reap event's) or the run's (the end event's) live model turns cost,
+// written only when they cost something: the tokens the providers reported (prompt and
+// completion) and their price in picodollars, as a decimal string of dollars.
+type Spent struct {
+	Tokens int64
+	Cost   int64
+}
+
+// append adds the spend's fields to e; nil or zero adds none, so runs without live models keep
+// their traces.
+func (s *Spent) append(e *zerolog.Event) {
+	if s == nil || (s.Tokens == 0 && s.Cost == 0) {
+		return
+	}
+	e.Int64("tokens", s.Tokens)
+	if s.Cost != 0 {
+		e.Str("cost_usd", DollarsOf(s.Cost))
+	}
 }

@@ -161,7 +161,7 @@ func TestErrIsStickyAndDropsLaterEvents(t *testing.T) {
 		t.Fatalf("Err = %v, want the write error", w.Err())
 	}
 	events := w.Events()
-	w.End(9, RunFinished, 10, 1, 0, 0, 0)
+	w.End(9, RunFinished, 10, 1, 0, 0, 0, nil)
 	if w.Events() != events || fw.calls != 1 {
 		t.Errorf("events %d → %d, writes %d: an event was written after the error", events, w.Events(), fw.calls)
 	}

@@ -192,7 +192,7 @@ func TestDiffNamesTheKillWhoseCascadeDiffers(t *testing.T) {
 		w.SpawnChild(2, grand, "planners", 0, "scout", "scripted:scout", "", child, "planner-0/1-t0-c0", 2, false, -1)
 		w.Kill(3, child, planner, "kill_agent", cascade)
 		w.Terminal(3, child, "killed", "kill_agent", "research")
-		w.End(3, RunFinished, 4, 3, 0, 0, 0)
+		w.End(3, RunFinished, 4, 3, 0, 0, 0, nil)
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}

@@ -388,12 +388,14 @@ func (w *Writer) Terminal(tick uint64, a AgentRef, status, reason, stage string)
 }
 
 // Reap records an agent's removal with its lifetime counters.
-func (w *Writer) Reap(tick uint64, a AgentRef, status string, modelTurns, toolCalls, toolErrors int) {
+func (w *Writer) Reap(tick uint64, a AgentRef, status string, modelTurns, toolCalls, toolErrors int, spent *Spent) {
 	e := w.begin(tick, a, KindReap)
 	if e == nil {
 		return
 	}
-	e.Str("status", status).Int("model_turns", modelTurns).Int("tool_calls", toolCalls).Int("tool_errors", toolErrors).Msg("")
+	e.Str("status", status).Int("model_turns", modelTurns).Int("tool_calls", toolCalls).Int("tool_errors", toolErrors)
+	spent.append(e)
+	e.Msg("")
 }
 
 // Flush writes buffered events to the underlying writer and returns the first error

@@ -27,8 +27,8 @@ func writeSample(t testing.TB, w *Writer) {
 	w.ModelTurn(3, a, "plan", 1, "", 0, "rate limited", nil)
 	w.Transition(3, a, "plan", "review", "error")
 	w.Terminal(4, a, "failed", "model error", "review")
-	w.Reap(5, a, "failed", 2, 1, 0)
-	w.End(5, RunFinished, 6, 1, 2, 1, 0)
+	w.Reap(5, a, "failed", 2, 1, 0, nil)
+	w.End(5, RunFinished, 6, 1, 2, 1, 0, nil)
 }
 
 func TestWriterGolden(t *testing.T) {
