@@ -3,19 +3,23 @@ package scenarios_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"syscall"
 	"testing"
 	"time"
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/warrenhq/warren"
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/internal/fakellm"
+	"github.com/warrenhq/warren/models"
+	"github.com/warrenhq/warren/models/openai"
+	"github.com/warrenhq/warren/tools"
 )
 
 // BenchmarkLiveTurn compares one live model turn through the host (an agent spawned, its turn
@@ -28,13 +32,29 @@ func BenchmarkLiveTurn(b *testing.B) {
 	srv := startFake(b, func(int, fakellm.Request) fakellm.Reply {
 		return fakellm.Reply{Text: "Nothing to write.", Usage: fakellm.Usage{Prompt: 120, Completion: 5}}
 	})
+	srv.Forget() // the fake keeping every request would make the later half pay for more GC
 	n := b.N
 	client := sdk.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("none"), option.WithMaxRetries(0))
-	params := sdk.ChatCompletionNewParams{Model: shared.ChatModel("fake-1"), Messages: []sdk.ChatCompletionMessageParamUnion{
-		sdk.UserMessage("say something, askers-0")},
-		Tools: []sdk.ChatCompletionToolUnionParam{sdk.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
-			Name: "write_file", Description: sdk.String("Writes a file."),
-			Parameters: shared.FunctionParameters{"type": "object", "properties": map[string]any{"path": map[string]any{"type": "string"}}}})}}
+	// The raw call sends exactly the request the host sends for the same agent: the openai kind's
+	// own encoding of the task and the stage's write_file tool, decoded into the SDK's params.
+	var write models.ToolInfo
+	for _, tool := range tools.Builtins() {
+		if spec := tool.Spec(); spec.Name == "write_file" {
+			write = models.ToolInfo{Name: spec.Name, Description: spec.Description, Parameters: spec.Parameters}
+		}
+	}
+	m, err := (&openai.Config{Model: "fake-1", BaseURL: srv.URL, MaxTokens: 64}).Compile(&models.KindEnv{ID: "openai:live"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	body, err := m.(models.Live).Request(&models.View{Messages: []models.Message{{Role: models.RoleUser, Content: "say something, askers-0"}}, Tools: []models.ToolInfo{write}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var params sdk.ChatCompletionNewParams
+	if err := json.Unmarshal(body, &params); err != nil || len(params.Tools) != 1 {
+		b.Fatalf("decoding the host's request: %v", err)
+	}
 	sc := liveScenario(b, srv.URL, n, "max_tokens = 64", `
 [[host.inference_pools]]
 name = "one"
@@ -42,16 +62,18 @@ models = ["fake-1"]
 max_concurrency = 1
 `)
 	b.ResetTimer()
-	start := time.Now()
+	runtime.GC()
+	start, cpu0 := time.Now(), cpuTime()
 	for range n {
 		if _, err := client.Chat.Completions.New(context.Background(), params); err != nil {
 			b.Fatal(err)
 		}
 	}
-	raw := time.Since(start)
-	start = time.Now()
+	raw, rawCPU := time.Since(start), cpuTime()-cpu0
+	runtime.GC()
+	start, cpu0 = time.Now(), cpuTime()
 	sum, err := warren.Run(context.Background(), sc, warren.Options{})
-	host := time.Since(start)
+	host, hostCPU := time.Since(start), cpuTime()-cpu0
 	b.StopTimer()
 	if err != nil || sum.ByStatus[components.Done] != n || sum.Spend.Turns != uint32(n) {
 		b.Fatalf("run: %v, %d done of %d", err, sum.ByStatus[components.Done], n)
@@ -61,6 +83,18 @@ max_concurrency = 1
 	b.ReportMetric(perHost, "host-ns/turn")
 	b.ReportMetric((perHost-perRaw)/1e3, "overhead-µs/turn")
 	b.ReportMetric(100*(perHost-perRaw)/perRaw, "overhead-%")
+	// CPU time (the process's: the client, the fake server and the host) is what the host adds
+	// whatever else the machine is running; wall time is what a user waits, and swings with load.
+	b.ReportMetric(float64((hostCPU-rawCPU).Nanoseconds())/float64(n)/1e3, "cpu-overhead-µs/turn")
+}
+
+// cpuTime is the CPU time this process has used, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkPoolThroughput runs 10⁴ agents, one live turn each, through one pool of 64 against the

@@ -165,7 +165,7 @@ func (c *Config) Compile(env *models.KindEnv) (models.Model, error) {
 	if keyEnv == "" {
 		keyEnv = DefaultKeyEnv
 	}
-	m := &Model{id: env.ID, cfg: *c, keyEnv: keyEnv, maxTokens: maxTokens, cache: c.Cache == nil || *c.Cache, timeout: timeout}
+	m := &Model{id: env.ID, cfg: *c, keyEnv: keyEnv, maxTokens: maxTokens, cache: c.Cache == nil || *c.Cache, timeout: timeout, schemas: &models.SchemaCache{}}
 	m.cfg.BaseURL = base
 	m.client = newClient(base, os.Getenv(keyEnv), timeout)
 	return m, nil
@@ -192,6 +192,8 @@ type Model struct {
 	cache     bool
 	timeout   time.Duration
 	client    sdk.Client
+	// schemas holds the stage tools' decoded schemas (shared with the models Via makes).
+	schemas *models.SchemaCache
 }
 
 var (
@@ -381,7 +383,7 @@ func (m *Model) params(v *models.View) (sdk.MessageNewParams, error) {
 			tool.Description = sdk.String(t.Description)
 		}
 		var err error
-		if tool.InputSchema, err = inputSchema(t.Parameters); err != nil {
+		if tool.InputSchema, err = inputSchema(m.schemas, t.Parameters); err != nil {
 			return p, fmt.Errorf("anthropic: tool %s: its parameters are not a JSON object: %w", t.Name, err)
 		}
 		p.Tools = append(p.Tools, sdk.ToolUnionParam{OfTool: &tool})
@@ -396,13 +398,13 @@ func (m *Model) params(v *models.View) (sdk.MessageNewParams, error) {
 // their fields, every other keyword (additionalProperties, $defs, ...) as it is. The type is
 // always object, and properties are always sent (empty for a tool without arguments): the API
 // requires an input_schema, and the SDK leaves out one that is all zero.
-func inputSchema(raw json.RawMessage) (sdk.ToolInputSchemaParam, error) {
+func inputSchema(cache *models.SchemaCache, raw json.RawMessage) (sdk.ToolInputSchemaParam, error) {
 	s := sdk.ToolInputSchemaParam{Properties: map[string]any{}}
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return s, nil
 	}
-	var schema map[string]any
-	if err := json.Unmarshal(raw, &schema); err != nil {
+	schema, err := cache.Decode(raw) // shared and read-only: only its values are placed below
+	if err != nil {
 		return s, err
 	}
 	for k, v := range schema {

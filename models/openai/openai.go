@@ -138,7 +138,7 @@ func (c *Config) Compile(env *models.KindEnv) (models.Model, error) {
 	if len(problems) > 0 {
 		return nil, problems
 	}
-	m := &Model{id: env.ID, cfg: *c, schema: schema, timeout: timeout}
+	m := &Model{id: env.ID, cfg: *c, schema: schema, timeout: timeout, schemas: &models.SchemaCache{}}
 	m.cfg.BaseURL = base
 	m.client = newClient(base, os.Getenv(keyEnv), timeout)
 	return m, nil
@@ -161,6 +161,8 @@ type Model struct {
 	schema  map[string]any
 	timeout time.Duration
 	client  sdk.Client
+	// schemas holds the stage tools' decoded schemas (shared with the models Via makes).
+	schemas *models.SchemaCache
 }
 
 // Spec implements models.Live.
@@ -290,11 +292,9 @@ func (m *Model) params(v *models.View) (sdk.ChatCompletionNewParams, error) {
 		}
 	}
 	for _, t := range v.Tools { // sorted by name: a stable prefix for the provider's prompt cache
-		var schema map[string]any
-		if len(t.Parameters) > 0 {
-			if err := json.Unmarshal(t.Parameters, &schema); err != nil {
-				return p, fmt.Errorf("openai: tool %s: its parameters are not a JSON object: %w", t.Name, err)
-			}
+		schema, err := m.schemas.Decode(t.Parameters)
+		if err != nil {
+			return p, fmt.Errorf("openai: tool %s: its parameters are not a JSON object: %w", t.Name, err)
 		}
 		p.Tools = append(p.Tools, sdk.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
 			Name: t.Name, Description: sdk.String(t.Description), Parameters: shared.FunctionParameters(schema)}))
