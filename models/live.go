@@ -165,3 +165,18 @@ func ParseRetryAfter(h http.Header) time.Duration {
 	}
 	return at.Sub(date)
 }
+
+// ContextProblems checks a live model table's context_tokens and context_overflow keys, which
+// every live kind has: the problems, each at its key, or none.
+func ContextProblems(tokens int64, overflow string) KeyErrors {
+	var problems KeyErrors
+	if tokens < 0 {
+		problems = append(problems, &KeyError{Key: "context_tokens", Err: fmt.Errorf("%d: give the model's context window in tokens", tokens)})
+	}
+	switch overflow {
+	case "", ContextDropOldest, ContextFail:
+	default:
+		problems = append(problems, &KeyError{Key: "context_overflow", Err: fmt.Errorf("%q: valid rules are %s, %s", overflow, ContextDropOldest, ContextFail)})
+	}
+	return problems
+}

@@ -150,14 +150,7 @@ func (c *Config) Compile(env *models.KindEnv) (models.Model, error) {
 			bad(fmt.Sprintf("stop[%d]", i), errors.New("a stop sequence must have a character other than white space"))
 		}
 	}
-	if c.ContextTokens < 0 {
-		bad("context_tokens", fmt.Errorf("%d: give the model's context window in tokens", c.ContextTokens))
-	}
-	switch c.ContextOverflow {
-	case "", models.ContextDropOldest, models.ContextFail:
-	default:
-		bad("context_overflow", fmt.Errorf("%q: valid rules are %s, %s", c.ContextOverflow, models.ContextDropOldest, models.ContextFail))
-	}
+	problems = append(problems, models.ContextProblems(c.ContextTokens, c.ContextOverflow)...)
 	if len(problems) > 0 {
 		return nil, problems
 	}

@@ -106,14 +106,7 @@ func (c *Config) Compile(env *models.KindEnv) (models.Model, error) {
 	if c.Temperature != nil && (*c.Temperature < 0 || *c.Temperature > 2) {
 		problems = append(problems, &models.KeyError{Key: "temperature", Err: fmt.Errorf("%v: a temperature is from 0 to 2", *c.Temperature)})
 	}
-	if c.ContextTokens < 0 {
-		problems = append(problems, &models.KeyError{Key: "context_tokens", Err: fmt.Errorf("%d: give the model's context window in tokens", c.ContextTokens)})
-	}
-	switch c.ContextOverflow {
-	case "", models.ContextDropOldest, models.ContextFail:
-	default:
-		problems = append(problems, &models.KeyError{Key: "context_overflow", Err: fmt.Errorf("%q: valid rules are %s, %s", c.ContextOverflow, models.ContextDropOldest, models.ContextFail)})
-	}
+	problems = append(problems, models.ContextProblems(c.ContextTokens, c.ContextOverflow)...)
 	var schema map[string]any
 	switch c.ResponseFormat {
 	case "", "text", "json_object":
