@@ -136,12 +136,13 @@ func TestFailures(t *testing.T) {
 
 func TestCompileErrors(t *testing.T) {
 	temp := 3.0
-	_, err := (&openai.Config{BaseURL: "ftp://x", Timeout: "soon", MaxTokens: -1, Temperature: &temp}).Compile(&models.KindEnv{ID: "openai:x"})
+	_, err := (&openai.Config{BaseURL: "ftp://x", Timeout: "soon", MaxTokens: -1, Temperature: &temp,
+		ContextTokens: -5, ContextOverflow: "truncate", ResponseFormat: "yaml"}).Compile(&models.KindEnv{ID: "openai:x"})
 	var problems models.KeyErrors
-	if !errors.As(err, &problems) || len(problems) != 5 {
+	if !errors.As(err, &problems) || len(problems) != 8 {
 		t.Fatalf("err = %v", err)
 	}
-	for _, key := range []string{"model", "base_url", "timeout", "max_tokens", "temperature"} {
+	for _, key := range []string{"model", "base_url", "timeout", "max_tokens", "temperature", "context_tokens", "context_overflow: \"truncate\": valid rules are drop_oldest_turns, fail", "response_format"} {
 		if !strings.Contains(err.Error(), key) {
 			t.Errorf("no problem at %s: %v", key, err)
 		}
