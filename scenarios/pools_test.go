@@ -11,10 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/warrenhq/warren"
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/internal/fakellm"
 	"github.com/warrenhq/warren/internal/testenv"
+	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/trace"
 )
 
@@ -508,4 +511,68 @@ count = 1
 			t.Fatalf("child %+v, done %d, still in flight at the server %d, requests %d", child, sum.ByStatus[components.Done], srv.InFlight(), len(srv.Requests()))
 		}
 	})
+}
+
+// TestAnthropicScenario runs a whole scenario on the anthropic kind through a pool, against the
+// fake's Messages API half: tool use, cache reads and writes counted in the summary, the key in no
+// trace, recording or log, and the recording replayed with the provider gone.
+func TestAnthropicScenario(t *testing.T) {
+	srv := startFake(t, func(n int, req fakellm.Request) fakellm.Reply {
+		if req.Wire != fakellm.WireAnthropic || !req.Authorized {
+			return fakellm.Reply{Status: 400}
+		}
+		if last := req.Messages[len(req.Messages)-1]; strings.Contains(last.Content, "Wrote") {
+			return fakellm.Reply{Text: "Written.", Usage: fakellm.Usage{Prompt: 300, Completion: 4, Cached: 200}}
+		}
+		return fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "toolu_1", Name: "write_file", Arguments: `{"path":"a.md","content":"hi"}`}},
+			Usage: fakellm.Usage{Prompt: 250, Completion: 20, CacheWrite: 200}}
+	})
+	t.Setenv("WARREN_TEST_CLAUDE_KEY", "sk-ant-secret-7")
+	dir := t.TempDir()
+	mustWrite(t, filepath.Join(dir, "w.toml"), "name = \"w\"\ndescription = \"Writes.\"\n[[stages]]\nname = \"write\"\navailable_tools = [\"write_file\"]\n")
+	path := filepath.Join(dir, "claude.toml")
+	mustWrite(t, path, fmt.Sprintf(`
+name = "claude"
+[blueprints]
+w = "w.toml"
+[host.tool_permissions]
+write_file = "allow"
+[[host.inference_pools]]
+name = "anthropic"
+api = "anthropic"
+models = ["fake-claude"]
+prices = { input = 3.0, output = 15.0, cache_read = 0.3, cache_write = 3.75 }
+[models.claude]
+kind = "anthropic"
+model = "fake-claude"
+base_url = %q
+api_key_env = "WARREN_TEST_CLAUDE_KEY"
+[[groups]]
+name = "writers"
+count = 2
+blueprint = "w"
+model = "claude"
+task = "write a.md, {{.Name}}"
+`, srv.AnthropicURL))
+	sc, err := warren.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	var rec bytes.Buffer
+	tr, tape := recordRun(t, sc, warren.Options{Record: &rec, Log: zerolog.New(&logs).Level(zerolog.DebugLevel)})
+	for name, out := range map[string][]byte{"trace": tr, "recording": rec.Bytes(), "log": logs.Bytes()} {
+		if bytes.Contains(out, []byte("sk-ant-secret-7")) {
+			t.Fatalf("the key reached the %s", name)
+		}
+	}
+	srv.Close()
+	replayed, sum, err := replayRun(t, tape, "")
+	if err != nil || !bytes.Equal(tr, replayed) {
+		t.Fatalf("replay: %v\n%s", err, traceDiff(t, tr, replayed))
+	}
+	want := models.Usage{Prompt: 1100, Completion: 48, CacheRead: 400, CacheWrite: 400}
+	if sum.ByStatus[components.Done] != 2 || sum.Spend.Tokens != want || sum.Spend.Cost == 0 {
+		t.Fatalf("done %d, spend %+v, want tokens %+v", sum.ByStatus[components.Done], sum.Spend, want)
+	}
 }
