@@ -14,14 +14,19 @@ const perMessage = 8
 func PromptBytes(v *models.View, system string) int64 {
 	n := int64(len(system)+len(v.System)) + perMessage
 	for i := range v.Messages {
-		m := &v.Messages[i]
-		n += int64(len(m.Content)+len(m.CallID)) + perMessage
-		for _, c := range m.Calls {
-			n += int64(len(c.ID)+len(c.Name)+len(c.Args)) + perMessage
-		}
+		n += MessageBytes(&v.Messages[i])
 	}
 	for _, t := range v.Tools {
 		n += int64(len(t.Name)+len(t.Description)+len(t.Parameters)) + perMessage
+	}
+	return n
+}
+
+// MessageBytes is what one message adds to PromptBytes: what a cut that drops it takes away.
+func MessageBytes(m *models.Message) int64 {
+	n := int64(len(m.Content)+len(m.CallID)) + perMessage
+	for _, c := range m.Calls {
+		n += int64(len(c.ID)+len(c.Name)+len(c.Args)) + perMessage
 	}
 	return n
 }

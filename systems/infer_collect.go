@@ -1,13 +1,11 @@
 package systems
 
 import (
-	"errors"
 	"time"
 
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
 	"github.com/warrenhq/warren/inference"
-	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/resources"
 	"github.com/warrenhq/warren/tools"
 )
@@ -124,19 +122,11 @@ func (s *InferCollect) finishLive(tick uint64, now time.Time, o *modelOutcome, p
 		s.inf.Charge(job.group, job.root, components.Spend{Attempts: 1})
 		p := s.profiles.Get(id.Profile)
 		wait := max(t.NotBefore.Sub(now), 0)
-		status := 0
-		var rf *recordedFailure
-		var pe *models.ProviderError
-		switch {
-		case errors.As(o.err, &pe):
-			status = pe.Status
-		case errors.As(o.err, &rf):
-			status = rf.status
-		}
+		f, _ := attemptFailure(o.err)
 		if tools.IsRealTime(o.err) {
 			s.run.RealTimeLimits++
 		}
-		s.run.Trace.ModelRetry(tick, ref(id, d), p.Blueprint.Stages[s.maps.cursor.Get(job.entity).Stage].Name, t.Turn, attempt, pool.Name(), o.err.Error(), status, wait.Milliseconds())
+		s.run.Trace.ModelRetry(tick, ref(id, d), p.Blueprint.Stages[s.maps.cursor.Get(job.entity).Stage].Name, t.Turn, attempt, pool.Name(), o.err.Error(), f.status, wait.Milliseconds())
 		return true
 	}
 	if !alive || o.err != nil || o.panic != "" {

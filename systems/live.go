@@ -53,11 +53,13 @@ var ErrContextOverflow = errors.New("the conversation outgrows the model's conte
 // byte the provider last counted for this agent estimate it (every byte a token before any count),
 // and its completion cap pass the context window, the oldest whole turn goes (an assistant message
 // with the tool results answering it, or a lone user or system message), keeping the task (the
-// first message, when it is the user's) and the latest turn. It returns how many messages went.
-func cutContext(v *models.View, spec models.LiveSpec, known inference.Context) (int, error) {
+// first message, when it is the user's) and the latest turn. It returns how many messages went and
+// the PromptBytes of what is left.
+func cutContext(v *models.View, spec models.LiveSpec, known inference.Context) (int, int64, error) {
+	bytes := inference.PromptBytes(v, "")
 	window := spec.ContextTokens
 	if window <= 0 {
-		return 0, nil
+		return 0, bytes, nil
 	}
 	tokens := func(bytes int64) int64 {
 		if known.Tokens > 0 && known.Bytes > 0 {
@@ -65,12 +67,11 @@ func cutContext(v *models.View, spec models.LiveSpec, known inference.Context) (
 		}
 		return bytes
 	}
-	bytes := inference.PromptBytes(v, "")
 	if tokens(bytes)+spec.MaxTokens <= window {
-		return 0, nil
+		return 0, bytes, nil
 	}
 	if spec.ContextOverflow == models.ContextFail {
-		return 0, fmt.Errorf("%w: about %d tokens with max_tokens %d, over context_tokens = %d (context_overflow = %q)",
+		return 0, bytes, fmt.Errorf("%w: about %d tokens with max_tokens %d, over context_tokens = %d (context_overflow = %q)",
 			ErrContextOverflow, tokens(bytes), spec.MaxTokens, window, models.ContextFail)
 	}
 	msgs := v.Messages // the agent's conversation: never written here
@@ -87,23 +88,17 @@ func cutContext(v *models.View, spec models.LiveSpec, known inference.Context) (
 			}
 		}
 		if next >= len(msgs) {
-			return 0, fmt.Errorf("%w: the task and the latest turn alone are about %d tokens with max_tokens %d, over context_tokens = %d",
+			return 0, bytes, fmt.Errorf("%w: the task and the latest turn alone are about %d tokens with max_tokens %d, over context_tokens = %d",
 				ErrContextOverflow, tokens(bytes), spec.MaxTokens, window)
 		}
 		for i := end; i < next; i++ {
-			bytes -= messageBytes(&msgs[i])
+			bytes -= inference.MessageBytes(&msgs[i])
 		}
 		end = next
 	}
 	cut := make([]models.Message, 0, len(msgs)-(end-start))
 	v.Messages = append(append(cut, msgs[:start]...), msgs[end:]...)
-	return end - start, nil
-}
-
-// messageBytes is what one message adds to PromptBytes.
-func messageBytes(m *models.Message) int64 {
-	v := models.View{Messages: []models.Message{*m}}
-	return inference.PromptBytes(&v, "") - inference.PromptBytes(&models.View{}, "")
+	return end - start, bytes, nil
 }
 
 // queueLive parks an agent's live model turn in its model's pool. It returns false, having dealt
@@ -124,12 +119,11 @@ func (s *InferDispatch) queueLive(tick uint64, e ecs.Entity, id *components.Iden
 		return s.apply(tick, e, id, cur, modelOutcome{err: fmt.Errorf("the stage's prompt: %w", err)})
 	}
 	known := inference.Context{Tokens: d.ContextTokens, Bytes: d.ContextBytes}
-	dropped, err := cutContext(view, route.Spec, known)
+	dropped, bytes, err := cutContext(view, route.Spec, known)
 	if err != nil {
 		return s.apply(tick, e, id, cur, modelOutcome{err: err})
 	}
-	job.dropped, job.copied = dropped, dropped > 0
-	job.bytes = inference.PromptBytes(view, "")
+	job.dropped, job.copied, job.bytes = dropped, dropped > 0, bytes
 	job.prompt = min(known.Prompt(job.bytes), job.bytes) // both bound it; a cut makes the first loose
 	estimate := inference.Estimate(job.prompt, route.Spec.MaxTokens)
 	if limit := s.inf.Budgets.TokensPerAgent; limit > 0 && d.Spend.Tokens.Total()+estimate > limit {
@@ -159,24 +153,28 @@ func liveOutcome(o *modelOutcome, t *inference.Ticket) inference.Outcome {
 	case errors.Is(o.err, context.Canceled):
 		out.Uncounted = true
 	default:
-		var f interface {
-			Temporary() bool
-		}
-		if errors.As(o.err, &f) {
-			out.Temporary = f.Temporary()
-		}
-		var pe *models.ProviderError
-		var rf *recordedFailure
-		switch {
-		case errors.As(o.err, &pe):
-			out.RetryAfter = pe.RetryAfter
-		case errors.As(o.err, &rf):
-			out.RetryAfter = rf.retryAfter
-		default:
+		f, ok := attemptFailure(o.err)
+		if !ok {
 			out.Uncounted = true // the host's own failure (a request it could not build) says nothing of the endpoint
+			break
 		}
+		out.Temporary, out.RetryAfter = f.Temporary(), f.retryAfter
 	}
 	return out
+}
+
+// attemptFailure is what a failed attempt tells the retry policy and the recording, from a
+// provider's error (models.ProviderError) or a replayed one; false for any other error.
+func attemptFailure(err error) (recordedFailure, bool) {
+	var pe *models.ProviderError
+	if errors.As(err, &pe) {
+		return recordedFailure{msg: pe.Error(), status: pe.Status, retryAfter: pe.RetryAfter, timeout: pe.Timeout}, true
+	}
+	var rf *recordedFailure
+	if errors.As(err, &rf) {
+		return *rf, true
+	}
+	return recordedFailure{}, false
 }
 
 // jitter is a fraction in [0, 1) for an attempt, the same in every run: a hash of who asked what.
@@ -229,13 +227,8 @@ func toRecordedModel(m *recording.ModelTurn, o *modelOutcome) {
 		return
 	}
 	m.Err = o.err.Error()
-	var pe *models.ProviderError
-	if errors.As(o.err, &pe) {
-		m.Status, m.RetryAfterMS, m.Timeout = pe.Status, pe.RetryAfter.Milliseconds(), pe.Timeout
-	}
-	var rf *recordedFailure
-	if errors.As(o.err, &rf) {
-		m.Status, m.RetryAfterMS, m.Timeout = rf.status, rf.retryAfter.Milliseconds(), rf.timeout
+	if f, ok := attemptFailure(o.err); ok {
+		m.Status, m.RetryAfterMS, m.Timeout = f.status, f.retryAfter.Milliseconds(), f.timeout
 	}
 }
 

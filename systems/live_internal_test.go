@@ -64,12 +64,15 @@ func TestCutContext(t *testing.T) {
 	before := append([]models.Message(nil), conv...)
 	v := &models.View{Messages: conv}
 	spec := models.LiveSpec{ContextTokens: 800, MaxTokens: 100}
-	dropped, err := cutContext(v, spec, inference.Context{})
+	dropped, bytes, err := cutContext(v, spec, inference.Context{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if dropped != 6 || len(v.Messages) != 3 || v.Messages[0].Content != "the task" || v.Messages[1].Calls[0].ID != "d" || v.Messages[2].CallID != "d" {
 		t.Fatalf("dropped %d, kept %+v", dropped, v.Messages)
+	}
+	if bytes != inference.PromptBytes(v, "") {
+		t.Fatalf("the cut reports %d bytes left, the view measures %d", bytes, inference.PromptBytes(v, ""))
 	}
 	for i := range conv {
 		if conv[i].Content != before[i].Content || conv[i].CallID != before[i].CallID {
@@ -77,15 +80,15 @@ func TestCutContext(t *testing.T) {
 		}
 	}
 	v = &models.View{Messages: conv}
-	if _, err := cutContext(v, models.LiveSpec{ContextTokens: 800, MaxTokens: 100, ContextOverflow: models.ContextFail}, inference.Context{}); err == nil || len(v.Messages) != len(conv) {
+	if _, _, err := cutContext(v, models.LiveSpec{ContextTokens: 800, MaxTokens: 100, ContextOverflow: models.ContextFail}, inference.Context{}); err == nil || len(v.Messages) != len(conv) {
 		t.Fatalf("fail rule: %v", err)
 	}
 	v = &models.View{Messages: conv}
-	if _, err := cutContext(v, models.LiveSpec{ContextTokens: 300, MaxTokens: 100}, inference.Context{}); err == nil {
+	if _, _, err := cutContext(v, models.LiveSpec{ContextTokens: 300, MaxTokens: 100}, inference.Context{}); err == nil {
 		t.Fatal("a window the task and latest turn cannot fit cut instead of failing")
 	}
 	v = &models.View{Messages: conv}
-	if n, _ := cutContext(v, spec, inference.Context{Tokens: 100, Bytes: 2000}); n != 0 {
+	if n, _, _ := cutContext(v, spec, inference.Context{Tokens: 100, Bytes: 2000}); n != 0 {
 		t.Fatalf("with 1 token per 20 bytes counted, %d messages were cut from a conversation that fits", n)
 	}
 }
