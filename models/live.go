@@ -3,6 +3,7 @@ package models
 import (
 	"fmt"
 	"net/http"
+	"os"
 	"strconv"
 	"time"
 )
@@ -179,4 +180,29 @@ func ContextProblems(tokens int64, overflow string) KeyErrors {
 		problems = append(problems, &KeyError{Key: "context_overflow", Err: fmt.Errorf("%q: valid rules are %s, %s", overflow, ContextDropOldest, ContextFail)})
 	}
 	return problems
+}
+
+// LiveBaseURL is a live table's base_url when it sets one, else the environment variable env (the
+// one its SDK's users know, such as OPENAI_BASE_URL), else def.
+func LiveBaseURL(set, env, def string) string {
+	if set != "" {
+		return set
+	}
+	if v := os.Getenv(env); v != "" {
+		return v
+	}
+	return def
+}
+
+// LiveTimeout parses a live table's timeout key: def when raw is empty, else a positive Go
+// duration, or a problem at the key (and def).
+func LiveTimeout(raw string, def time.Duration) (time.Duration, *KeyError) {
+	if raw == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(raw)
+	if err != nil || d <= 0 {
+		return def, &KeyError{Key: "timeout", Err: fmt.Errorf("%q: give a positive Go duration, e.g. \"30s\"", raw)}
+	}
+	return d, nil
 }

@@ -117,23 +117,13 @@ func (c *Config) Compile(env *models.KindEnv) (models.Model, error) {
 	if strings.TrimSpace(c.Model) == "" {
 		bad("model", errors.New("missing: name the provider's model, e.g. model = \"claude-sonnet-5-5\""))
 	}
-	base := c.BaseURL
-	if base == "" {
-		base = os.Getenv("ANTHROPIC_BASE_URL")
-	}
-	if base == "" {
-		base = DefaultBaseURL
-	}
+	base := models.LiveBaseURL(c.BaseURL, "ANTHROPIC_BASE_URL", DefaultBaseURL)
 	if err := checkBaseURL(base); err != nil {
 		bad("base_url", err)
 	}
-	timeout := DefaultTimeout
-	if c.Timeout != "" {
-		d, err := time.ParseDuration(c.Timeout)
-		if err != nil || d <= 0 {
-			bad("timeout", fmt.Errorf("%q: give a positive Go duration, e.g. \"30s\"", c.Timeout))
-		}
-		timeout = d
+	timeout, problem := models.LiveTimeout(c.Timeout, DefaultTimeout)
+	if problem != nil {
+		problems = append(problems, problem)
 	}
 	maxTokens := int64(DefaultMaxTokens)
 	if c.MaxTokens != nil {

@@ -78,13 +78,7 @@ func (c *Config) Compile(env *models.KindEnv) (models.Model, error) {
 	if strings.TrimSpace(c.Model) == "" {
 		problems = append(problems, &models.KeyError{Key: "model", Err: errors.New("missing: name the provider's model, e.g. model = \"gpt-4o-mini\"")})
 	}
-	base := c.BaseURL
-	if base == "" {
-		base = os.Getenv("OPENAI_BASE_URL")
-	}
-	if base == "" {
-		base = DefaultBaseURL
-	}
+	base := models.LiveBaseURL(c.BaseURL, "OPENAI_BASE_URL", DefaultBaseURL)
 	if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		problems = append(problems, &models.KeyError{Key: "base_url", Err: fmt.Errorf("%q: give an http or https URL, e.g. \"http://localhost:11434/v1\"", base)})
 	}
@@ -92,13 +86,9 @@ func (c *Config) Compile(env *models.KindEnv) (models.Model, error) {
 	if keyEnv == "" {
 		keyEnv = "OPENAI_API_KEY"
 	}
-	timeout := DefaultTimeout
-	if c.Timeout != "" {
-		d, err := time.ParseDuration(c.Timeout)
-		if err != nil || d <= 0 {
-			problems = append(problems, &models.KeyError{Key: "timeout", Err: fmt.Errorf("%q: give a positive Go duration, e.g. \"30s\"", c.Timeout)})
-		}
-		timeout = d
+	timeout, bad := models.LiveTimeout(c.Timeout, DefaultTimeout)
+	if bad != nil {
+		problems = append(problems, bad)
 	}
 	if c.MaxTokens < 0 {
 		problems = append(problems, &models.KeyError{Key: "max_tokens", Err: fmt.Errorf("%d: give a positive number of tokens", c.MaxTokens)})
