@@ -1,6 +1,7 @@
 package warren
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -76,7 +77,22 @@ type Options struct {
 	Replay *recording.Tape
 	// FaultsSeed, when set, replaces the seed the scenario's [faults] are drawn from.
 	FaultsSeed *uint64
+	// State, when set, keeps the run's durable state in a state directory (docs/state.md): its
+	// trace, its recording and its effect journal, committed at tick boundaries, so that Resume
+	// can go on with it after a crash. The trace goes to TraceFile when set, else into the
+	// directory; Trace, Record and Replay must be nil.
+	State *StateOptions
+
+	// resumed is the state directory a resume (Resume) goes on with.
+	resumed *stateRun
+	// recordName, when set, is how the trace's and the recording's headers name the recording
+	// (a state directory's is named relative to the directory, so that two directories of one run
+	// hold the same trace).
+	recordName string
 }
+
+// recordingName is how the headers name the recording.
+func (o *Options) recordingName() string { return cmp.Or(o.recordName, o.RecordFile) }
 
 // Summary is what a run did.
 type Summary struct {
@@ -190,6 +206,8 @@ type Runtime struct {
 	servers   *mcp.Manager
 	cleanup   []func()
 	ran       bool
+	// state is the run's state directory (nil: none).
+	state *stateRun
 	// halt ends the run's context with a cause, from the trace watch (set by Run).
 	halt context.CancelCauseFunc
 }
@@ -220,12 +238,6 @@ func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
 	for _, c := range counts {
 		r.total += c
 	}
-	root, removeRoot, err := workRoot(opt.WorkRoot, opt.Log)
-	if err != nil {
-		return nil, err
-	}
-	r.cleanup = append(r.cleanup, removeRoot)
-
 	host := sc.Host
 	if opt.Host != nil {
 		host = opt.Host
@@ -252,22 +264,40 @@ func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
 	}
 	unattended := sc.Unattended || opt.Unattended || host.Unattended
 
-	if opt.Record != nil && opt.Replay != nil {
+	hash := runHash(sc, opt, r.total, host, launch)
+	r.state = opt.resumed
+	if opt.State != nil {
+		if r.state, err = openState(sc, &opt, r.seed, hash); err != nil {
+			return nil, err
+		}
+		r.opt = opt
+	}
+	if r.state != nil {
+		r.cleanup = append(r.cleanup, r.state.Close)
+	}
+	if r.state != nil && opt.Answerer != nil {
+		return nil, errors.New("a run with a state directory takes no Answerer yet: its answers could not be resumed")
+	}
+	if opt.Record != nil && opt.Replay != nil && r.state == nil {
 		return nil, errors.New("a run records or replays, not both")
 	}
-	hash := runHash(sc, opt, r.total, host, launch)
 	if opt.Record != nil {
 		if r.record, err = recording.NewWriter(opt.Record, recordingHeader(sc, opt, r.seed, hash)); err != nil {
 			return nil, fmt.Errorf("recording: %w", err)
 		}
 	}
+	root, removeRoot, err := workRoot(opt.WorkRoot, opt.Log)
+	if err != nil {
+		return nil, err
+	}
+	r.cleanup = append(r.cleanup, removeRoot)
 	out := opt.Trace
 	if out == nil && opt.Events != nil {
 		out = io.Discard // the events are observed, not kept
 	}
 	if out != nil {
 		r.trace, err = trace.NewWriter(out, trace.Header{Scenario: sc.Name, ScenarioHash: hash,
-			Clock: sc.Clock.Mode.String(), Seed: r.seed, Recording: opt.RecordFile})
+			Clock: sc.Clock.Mode.String(), Seed: r.seed, Recording: opt.recordingName()})
 		if err != nil {
 			return nil, fmt.Errorf("trace: %w", err)
 		}
@@ -304,6 +334,9 @@ func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
 		ScriptTool: scriptTool,
 	}
 	r.set.Recording.Writer, r.set.Recording.Tape = r.record, opt.Replay
+	if r.state != nil {
+		r.set.Recording.Journal, r.set.Recording.Resume = r.state.journal, r.state.resume
+	}
 	r.set.Inference = &resources.Inference{Configs: host.Pools, Budgets: resources.Budgets{
 		TokensPerAgent: sc.Budgets.TokensPerAgent, TokensPerRun: sc.Budgets.TokensPerRun, CostPerRun: inference.CostOf(sc.Budgets.CostUSD)}}
 	if sc.Faults != nil {
@@ -326,6 +359,13 @@ func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
 	if r.trace != nil || r.record != nil {
 		// Last, so that it sees a write error of any system of the tick.
 		pipeline = append(pipeline, &traceWatch{trace: r.trace, record: r.record, halt: func(err error) { r.halt(err) }})
+	}
+	if r.state != nil {
+		if sc.Clock.Mode == ecs.Wall {
+			return nil, errors.New("a run with a state directory needs the virtual clock for now ([clock] mode = \"virtual\"): a wall-clock run cannot be resumed yet (docs/state.md)")
+		}
+		// After the trace watch: a tick whose trace failed is not committed.
+		pipeline = append(pipeline, &stateCommit{state: r.state, trace: r.trace, rec: r.record, records: r.records, halt: func(err error) { r.halt(err) }})
 	}
 	r.sched = ecs.NewScheduler(r.world, pipeline...)
 	r.set.Lanes = resources.Lanes{Latency: sc.Latency,
@@ -352,6 +392,9 @@ func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
 	opt.Log.Info().Str("scenario", sc.Name).Int("agents", r.total).Uint64("seed", r.seed).Str("workdir", root).Msg("run started")
 	return r, nil
 }
+
+// Scenario is the scenario the runtime runs.
+func (r *Runtime) Scenario() *Scenario { return r.sc }
 
 // spawnGroups spawns every group's agents, each group under its own tool policy and profile.
 func (r *Runtime) spawnGroups(counts []int, root string, scoped *tools.ScopedToolRegistry, host *hostconfig.Config, launch policy.Launch, unattended bool) error {
@@ -478,6 +521,9 @@ func (r *Runtime) Run(ctx context.Context) (*Summary, error) {
 	}
 	sum.TraceEvents = r.trace.Events()
 	sum.Failures = append(scenarios.Check(r.sc, records), r.set.Hub.Unanswered()...)
+	if r.state != nil {
+		r.state.finish(sum)
+	}
 	r.opt.Log.Info().Str("stop", stop.String()).Str("status", sum.Status).Uint64("ticks", sum.Ticks).Dur("elapsed", elapsed).Msg("run finished")
 	if sum.Status == trace.RunFailed {
 		return sum, sum.Err
@@ -548,6 +594,19 @@ func (f firstAnswer) Answer(req *gate.PromptRequest) (string, uint64, bool) {
 		}
 	}
 	return "", 0, false
+}
+
+// launchHash is runHash for sc run with opt, worked out as New does.
+func launchHash(sc *Scenario, opt Options) string {
+	total := 0
+	for _, c := range sc.GroupCounts(opt.Agents) {
+		total += c
+	}
+	host := sc.Host
+	if opt.Host != nil {
+		host = opt.Host
+	}
+	return runHash(sc, opt, total, host, sc.MergeLaunch(opt.Launch))
 }
 
 // runHash is the trace header's scenario hash: the scenario's content hash, followed by what the

@@ -106,3 +106,16 @@ func Resource[T any](w *World) *T {
 	}
 	return r.Get()
 }
+
+// Count counts the live entities that have every one of comps: how many agents are in a phase,
+// for a state directory's account of a run.
+func (w *World) Count(comps ...Comp) int {
+	ids := make([]arche.ID, len(comps))
+	for i, c := range comps {
+		ids[i] = arche.TypeID(&w.arche, c)
+	}
+	q := w.arche.Query(arche.All(ids...))
+	n := q.Count()
+	q.Close()
+	return n
+}

@@ -33,6 +33,10 @@ type Tape struct {
 	Handovers []Handed
 	answers   []Answer
 	used      int
+	// ticks, in a resumed run's tape (ReadCommitted), counts the ticks the tape covers (0, 1, …,
+	// ticks-1): past them the run is live again.
+	ticks    uint64
+	resuming bool
 }
 
 // callKey is one call of one agent: call ids are unique per agent, not across agents (a model
@@ -98,7 +102,38 @@ type entryLine struct {
 // Read reads a whole recording. One of another format or version, a malformed line, or a
 // recording without its end line (the run that wrote it was cut off) is an error wrapping
 // ErrBadRecording that names the line.
-func Read(r io.Reader) (*Tape, error) {
+func Read(r io.Reader) (*Tape, error) { return read(r, false) }
+
+// ReadCommitted reads the committed part of a recording that a run with a state directory was
+// writing when it stopped: whole lines, no end line, every entry filed in the first ticks ticks
+// (the ticks committed). A resumed run replays from it through those ticks and is live past them
+// (Covers); a call it does not have is not a divergence but the resume's to decide (Resuming).
+func ReadCommitted(r io.Reader, ticks uint64) (*Tape, error) {
+	t, err := read(r, true)
+	if err != nil {
+		return nil, err
+	}
+	t.ticks, t.resuming = ticks, true
+	return t, nil
+}
+
+// Resuming reports whether the tape is a resumed run's committed part (ReadCommitted).
+func (t *Tape) Resuming() bool { return t != nil && t.resuming }
+
+// Covers reports whether the tape answers the inputs of tick: every tick of a whole recording,
+// the committed ticks of a resumed run's.
+func (t *Tape) Covers(tick uint64) bool { return t != nil && (!t.resuming || tick < t.ticks) }
+
+// Has reports whether the tape holds agent's call id.
+func (t *Tape) Has(agent, id string) bool {
+	_, ok := t.tools[callKey{agent, id}]
+	return ok
+}
+
+// Answers counts the answerer's answers recorded.
+func (t *Tape) Answers() int { return len(t.answers) }
+
+func read(r io.Reader, committed bool) (*Tape, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	t := &Tape{tools: map[callKey]*ToolEntry{}, background: map[callKey]string{}, mcp: map[mcpBatch][]MCPEvent{}, items: map[callKey]Items{}, dynamic: map[modelTurn]Dynamic{}, limits: map[modelTurn]string{}, live: map[liveKey]ModelTurn{}}
 	line := 0
@@ -136,6 +171,10 @@ func Read(r io.Reader) (*Tape, error) {
 	switch {
 	case line == 0:
 		return nil, fmt.Errorf("%w: empty input, want a header line", ErrBadRecording)
+	case committed && ended:
+		return nil, fmt.Errorf("%w: the committed part of a run still going has an end line", ErrBadRecording)
+	case committed:
+		return t, nil
 	case !ended:
 		return nil, fmt.Errorf("%w: no end line after line %d: the run that wrote it was cut off, so it cannot be replayed whole", ErrBadRecording, line)
 	case t.End.Entries != uint64(line-2):

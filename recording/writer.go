@@ -74,6 +74,18 @@ func NewWriter(w io.Writer, h Header) (*Writer, error) {
 	return rw, rw.sink.err
 }
 
+// Flush writes the buffered entries to the underlying writer (a state directory's commit makes
+// them durable next) and reports the first write error.
+func (w *Writer) Flush() error {
+	if w == nil {
+		return nil
+	}
+	if w.sink.err == nil {
+		w.sink.err = w.out.Flush()
+	}
+	return w.sink.err
+}
+
 // Err is the first write error (nil while every entry was written).
 func (w *Writer) Err() error {
 	if w == nil {
@@ -113,19 +125,20 @@ func (w *Writer) Begin(tick, agentID uint64, c Call) {
 	w.pending[slot{agentID, c.Index}] = pending{tick: tick, call: c, request: requestHash(c.Tool, args), args: args}
 }
 
-// Finish writes the entry of the call at index of agent agentID, filed at tick with result r. A
-// call Begin never saw is ignored.
-func (w *Writer) Finish(tick, agentID uint64, index int, r Result) {
+// Finish writes the entry of the call at index of agent agentID, filed at tick with result r, and
+// returns the call. A call Begin never saw is ignored (false).
+func (w *Writer) Finish(tick, agentID uint64, index int, r Result) (Call, bool) {
 	if w == nil {
-		return
+		return Call{}, false
 	}
 	k := slot{agentID, index}
 	p, ok := w.pending[k]
 	if !ok {
-		return
+		return Call{}, false
 	}
 	delete(w.pending, k)
 	w.tool(tick, p, StatusDone, r)
+	return p.call, true
 }
 
 // tool writes one tool entry.

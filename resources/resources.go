@@ -209,10 +209,16 @@ func (t *Teardown) Add(step TeardownStep) {
 
 // Recording is where a run's outside inputs go (Writer: host run --record) or come from (Tape:
 // host replay): the tool lane's calls, background reports and MCP session events. Both are nil in
-// a plain run; at most one is set.
+// a plain run; only a resumed run (host resume) has both.
 type Recording struct {
 	Writer *recording.Writer
 	Tape   *recording.Tape
+	// Journal, in a run with a state directory, journals the side-effecting lane calls (nil:
+	// none); Resume, in a resumed run, is what the run before it journaled. A resumed run has a
+	// Tape (the committed part of its recording, Tape.Resuming) and a Writer both: it replays the
+	// committed ticks, recording them again, and goes on live past them.
+	Journal EffectJournal
+	Resume  *Resume
 	// Stop ends the run after the current tick with err, a replay that left its recording (nil:
 	// the systems' test harness, where the error is only seen through Err).
 	Stop func(err error)

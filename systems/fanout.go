@@ -73,12 +73,13 @@ func (s *Subagents) fanOut(w *ecs.World, tick uint64, c caller, index int, call 
 // itemsFile reads a fan-out's items file (readItems): a file of the workdir is an input from
 // outside the world, so a recorded run keeps what it read and a replay reads that instead.
 func (s *Subagents) itemsFile(tick uint64, d *components.AgentData, call models.ToolCall, name string) ([]string, error) {
-	if s.rec.Tape != nil {
+	if s.rec.Tape.Covers(tick) {
 		got, err := s.rec.Tape.Items(tick, d.Name, call.ID, name)
 		if err != nil {
 			s.rec.Fail(err)
 			return nil, err
 		}
+		s.rec.Writer.Items(tick, got) // a resumed run records what it replays
 		if got.Err != "" {
 			return nil, errors.New(got.Err)
 		}

@@ -95,6 +95,9 @@ func (s *InferCollect) recordLive(tick uint64, o *modelOutcome) {
 	m := *o.live
 	toRecordedModel(&m, o)
 	s.rec.Writer.Model(tick, m)
+	if s.rec.Journal != nil {
+		s.rec.Journal.Filed(resources.ModelEffect(m.Agent, m.Turn, m.Attempt))
+	}
 }
 
 // finishLive ends an attempt at a live turn in the pool that sent it: the budget reservation is

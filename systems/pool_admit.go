@@ -1,6 +1,8 @@
 package systems
 
 import (
+	"encoding/json"
+	"fmt"
 	"slices"
 	"strconv"
 
@@ -117,14 +119,23 @@ func (s *PoolAdmit) decide(t *inference.Ticket) inference.Verdict {
 			Request: liveRequest(job.modelID, model, job.view)}
 		if s.rec.Tape != nil {
 			m, err := s.rec.Tape.Model(s.tick, job.agent, job.turn, attempt, asked.Request)
-			if err != nil {
+			switch {
+			case err == nil:
+				answered = fromRecordedModel(m)
+			case s.rec.Tape.Resuming():
+				answered = s.resumed(job, attempt)
+			default:
 				s.rec.Fail(err)
 				answered = &modelOutcome{err: err}
-			} else {
-				answered = fromRecordedModel(m)
 			}
-			asked = nil
+			if s.rec.Writer == nil {
+				asked = nil // a replay records nothing; a resumed run records what it replays
+			}
 		}
+	}
+	var journal resources.EffectJournal
+	if answered == nil && asked != nil {
+		journal = s.rec.Journal
 	}
 	pool := s.pool.Name()
 	ctx := job.ctx
@@ -132,9 +143,27 @@ func (s *PoolAdmit) decide(t *inference.Ticket) inference.Verdict {
 		Agent: t.Agent, Entity: job.entity, Latency: job.latency,
 		Run: func() any {
 			var out modelOutcome
-			if answered != nil {
+			switch {
+			case answered != nil:
 				out = *answered
-			} else {
+			case journal != nil:
+				// A live request spends money: journaled as an intent before it goes and with its
+				// answer after, so that a resume gives back an answer the run paid for.
+				key := resources.ModelEffect(job.agent, job.turn, attempt)
+				if err := journal.Intent(key, s.tick); err != nil {
+					out = modelOutcome{err: fmt.Errorf("the request was not sent: the state directory could not journal it: %w", err)}
+					break
+				}
+				st := job.state
+				out = callModel(ctx, model, &st, job.view)
+				if ctx.Err() == nil {
+					m := *asked
+					toRecordedModel(&m, &out)
+					if raw, err := json.Marshal(m); err == nil {
+						_ = journal.Done(key, s.tick, raw)
+					}
+				}
+			default:
 				st := job.state
 				out = callModel(ctx, model, &st, job.view)
 			}
@@ -143,6 +172,24 @@ func (s *PoolAdmit) decide(t *inference.Ticket) inference.Verdict {
 		},
 	})
 	return inference.Send
+}
+
+// resumed is the outcome of an attempt a resumed run's committed recording does not have: the
+// journaled answer when the run before the crash got one, else nil (the attempt is sent: a
+// request that was in flight is sent again, since asking a model changes nothing but the bill).
+func (s *PoolAdmit) resumed(job *liveJob, attempt uint32) *modelOutcome {
+	action, journaled := s.rec.Resume.Decide(resources.ModelEffect(job.agent, job.turn, attempt),
+		fmt.Sprintf("%s model turn %d attempt %d", job.agent, job.turn, attempt), true, true)
+	if action != resources.ServeJournaled {
+		return nil
+	}
+	var m recording.ModelTurn
+	if err := json.Unmarshal(journaled, &m); err != nil {
+		err = fmt.Errorf("the effect journal's answer to %s's model turn %d does not read: %w", job.agent, job.turn, err)
+		s.rec.Fail(err)
+		return &modelOutcome{err: err}
+	}
+	return fromRecordedModel(m)
 }
 
 // refuse ends the agent of a turn no budget can cover.

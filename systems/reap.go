@@ -239,3 +239,25 @@ func Unfinished(w *ecs.World, reason string) []components.FinalRecord {
 	slices.SortFunc(out, func(a, b components.FinalRecord) int { return cmp.Compare(a.ID, b.ID) })
 	return out
 }
+
+// Phases counts the live agents by phase, under the phases' names in the trace's terms.
+func Phases(w *ecs.World) map[string]int {
+	out := map[string]int{}
+	for _, p := range []struct {
+		name string
+		comp ecs.Comp
+	}{
+		{"entering", ecs.T[components.Entering]()},
+		{"ready_to_infer", ecs.T[components.ReadyToInfer]()},
+		{"awaiting_inference", ecs.T[components.AwaitingInference]()},
+		{"ready_for_tools", ecs.T[components.ReadyForTools]()},
+		{"awaiting_tools", ecs.T[components.AwaitingTools]()},
+		{"resolve_transition", ecs.T[components.ResolveTransition]()},
+		{"terminal", ecs.T[components.Terminal]()},
+	} {
+		if n := w.Count(p.comp); n > 0 {
+			out[p.name] = n
+		}
+	}
+	return out
+}

@@ -1,6 +1,10 @@
 package systems
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
+
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
 	"github.com/warrenhq/warren/models"
@@ -31,9 +35,56 @@ func (t *toolTurn) replay(tick uint64, e ecs.Entity, id *components.Identity, d 
 	} else {
 		res = fromRecording(entry.Result(), entry.Agent, entry.ID, t.rec.Tape)
 	}
+	t.rec.Writer.Begin(tick, id.ID, recordedCall(d, turn, i, call)) // a resumed run records what it replays
 	d.Work.Outstanding++
 	t.lanes.Tool.Submit(tick, ecs.Job{Agent: id.ID, Entity: e, Index: i, Latency: latency, Run: func() any { return res }})
 }
+
+// resumed settles call i of the turn in a resumed run whose committed recording does not have it
+// (Resume.Decide): a result the run before the crash got is filed from the effect journal, a
+// side-effecting call that was running then is answered as interrupted (a resume note says so),
+// both through the tool lane at the call's latency. It returns the action: for RunLive and
+// RunAgain the caller runs the call live.
+func (t *toolTurn) resumed(tick uint64, e ecs.Entity, id *components.Identity, d *components.AgentData, turn uint64, i int, call models.ToolCall, h *tools.Handle, latency uint64) resources.ResumeAction {
+	r := t.rec.Resume
+	action, journaled := r.Decide(resources.ToolEffect(d.Name, call.ID), d.Name+" "+call.ID+" ("+call.Name+")",
+		!h.Effects().ReadOnly(), r != nil && r.Retry != nil && r.Retry(call.Name))
+	var res components.ToolResult
+	switch action {
+	case resources.RunLive, resources.RunAgain:
+		return action
+	case resources.ServeJournaled:
+		var r recording.Result
+		if err := json.Unmarshal(journaled, &r); err != nil {
+			t.rec.Fail(fmt.Errorf("the effect journal's result of %s's call %s does not read: %w", d.Name, call.ID, err))
+			r = recording.Result{Content: err.Error()}
+		}
+		res = fromRecording(r, d.Name, call.ID, t.rec.Tape)
+	case resources.AnswerInterrupted:
+		res = components.ToolResult{Content: resources.Interrupted, IsError: true,
+			Notes: []tools.Note{{Fn: ResumeNote, Text: "interrupted: running when the host stopped; not run again"}}}
+	}
+	t.rec.Writer.Begin(tick, id.ID, recordedCall(d, turn, i, call))
+	d.Work.Outstanding++
+	t.lanes.Tool.Submit(tick, ecs.Job{Agent: id.ID, Entity: e, Index: i, Latency: latency, Run: func() any { return res }})
+	return action
+}
+
+// ranAgain marks the result of a call a resumed run ran again (retry_on_resume) with a resume note.
+func ranAgain(run func() any) func() any {
+	return func() any {
+		out := run()
+		if res, ok := out.(components.ToolResult); ok {
+			res.Notes = append(res.Notes, tools.Note{Fn: ResumeNote, Text: "run again: it was running when the host stopped, and its tool is retry_on_resume", OK: true})
+			return res
+		}
+		return out
+	}
+}
+
+// ResumeNote is the fn of the tool_note a resumed run writes for a call the host's stop cut off:
+// answered as interrupted, or run again (retry_on_resume).
+const ResumeNote = "resume"
 
 // laneRun is the work of lane call i of the agent's turn. In a recorded run it notes the call in
 // the recording and gives a script tool (usesHost) a Recorder its requests go through, whose ops
@@ -41,11 +92,11 @@ func (t *toolTurn) replay(tick uint64, e ecs.Entity, id *components.Identity, d 
 // gives the script a Player answering its requests from the recorded call, and the script runs
 // again. A replayed call the recording does not have files the divergence as its result (the run
 // stops at the end of the tick).
-func (t *toolTurn) laneRun(tick, agent uint64, d *components.AgentData, turn uint64, i int, call models.ToolCall, h *tools.Handle, ec *tools.ExecContext, usesHost bool) func() any {
+func (t *toolTurn) laneRun(tick, agent uint64, d *components.AgentData, turn uint64, i int, call models.ToolCall, h *tools.Handle, ec *tools.ExecContext, usesHost, replaying bool) func() any {
 	args := call.Args
-	plain := func() any { return runTool(h, ec, args) }
+	run := func() any { return runTool(h, ec, args) }
 	switch {
-	case t.rec.Tape != nil:
+	case replaying:
 		c := recordedCall(d, turn, i, call)
 		entry, err := t.rec.Tape.Tool(tick, c)
 		if err != nil {
@@ -53,11 +104,13 @@ func (t *toolTurn) laneRun(tick, agent uint64, d *components.AgentData, turn uin
 			res := components.ToolResult{Content: err.Error(), IsError: true}
 			return func() any { return res }
 		}
+		t.rec.Writer.Begin(tick, agent, c) // a resumed run records what it replays
 		player := &recording.Player{Tick: tick, Call: c, Ops: entry.Ops}
 		ec.Outside = player
 		return func() any {
 			res := runTool(h, ec, args)
 			res.Divergence = player.Err()
+			res.Ops = entry.Ops
 			return res
 		}
 	case t.rec.Writer != nil:
@@ -65,14 +118,39 @@ func (t *toolTurn) laneRun(tick, agent uint64, d *components.AgentData, turn uin
 		if usesHost {
 			rec := &recording.Recorder{}
 			ec.Outside = rec
-			return func() any {
+			run = func() any {
 				res := runTool(h, ec, args)
 				res.Ops = rec.Ops()
 				return res
 			}
 		}
 	}
-	return plain
+	if j := t.rec.Journal; j != nil && !h.Effects().ReadOnly() {
+		run = journaled(j, resources.ToolEffect(d.Name, call.ID), tick, ec.Ctx, run)
+	}
+	return run
+}
+
+// journaled runs a side-effecting call's work under the effect journal: its intent is on disk
+// before it runs (a journal that cannot take it fails the call, which then never ran), and its
+// result once it returns, unless the run's stop cut it off (its context ended), which leaves it
+// "may or may not have happened" for a resume.
+func journaled(j resources.EffectJournal, key string, tick uint64, ctx context.Context, run func() any) func() any {
+	return func() any {
+		if err := j.Intent(key, tick); err != nil {
+			return components.ToolResult{Content: "the call did not run: the state directory could not journal it: " + err.Error(), IsError: true}
+		}
+		out := run()
+		if ctx != nil && ctx.Err() != nil {
+			return out
+		}
+		if res, ok := out.(components.ToolResult); ok {
+			if raw, err := json.Marshal(toRecording(res)); err == nil {
+				_ = j.Done(key, tick, raw) // a result that is not journaled leaves the call interrupted: the safe side
+			}
+		}
+		return out
+	}
 }
 
 // toRecording is a filed result in the recording's terms.
@@ -113,9 +191,17 @@ var _ tools.Detached = replayedReport{}
 
 // Report implements tools.Detached.
 func (r replayedReport) Report() string {
-	report, _ := r.tape.Background(r.agent, r.callID)
+	report, ok := r.tape.Background(r.agent, r.callID)
+	if !ok && r.tape.Resuming() {
+		// Delivered after the last commit: the command died with the host that ran it.
+		return LostReport
+	}
 	return report
 }
+
+// LostReport is what an agent is told of its background command when a resumed run goes on
+// without it: the command's process did not survive the host.
+const LostReport = "[background command lost] the host stopped while this command ran in the background, and its process did not survive; whether it finished is unknown"
 
 // resolveRecording resolves the run's recording resource.
 func resolveRecording(w *ecs.World) (*resources.Recording, error) {

@@ -3,6 +3,7 @@ package systems
 import (
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/resources"
 )
 
 // ToolCollect takes finished tool calls from the tool lane, in canonical order (agent id, call
@@ -49,7 +50,10 @@ func (s *ToolCollect) Update(w *ecs.World) {
 			res = done.Value.(components.ToolResult)
 		}
 		if s.rec.Writer != nil {
-			s.rec.Writer.Finish(tick, done.Agent, done.Index, toRecording(res))
+			c, ok := s.rec.Writer.Finish(tick, done.Agent, done.Index, toRecording(res))
+			if ok && s.rec.Journal != nil {
+				s.rec.Journal.Filed(resources.ToolEffect(c.Agent, c.ID))
+			}
 		}
 		if res.Divergence != nil {
 			s.rec.Fail(res.Divergence)

@@ -282,7 +282,19 @@ func (t *toolTurn) start(tick uint64, e ecs.Entity, id *components.Identity, p *
 		latency += t.faults.SlowTicks()
 	}
 	usesHost := scripthost.UsesHost(h)
-	if t.rec.Tape != nil && !usesHost {
+	replaying, again := t.rec.Tape != nil, false
+	if replaying && t.rec.Tape.Resuming() && !t.rec.Tape.Has(d.Name, call.ID) {
+		// A resumed run's committed recording has no result for this call: it was running when
+		// the host stopped, or started after the last commit. The effect journal says which.
+		switch t.resumed(tick, e, id, d, turn, i, call, h, latency) {
+		case resources.ServeJournaled, resources.AnswerInterrupted:
+			return
+		case resources.RunAgain:
+			again = true
+		}
+		replaying = false
+	}
+	if replaying && !usesHost {
 		t.replay(tick, e, id, d, turn, i, call, latency)
 		return
 	}
@@ -303,10 +315,11 @@ func (t *toolTurn) start(tick uint64, e ecs.Entity, id *components.Identity, p *
 	}
 	ec.Ctx = work.Ctx
 	work.Outstanding++
-	t.lanes.Tool.Submit(tick, ecs.Job{
-		Agent: id.ID, Entity: e, Index: i, Latency: latency,
-		Run: t.laneRun(tick, id.ID, d, turn, i, call, h, ec, usesHost),
-	})
+	run := t.laneRun(tick, id.ID, d, turn, i, call, h, ec, usesHost, replaying)
+	if again {
+		run = ranAgain(run)
+	}
+	t.lanes.Tool.Submit(tick, ecs.Job{Agent: id.ID, Entity: e, Index: i, Latency: latency, Run: run})
 }
 
 // injectFault files an injected tool error, timeout or MCP crash as call i's result, through the tool lane:

@@ -59,6 +59,8 @@ type cli struct {
 	Run      runCmd           `cmd:"" help:"Run a scenario and print a summary."`
 	Validate validateCmd      `cmd:"" help:"Check scenario files (and the blueprints they use) without running them. Model kinds a scenario may name: ${model_kinds}."`
 	Replay   replayCmd        `cmd:"" help:"Run a recording (host run --record) again offline, answering every outside input from it."`
+	Resume   resumeCmd        `cmd:"" help:"Go on with a run whose host died or was stopped, from its state directory (host run --state)."`
+	State    stateCmd         `cmd:"" help:"Work with state directories (host run --state)."`
 	Record   recordCmd        `cmd:"" help:"Work with recordings (host run --record): turn one into scripted models."`
 	Trace    traceCmd         `cmd:"" help:"Work with trace files."`
 	Explain  explainCmd       `cmd:"" help:"Show how the permission gate decides a call, layer by layer."`

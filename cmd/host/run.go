@@ -32,6 +32,17 @@ type runCmd struct {
 	Workdir    string  `help:"Keep agent workdirs under DIR (default: a temporary folder removed after the run)." placeholder:"DIR"`
 	LogLevel   string  `help:"Log level: debug, info, warn, error." default:"warn" enum:"debug,info,warn,error"`
 	NoProgress bool    `help:"Never show the progress bar (it only shows on a terminal)."`
+	stateFlags
+	State         string        `help:"Keep the run's durable state in DIR (its trace, recording, effect journal and workdirs), so that host resume DIR goes on after a crash (docs/state.md)." placeholder:"DIR"`
+	CommitEvery   time.Duration `help:"With --state: the least wall time between two commits of the state (a commit makes the trace and recording durable at a tick boundary; negative: every tick)." default:"50ms"`
+	RetryOnResume []string      `help:"With --state: side-effecting tools a resume may run again when the host stopped while they ran (idempotent ones); the others are answered as interrupted." placeholder:"TOOL,..."`
+}
+
+// stateFlags are the durability tests' kill switches (hidden): host run --state and host resume
+// take them.
+type stateFlags struct {
+	CrashAfterTick *uint64 `hidden:"" help:"Kill the host with SIGKILL after committing tick N, once no side-effecting call is running (durability tests)."`
+	CrashInEffect  int     `hidden:"" help:"Kill the host with SIGKILL inside the N-th side-effecting call, after its intent is journaled and before it runs (durability tests)."`
 }
 
 func stderrIsTerminal() bool {
@@ -67,6 +78,9 @@ func (r *runCmd) Run(e *env) error {
 		fmt.Fprintf(e.stderr, "host: %v\n", err)
 		return errBadInput
 	}
+	if r.State != "" {
+		return r.runWithState(e, sc, opt)
+	}
 	if r.Record != "" && r.Trace == "" {
 		fmt.Fprintf(e.stderr, "host: --record %s needs --trace: a recording is replayed against the trace it was recorded with\n", r.Record)
 		return errBadInput
@@ -89,16 +103,7 @@ func (r *runCmd) Run(e *env) error {
 		defer recFile.Close()
 		opt.Record, opt.TraceFile, opt.RecordFile, opt.RecordNote = recFile, r.Trace, r.Record, r.RecordNote
 	}
-	var bar *progressbar.ProgressBar
-	if e.isTerminal && !r.NoProgress {
-		bar = progressbar.NewOptions(len(sc.Groups), progressbar.OptionSetWriter(e.stderr),
-			progressbar.OptionSetDescription("agents finished"), progressbar.OptionShowCount(),
-			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
-		opt.Progress = func(finished, total int) {
-			bar.ChangeMax(total)
-			_ = bar.Set(finished)
-		}
-	}
+	bar := progressBar(e, r.NoProgress, len(sc.Groups), &opt.Progress)
 	rt, err := warren.New(sc, opt)
 	if err != nil {
 		if bar != nil {
@@ -132,11 +137,17 @@ func (r *runCmd) Run(e *env) error {
 		return errIncomplete
 	}
 	printSummary(e.stdout, sc, sum, r.Trace)
+	return runExit(e, r.File, sum)
+}
+
+// runExit reports how a run ended as the command's exit: 3 for a run that did not finish, 1 for
+// failed expectations.
+func runExit(e *env, what string, sum *warren.Summary) error {
 	if sum.Status == warren.RunFailed {
-		fmt.Fprintf(e.stderr, "host: run %s failed: %v\n", r.File, sum.Err)
+		fmt.Fprintf(e.stderr, "host: run %s failed: %v\n", what, sum.Err)
 	}
 	switch {
-	case sum.Status == warren.RunInterrupted || sum.Status == warren.RunFailed:
+	case sum.Status == warren.RunInterrupted || sum.Status == warren.RunFailed || sum.Status == warren.RunStopped:
 		// The summary's last line says why; a run that did not finish is not judged by its
 		// expectations.
 		return errIncomplete
@@ -144,6 +155,21 @@ func (r *runCmd) Run(e *env) error {
 		return errExpectations
 	}
 	return nil
+}
+
+// progressBar shows the agents finished on a terminal, through progress (nil when not shown).
+func progressBar(e *env, off bool, groups int, progress *func(finished, total int)) *progressbar.ProgressBar {
+	if !e.isTerminal || off {
+		return nil
+	}
+	bar := progressbar.NewOptions(groups, progressbar.OptionSetWriter(e.stderr),
+		progressbar.OptionSetDescription("agents finished"), progressbar.OptionShowCount(),
+		progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+	*progress = func(finished, total int) {
+		bar.ChangeMax(total)
+		_ = bar.Set(finished)
+	}
+	return bar
 }
 
 // createOutput creates the output file path names for flag (nil when path is ""), refusing one
@@ -246,6 +272,10 @@ func printSummary(w io.Writer, sc *warren.Scenario, s *warren.Summary, tracePath
 		}
 	}
 	switch s.Status {
+	case warren.RunStopped:
+		fmt.Fprintf(w, "expectations not judged (%d): the run did not finish\n", total)
+		fmt.Fprintf(w, "stopped      interrupted (%v) after %s: go on with host resume\n", s.Err, ticks(s.Ticks))
+		return
 	case warren.RunInterrupted:
 		// Expectations judge a whole run: a run cut short would fail them for being cut short.
 		fmt.Fprintf(w, "expectations not judged (%d): the run did not finish\n", total)

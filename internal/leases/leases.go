@@ -58,7 +58,7 @@ type Leases struct {
 // that tick is on it (WriteEvents does it), so the crash lands at a place the world fixes: a
 // seeded mcp_crash fault. A replay kills nothing: its events come from the recording.
 func (l *Leases) CrashNext(server string) {
-	if l != nil && l.servers != nil && l.tape == nil && !slices.Contains(l.crashes, server) {
+	if l != nil && l.servers != nil && !l.tape.Covers(l.tick+1) && !slices.Contains(l.crashes, server) {
 		l.crashes = append(l.crashes, server)
 	}
 }
@@ -122,11 +122,12 @@ func (l *Leases) write(tick uint64, closing bool) int {
 	}
 	l.crashes = l.crashes[:0]
 	events := l.servers.Drain()
-	if l.tape != nil {
+	if l.tape.Covers(tick) && !(closing && l.tape.Resuming()) {
 		recorded := l.tape.MCP(tick, pass, closing)
 		for _, e := range recorded {
 			l.trace.MCPServer(tick, e.Server, e.Event, e.Session, e.Transport, e.Reason)
 		}
+		l.rec.MCP(tick, pass, closing, recorded) // a resumed run records what it replays
 		return len(recorded)
 	}
 	l.buf = l.buf[:0]

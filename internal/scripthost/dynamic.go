@@ -97,12 +97,13 @@ func (h *Dynamic) Scan(tick, turn uint64, id *components.Identity, d *components
 		return
 	}
 	var files []recording.DynamicFile
-	if h.tape != nil {
+	if h.tape.Covers(tick) {
 		got, ok := h.tape.Dynamic(d.Name, turn)
 		if !ok {
 			return // the recorded run saw no change here
 		}
 		files = got.Files
+		h.rec.Dynamic(tick, got) // a resumed run records what it replays
 		if d.Dynamic == nil {
 			d.Dynamic = &components.DynamicTools{Reported: map[string]string{}}
 		}

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/warrenhq/warren"
+)
+
+// runWithState runs sc keeping its durable state in --state DIR.
+func (r *runCmd) runWithState(e *env, sc *warren.Scenario, opt warren.Options) error {
+	if r.Record != "" {
+		fmt.Fprintf(e.stderr, "host: --record with --state: a run with a state directory records into it (%s/recording.jsonl, which host replay reads)\n", r.State)
+		return errBadInput
+	}
+	if r.Trace != "" && traceInWorkRoot(r.Trace, r.Workdir) {
+		fmt.Fprintf(e.stderr, "host: --trace %s lies inside --workdir %s, where agents write (and may have planted a link): put the trace elsewhere\n", r.Trace, r.Workdir)
+		return errBadInput
+	}
+	opt.TraceFile = r.Trace
+	opt.State = &warren.StateOptions{Dir: r.State, CommitEvery: r.CommitEvery, RetryOnResume: r.RetryOnResume,
+		CrashAfterTick: r.CrashAfterTick, CrashInEffect: r.CrashInEffect}
+	bar := progressBar(e, r.NoProgress, len(sc.Groups), &opt.Progress)
+	rt, err := warren.New(sc, opt)
+	if err != nil {
+		if bar != nil {
+			_ = bar.Exit()
+		}
+		fmt.Fprintf(e.stderr, "host: run %s: %v\n", r.File, err)
+		return errBadInput
+	}
+	sum, err := rt.Run(e.ctx)
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	if sum == nil {
+		fmt.Fprintf(e.stderr, "host: run %s: %v\n", r.File, err)
+		return errIncomplete
+	}
+	printSummary(e.stdout, sc, sum, cmp.Or(r.Trace, r.State+"/trace.jsonl"))
+	fmt.Fprintf(e.stdout, "state        %s\n", r.State)
+	return runExit(e, r.File, sum)
+}
+
+type resumeCmd struct {
+	Dir        string `arg:"" help:"The state directory (host run --state DIR)."`
+	LogLevel   string `help:"Log level: debug, info, warn, error." default:"warn" enum:"debug,info,warn,error"`
+	NoProgress bool   `help:"Never show the progress bar (it only shows on a terminal)."`
+	stateFlags
+}
+
+func (r *resumeCmd) Run(e *env) error {
+	level, _ := zerolog.ParseLevel(r.LogLevel)
+	log := zerolog.New(zerolog.ConsoleWriter{Out: e.stderr, NoColor: !e.isTerminal, TimeFormat: time.TimeOnly}).
+		Level(level).With().Timestamp().Logger()
+	ro := warren.ResumeOptions{Log: log, CrashAfterTick: r.CrashAfterTick, CrashInEffect: r.CrashInEffect}
+	rt, err := warren.OpenResume(r.Dir, ro)
+	switch {
+	case errors.Is(err, warren.ErrFinished):
+		fmt.Fprintf(e.stdout, "nothing to resume: %v\n", err)
+		return nil
+	case err != nil:
+		fmt.Fprintf(e.stderr, "host: resume %s: %v\n", r.Dir, err)
+		return errBadInput
+	}
+	sc := rt.Scenario()
+	sum, err := rt.Run(e.ctx)
+	if sum == nil {
+		fmt.Fprintf(e.stderr, "host: resume %s: %v\n", r.Dir, err)
+		return errIncomplete
+	}
+	info, ierr := warren.InspectState(r.Dir)
+	trace := ""
+	if ierr == nil {
+		trace = info.Trace
+	}
+	printSummary(e.stdout, sc, sum, trace)
+	if ierr == nil && len(info.Resumes) > 0 {
+		last := info.Resumes[len(info.Resumes)-1]
+		fmt.Fprintf(e.stdout, "resumed      after %s replayed: %d journaled results given back, %d calls interrupted, %d run again\n",
+			ticks(last.Ticks), last.Served, len(last.Interrupted), len(last.Retried))
+		for _, c := range last.Interrupted {
+			fmt.Fprintf(e.stdout, "  interrupted %s\n", c)
+		}
+	}
+	fmt.Fprintf(e.stdout, "state        %s\n", r.Dir)
+	return runExit(e, r.Dir, sum)
+}
+
+type stateCmd struct {
+	Inspect stateInspectCmd `cmd:"" help:"Show what a state directory holds: its run, last commit, agents by phase, size, resumes."`
+}
+
+type stateInspectCmd struct {
+	Dir string `arg:"" help:"The state directory (host run --state DIR)."`
+}
+
+func (s *stateInspectCmd) Run(e *env) error {
+	info, err := warren.InspectState(s.Dir)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "host: state inspect %s: %v\n", s.Dir, err)
+		return errBadInput
+	}
+	w := e.stdout
+	fmt.Fprintf(w, "run          %s (%s), started %s by Warren %s\n", info.Scenario, info.ScenarioHash, info.Started.Format(time.RFC3339), info.Host)
+	status := info.Status
+	if info.End != "" {
+		status += " (" + info.End + ")"
+	}
+	fmt.Fprintf(w, "status       %s\n", status)
+	if info.Committed {
+		c := info.Commit
+		fmt.Fprintf(w, "committed    %s: %d trace events, %d recording entries\n", ticks(c.Ticks), c.TraceEvents, c.Entries)
+		var parts []string
+		for _, p := range slices.Sorted(maps.Keys(c.Phases)) {
+			parts = append(parts, fmt.Sprintf("%s %d", p, c.Phases[p]))
+		}
+		if len(parts) == 0 {
+			parts = []string{"none live"}
+		}
+		fmt.Fprintf(w, "agents       %d finished; live by phase: %s\n", c.Finished, strings.Join(parts, ", "))
+	} else {
+		fmt.Fprintf(w, "committed    nothing yet: a resume starts from tick 0\n")
+	}
+	fmt.Fprintf(w, "in flight    %d journaled calls (%d returned, %d may or may not have happened)\n", info.Effects, info.EffectsDone, info.Effects-info.EffectsDone)
+	fmt.Fprintf(w, "snapshot     none: a resume replays the committed ticks from the recording\n")
+	fmt.Fprintf(w, "size         %d bytes (state.db, trace, recording; workdirs not counted)\n", info.Size)
+	fmt.Fprintf(w, "trace        %s\n", info.Trace)
+	for i, r := range info.Resumes {
+		fmt.Fprintf(w, "resume %-5d %s: after %s, %d served, %d interrupted, %d run again\n", i+1, r.At.Format(time.RFC3339), ticks(r.Ticks), r.Served, len(r.Interrupted), len(r.Retried))
+	}
+	return nil
+}

@@ -1,0 +1,378 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/warrenhq/warren"
+	"github.com/warrenhq/warren/internal/testenv"
+	"github.com/warrenhq/warren/sandbox"
+	"github.com/warrenhq/warren/state"
+)
+
+// stateRun runs the real host binary from the repository root with args and returns its exit
+// code, stdout and stderr.
+func stateRun(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	bin, repo := buildBinary(t)
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = repo
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, stdout.String(), stderr.String()
+	case errors.As(err, &exit):
+		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return -int(ws.Signal()), stdout.String(), stderr.String()
+		}
+		return exit.ExitCode(), stdout.String(), stderr.String()
+	}
+	t.Fatalf("host %s: %v", strings.Join(args, " "), err)
+	return 0, "", ""
+}
+
+// crashCase is a shipped scenario the crash property runs.
+type crashCase struct {
+	name string
+	args []string
+	// sandbox marks a scenario whose commands need bubblewrap.
+	sandbox bool
+}
+
+var crashCases = []crashCase{
+	{name: "quickstart", args: []string{"--agents", "200"}},
+	{name: "planner"},
+	{name: "fanout"},
+	{name: "gated"},
+	{name: "sandbox", sandbox: true},
+	{name: "mcp", args: []string{"--agents", "40"}},
+}
+
+// TestCrashResumeProperty is the durability property: a shipped scenario run with --state and
+// killed with SIGKILL at a tick (after its commit, once the side-effecting calls that started have
+// returned), resumed, possibly killed and resumed again, ends with the trace and the recording of
+// the same run never interrupted, byte for byte. The kill points are drawn from a seeded RNG over
+// the run's ticks, so a failure names a kill point that reproduces it. Every run uses the same
+// state directory path (one after the other), so paths in the trace agree.
+func TestCrashResumeProperty(t *testing.T) {
+	for _, c := range crashCases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.sandbox {
+				m, err := sandbox.ParseMode("namespace")
+				if err != nil {
+					t.Fatal(err)
+				}
+				testenv.MustHave(t, sandbox.Probe().Unavailable(m))
+			}
+			dir := filepath.Join(t.TempDir(), "state")
+			scenario := filepath.Join("scenarios", "examples", c.name+".toml")
+			run := append([]string{"run", scenario, "--state", dir, "--no-progress"}, c.args...)
+			if code, out, errOut := stateRun(t, run...); code != 0 {
+				t.Fatalf("the uninterrupted run exited %d\n%s\n%s", code, out, errOut)
+			}
+			refTrace, refRec := readBoth(t, dir)
+			ticks := endTicks(t, refTrace)
+			if err := os.RemoveAll(dir); err != nil {
+				t.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(uint64(len(c.name)), 16))
+			points := []uint64{0, ticks - 1}
+			for range 2 {
+				points = append(points, rng.Uint64N(ticks))
+			}
+			for i, at := range points {
+				kills := []uint64{at}
+				if i == len(points)-1 && at+1 < ticks {
+					kills = append(kills, at+1+rng.Uint64N(ticks-at-1)) // killed again during the resume
+				}
+				crashAndResume(t, dir, run, kills)
+				gotTrace, gotRec := readBoth(t, dir)
+				if !bytes.Equal(gotTrace, refTrace) {
+					t.Errorf("killed at ticks %v: the resumed trace differs from the uninterrupted one at %s", kills, firstDiffLine(refTrace, gotTrace))
+				}
+				if !bytes.Equal(gotRec, refRec) {
+					t.Errorf("killed at ticks %v: the resumed recording differs from the uninterrupted one at %s", kills, firstDiffLine(refRec, gotRec))
+				}
+				if err := os.RemoveAll(dir); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// crashAndResume runs run killed after the first of kills, then resumes, killed after each of the
+// others, and resumes to the end.
+func crashAndResume(t *testing.T, dir string, run []string, kills []uint64) {
+	t.Helper()
+	args := append(slicesClone(run), "--crash-after-tick", strconv.FormatUint(kills[0], 10))
+	if code, out, errOut := stateRun(t, args...); code != -int(syscall.SIGKILL) {
+		t.Fatalf("host %s exited %d, want killed\n%s\n%s", strings.Join(args, " "), code, out, errOut)
+	}
+	for _, k := range kills[1:] {
+		if code, out, errOut := stateRun(t, "resume", dir, "--crash-after-tick", strconv.FormatUint(k, 10)); code != -int(syscall.SIGKILL) {
+			t.Fatalf("resume killed at %d exited %d\n%s\n%s", k, code, out, errOut)
+		}
+	}
+	if code, out, errOut := stateRun(t, "resume", dir); code != 0 {
+		t.Fatalf("resume after kills at %v exited %d\n%s\n%s", kills, code, out, errOut)
+	}
+}
+
+func slicesClone(s []string) []string { return append([]string(nil), s...) }
+
+// readBoth reads a state directory's trace and recording.
+func readBoth(t *testing.T, dir string) ([]byte, []byte) {
+	t.Helper()
+	tr, err := os.ReadFile(filepath.Join(dir, "trace.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := os.ReadFile(filepath.Join(dir, "recording.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr, rec
+}
+
+// endTicks is the tick count a whole trace's end event gives.
+func endTicks(t *testing.T, tr []byte) uint64 {
+	t.Helper()
+	lines := bytes.Split(bytes.TrimSpace(tr), []byte("\n"))
+	last := string(lines[len(lines)-1])
+	i := strings.Index(last, `"ticks":`)
+	if i < 0 {
+		t.Fatalf("the trace has no end event: %s", last)
+	}
+	n, err := strconv.ParseUint(strings.TrimRight(strings.SplitN(last[i+len(`"ticks":`):], ",", 2)[0], "}"), 10, 64)
+	if err != nil || n == 0 {
+		t.Fatalf("the end event's ticks: %s", last)
+	}
+	return n
+}
+
+// firstDiffLine says where two files first differ.
+func firstDiffLine(want, got []byte) string {
+	wl, gl := bytes.Split(want, []byte("\n")), bytes.Split(got, []byte("\n"))
+	for i := range min(len(wl), len(gl)) {
+		if !bytes.Equal(wl[i], gl[i]) {
+			return fmt.Sprintf("line %d\n  want %s\n  got  %s", i+1, wl[i], gl[i])
+		}
+	}
+	return fmt.Sprintf("the end: %d lines against %d", len(wl), len(gl))
+}
+
+// TestCrashInEffectIsInterrupted: a host killed inside a side-effecting call, after its intent is
+// journaled and before it runs, leaves that call, and those whose intents went to disk beside it,
+// "may or may not have happened": the resume answers each as interrupted, with a resume note in
+// the trace, and runs none of them again (what their files were at the kill, they stay), and the
+// summary and state inspect say so.
+func TestCrashInEffectIsInterrupted(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	run := []string{"run", filepath.Join("scenarios", "examples", "quickstart.toml"), "--agents", "20", "--state", dir, "--crash-in-effect", "5"}
+	if code, out, errOut := stateRun(t, run...); code != -int(syscall.SIGKILL) {
+		t.Fatalf("exit %d, want killed\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut := stateRun(t, "state", "inspect", dir)
+	m := regexp.MustCompile(`in flight    \d+ journaled calls \(\d+ returned, (\d+) may or may not have happened\)`).FindStringSubmatch(out)
+	if code != 0 || !strings.Contains(out, "status       running\n") || m == nil || m[1] == "0" {
+		t.Fatalf("state inspect exited %d:\n%s\n%s", code, out, errOut)
+	}
+	cut := m[1]
+	notes := func(agent string) string { return filepath.Join(dir, "work", "researchers", "notes", agent+".md") }
+	existed := map[string]bool{}
+	for i := range 20 {
+		agent := fmt.Sprintf("researchers-%02d", i)
+		_, err := os.Stat(notes(agent))
+		existed[agent] = err == nil
+	}
+	code, out, errOut = stateRun(t, "resume", dir)
+	if code != 0 {
+		t.Fatalf("resume exited %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, cut+" calls interrupted") {
+		t.Errorf("the resume's summary does not count the %s interrupted calls:\n%s", cut, out)
+	}
+	named := regexp.MustCompile(`(?m)^  interrupted (\S+) (\S+) \(write_file\)$`).FindAllStringSubmatch(out, -1)
+	if strconv.Itoa(len(named)) != cut {
+		t.Fatalf("the resume's summary names %d interrupted calls, want %s:\n%s", len(named), cut, out)
+	}
+	tr, _ := readBoth(t, dir)
+	for _, n := range named {
+		agent, callID := n[1], n[2]
+		var note, result string
+		for _, line := range strings.Split(string(tr), "\n") {
+			if strings.Contains(line, `"call_id":"`+callID+`"`) && strings.Contains(line, `"kind":"tool_note"`) {
+				note = line
+			}
+			if strings.Contains(line, `"call_id":"`+callID+`"`) && strings.Contains(line, `"kind":"tool_result"`) {
+				result = line
+			}
+		}
+		if !strings.Contains(note, `"fn":"resume"`) || !strings.Contains(note, "interrupted") {
+			t.Errorf("no resume note for %s's call %s: %q", agent, callID, note)
+		}
+		if !strings.Contains(result, `"ok":false`) || !strings.Contains(result, "may or may not have happened") {
+			t.Errorf("the interrupted call's result: %q", result)
+		}
+		if _, err := os.Stat(notes(agent)); (err == nil) != existed[agent] {
+			t.Errorf("%s's notes file existed %v at the kill and %v after the resume: the interrupted call ran again", agent, existed[agent], err == nil)
+		}
+	}
+	if code, out, _ := stateRun(t, "resume", dir); code != 0 || !strings.HasPrefix(out, "nothing to resume: ") {
+		t.Errorf("resume of a finished run exited %d: %s", code, out)
+	}
+}
+
+// TestResumeStricterStage is the reference runtime's known gap, closed: an agent whose current
+// stage is stricter than its entry stage resumes under the stricter stage's policy. The run is
+// killed right after the agent entered its locked stage; its first call there, made by the
+// resumed host, is denied, and the file it would have written is not written.
+func TestResumeStricterStage(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	scenario := filepath.Join("cmd", "host", "testdata", "state", "stricter.toml")
+	// Tick 3: the agent entered "locked" and added a checklist item; its write comes at tick 4.
+	code, out, errOut := stateRun(t, "run", scenario, "--state", dir, "--crash-after-tick", "3")
+	if code != -int(syscall.SIGKILL) {
+		t.Fatalf("exit %d, want killed\n%s\n%s", code, out, errOut)
+	}
+	tr, _ := readBoth(t, dir)
+	if !bytes.Contains(tr, []byte(`"kind":"stage_enter","stage":"locked"`)) || bytes.Contains(tr, []byte(`"path":"locked.md"`)) {
+		t.Fatalf("the kill point is not between the agent's entry into locked and its first call there:\n%s", tr)
+	}
+	if code, out, errOut := stateRun(t, "resume", dir); code != 0 {
+		t.Fatalf("resume exited %d\n%s\n%s", code, out, errOut)
+	}
+	tr, _ = readBoth(t, dir)
+	var verdict string
+	for _, line := range strings.Split(string(tr), "\n") {
+		if strings.Contains(line, `"kind":"tool_call"`) && strings.Contains(line, `"path":"locked.md"`) {
+			verdict = line
+		}
+	}
+	if !strings.Contains(verdict, `"verdict":"deny"`) {
+		t.Errorf("the first call in the stricter stage after the resume was not denied: %s", verdict)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "work", "agents", "agents-0", "locked.md")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("locked.md was written (err %v)", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "work", "agents", "agents-0", "open.md")); err != nil {
+		t.Errorf("open.md, written before the kill, is gone: %v", err)
+	}
+}
+
+// TestStateRefusals: what a state directory refuses, with a clear error: a second run into one
+// that holds a run, a directory of another version, a run whose scenario changed, a directory that
+// is not one, and --record beside --state.
+func TestStateRefusals(t *testing.T) {
+	tmp := t.TempDir()
+	scenario := filepath.Join(tmp, "s.toml")
+	src, err := os.ReadFile(filepath.Join("testdata", "state", "stricter.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bp, err := os.ReadFile(filepath.Join("testdata", "state", "guarded.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "guarded.toml"), bp, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(scenario, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(tmp, "state")
+	if code, out, errOut := stateRun(t, "run", scenario, "--state", dir, "--crash-after-tick", "1"); code != -int(syscall.SIGKILL) {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"a run into a used directory", []string{"run", scenario, "--state", dir}, "the state directory already holds a run"},
+		{"not a state directory", []string{"resume", tmp}, "not a Warren state directory: " + tmp + " has no state.db"},
+		{"inspect not a state directory", []string{"state", "inspect", tmp}, "not a Warren state directory"},
+		{"record beside state", []string{"run", scenario, "--state", filepath.Join(tmp, "other"), "--record", filepath.Join(tmp, "r.jsonl")}, "--record with --state"},
+	} {
+		if code, _, errOut := stateRun(t, c.args...); code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%s: exit %d, stderr %q, want 2 and %q", c.name, code, errOut, c.want)
+		}
+	}
+	// The scenario changes under the stopped run: refused, and the directory is untouched.
+	before, _ := readBoth(t, dir)
+	if err := os.WriteFile(scenario, append([]byte("description = \"edited\"\n"), src...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := stateRun(t, "resume", dir); code != 2 || !strings.Contains(errOut, "the scenario changed since the run started") {
+		t.Errorf("resume of a changed scenario: exit %d, %s", code, errOut)
+	}
+	if after, _ := readBoth(t, dir); !bytes.Equal(before, after) {
+		t.Error("a refused resume changed the trace")
+	}
+	if err := os.WriteFile(scenario, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Another host version, then another state format version.
+	for _, c := range []struct {
+		edit func(*state.Meta)
+		want string
+	}{
+		{func(m *state.Meta) { m.Host = "0.0.1-other" }, "was started by Warren 0.0.1-other; this is " + warren.Version},
+		{func(m *state.Meta) { m.Version = 99 }, "is format \"warren-state\" version 99; this host reads \"warren-state\" version 1"},
+	} {
+		editMeta(t, dir, c.edit)
+		if code, out, errOut := stateRun(t, "resume", dir); code != 2 || !strings.Contains(errOut, "the state directory is of another version") || !strings.Contains(errOut, c.want) {
+			t.Errorf("resume of another version: exit %d\n%s\n%s\nwant %q", code, out, errOut, c.want)
+		}
+		editMeta(t, dir, func(m *state.Meta) { m.Host, m.Version = warren.Version, state.Version })
+	}
+	if code, out, errOut := stateRun(t, "resume", dir); code != 0 {
+		t.Errorf("the resume after the refusals exited %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+// editMeta changes a state directory's run description as another host would have written it.
+func editMeta(t *testing.T, dir string, edit func(*state.Meta)) {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(dir, state.DBFile), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte("meta"))
+		var m state.Meta
+		if err := json.Unmarshal(b.Get([]byte("meta")), &m); err != nil {
+			return err
+		}
+		edit(&m)
+		raw, err := json.Marshal(m)
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte("meta"), raw)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,94 @@
+package resources
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+)
+
+// EffectJournal journals a run's side-effecting calls for a resume (host run --state): the
+// intent of each before it runs, synced, so that a call whose intent is missing after a crash
+// certainly never ran, and its result when it returns, so that a resume gives back a result the
+// run got but had not filed yet instead of running the call again. Intent and Done are called
+// from lane workers; Filed from the world's goroutine once the call's result is in the recording.
+type EffectJournal interface {
+	Intent(key string, tick uint64) error
+	Done(key string, tick uint64, result []byte) error
+	Filed(key string)
+}
+
+// Resume is what a resumed run (host resume) found of the run it goes on from: the effect journal
+// of the calls that had started and not been filed at the last commit, and what it did with
+// each, for the state directory's account of the resume.
+type Resume struct {
+	// Effects holds the journaled calls by key (ToolEffect, ModelEffect).
+	Effects map[string]ResumedEffect
+	// Retry reports whether a side-effecting tool may run again when its call was cut off
+	// (retry_on_resume).
+	Retry func(tool string) bool
+	// Interrupted and Retried name the calls answered as interrupted and those run again;
+	// Served counts the journaled results given back.
+	Interrupted, Retried []string
+	Served               int
+}
+
+// ResumedEffect is one journaled call.
+type ResumedEffect struct {
+	// Done is set when the call returned; Result is then what it returned.
+	Done   bool
+	Result json.RawMessage
+}
+
+// ResumeAction is what a resumed run does with a call its tape does not have.
+type ResumeAction uint8
+
+const (
+	// RunLive: the call never ran (no intent was journaled), or changes nothing; run it.
+	RunLive ResumeAction = iota
+	// RunAgain: the call was running when the host stopped and its tool is retry_on_resume; run
+	// it again (a resume note says so).
+	RunAgain
+	// ServeJournaled: the call returned before the crash; give back its journaled result.
+	ServeJournaled
+	// AnswerInterrupted: the call was running when the host stopped; it may or may not have
+	// happened, and it is not run again.
+	AnswerInterrupted
+)
+
+// Interrupted is what an agent is told of a side-effecting call that was running when its host
+// stopped.
+const Interrupted = "interrupted: the host stopped while this call was running, so it may or may not have happened; it was not run again"
+
+// ToolEffect is the journal key of an agent's tool call.
+func ToolEffect(agent, callID string) string { return "tool\x00" + agent + "\x00" + callID }
+
+// ModelEffect is the journal key of an attempt at an agent's live model turn.
+func ModelEffect(agent string, turn uint64, attempt uint32) string {
+	return "model\x00" + agent + "\x00" + strconv.FormatUint(turn, 10) + "\x00" + strconv.FormatUint(uint64(attempt), 10)
+}
+
+// Decide says what to do with the journaled call key (what names it for the account;
+// sideEffects says whether it may change anything, retry whether it may run again when the stop
+// cut it off), and notes it for the resume's account. A nil Resume runs everything live.
+func (r *Resume) Decide(key, what string, sideEffects, retry bool) (ResumeAction, json.RawMessage) {
+	if r == nil {
+		return RunLive, nil
+	}
+	e, ok := r.Effects[key]
+	switch {
+	case !ok:
+		return RunLive, nil
+	case e.Done:
+		r.Served++
+		return ServeJournaled, e.Result
+	case !sideEffects:
+		return RunLive, nil
+	case retry:
+		r.Retried = append(r.Retried, what)
+		return RunAgain, nil
+	}
+	if !slices.Contains(r.Interrupted, what) {
+		r.Interrupted = append(r.Interrupted, what)
+	}
+	return AnswerInterrupted, nil
+}

@@ -1,0 +1,463 @@
+package warren
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/warrenhq/warren/components"
+	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/recording"
+	"github.com/warrenhq/warren/resources"
+	"github.com/warrenhq/warren/state"
+	"github.com/warrenhq/warren/systems"
+	"github.com/warrenhq/warren/trace"
+)
+
+// State directory errors a caller tests with errors.Is (package state's).
+var (
+	ErrNotState     = state.ErrNotState
+	ErrStateVersion = state.ErrVersion
+	ErrStateExists  = state.ErrExists
+	ErrStateBusy    = state.ErrBusy
+	ErrFinished     = state.ErrFinished
+	ErrDiverged     = state.ErrDiverged
+	// ErrScenarioChanged: the scenario a state directory's run was started from is not what it
+	// was (its files changed), so the run cannot be resumed exactly.
+	ErrScenarioChanged = errors.New("the scenario changed since the run started")
+)
+
+// RunStopped is a Summary.Status of a run with a state directory that an interrupt stopped at a
+// tick boundary: host resume goes on with it.
+const RunStopped = "stopped"
+
+// DefaultCommitEvery is the least wall time between two commits of a run's state directory.
+// A commit makes the trace and the recording durable up to a tick boundary (four fsyncs); what a
+// crash loses past the last commit a resume computes again, so the interval bounds only the
+// replay's length, never what the trace says.
+const DefaultCommitEvery = 50 * time.Millisecond
+
+// StateOptions adjusts how a run keeps its state directory (Options.State).
+type StateOptions struct {
+	// Dir is the state directory: made for a new run (one that holds a run already is refused).
+	Dir string
+	// CommitEvery is the least wall time between two commits (0: DefaultCommitEvery; negative:
+	// every tick).
+	CommitEvery time.Duration
+	// RetryOnResume names the side-effecting tools a resume may run again when the host stopped
+	// while they ran (idempotent ones); the others are answered as interrupted.
+	RetryOnResume []string
+	// CrashAfterTick and CrashInEffect kill the host with SIGKILL (for durability tests): after
+	// the commit of that tick, once every side-effecting call that started has returned and no
+	// new one starts; or inside the n-th side-effecting call (from 1), once its intent is on disk
+	// and before it runs. Zero: never.
+	CrashAfterTick *uint64
+	CrashInEffect  int
+}
+
+// stateLaunch is how a run with a state directory was launched, kept in its Meta, so that a
+// resume launches it again the same way.
+type stateLaunch struct {
+	// Header is the recording's header (the scenario file, seed, flags, MCP tools).
+	Header recording.Header `json:"header"`
+	// WorkRoot is the agents' workdirs' root.
+	WorkRoot      string        `json:"work_root"`
+	CommitEvery   time.Duration `json:"commit_every"`
+	RetryOnResume []string      `json:"retry_on_resume,omitempty"`
+}
+
+// stateRun is a running run's state directory: its files, its effect journal and its commits.
+type stateRun struct {
+	dir         *state.Dir
+	trace, rec  *state.Appender
+	journal     *effectJournal
+	every       time.Duration
+	crashAfter  *uint64
+	resumeTicks uint64
+	resume      *resources.Resume
+	closed      bool
+}
+
+// openState makes the state directory of a new run of sc with opt and fills the options' outputs
+// from it: the trace (the directory's, unless opt.TraceFile names one), the recording and the
+// workdirs' root. Close it after the run.
+func openState(sc *Scenario, opt *Options, seed uint64, hash string) (*stateRun, error) {
+	so := opt.State
+	abs, err := filepath.Abs(so.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Trace != nil || opt.Record != nil || opt.Replay != nil {
+		return nil, errors.New("a run with a state directory writes its trace and recording there: give neither Trace nor Record nor Replay")
+	}
+	if opt.TraceFile == "" {
+		opt.TraceFile = filepath.Join(abs, state.TraceFile)
+	}
+	opt.TraceFile = absPath(opt.TraceFile)
+	opt.RecordFile, opt.recordName = filepath.Join(abs, state.RecordingFile), state.RecordingFile
+	if opt.WorkRoot == "" {
+		opt.WorkRoot = filepath.Join(abs, state.WorkDir)
+	}
+	opt.WorkRoot = absPath(opt.WorkRoot)
+	every := so.CommitEvery
+	if every == 0 {
+		every = DefaultCommitEvery
+	}
+	launch := stateLaunch{Header: recordingHeader(sc, *opt, seed, hash), WorkRoot: opt.WorkRoot, CommitEvery: every,
+		RetryOnResume: so.RetryOnResume}
+	raw, err := json.Marshal(launch)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := state.Create(abs, state.Meta{Host: Version, Scenario: sc.Name, ScenarioHash: hash, Launch: raw, Trace: opt.TraceFile})
+	if err != nil {
+		return nil, err
+	}
+	s := &stateRun{dir: dir, every: every, crashAfter: so.CrashAfterTick}
+	if err := s.open(0, 0, opt); err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.journal = &effectJournal{dir: dir, crashIn: int64(so.CrashInEffect)}
+	return s, nil
+}
+
+// open opens the trace and the recording for appending past their committed lengths.
+func (s *stateRun) open(traceBytes, recBytes int64, opt *Options) error {
+	var err error
+	if opt.TraceFile == filepath.Join(s.dir.Path(), state.TraceFile) {
+		s.trace, err = s.dir.Appender(state.TraceFile, traceBytes)
+	} else {
+		s.trace, err = state.OpenAppender(opt.TraceFile, traceBytes)
+	}
+	if err != nil {
+		return fmt.Errorf("trace: %w", err)
+	}
+	if s.rec, err = s.dir.Appender(state.RecordingFile, recBytes); err != nil {
+		return fmt.Errorf("recording: %w", err)
+	}
+	opt.Trace, opt.Record = s.trace, s.rec
+	return nil
+}
+
+// Close closes the directory's files and database; it is safe to call more than once.
+func (s *stateRun) Close() {
+	if s == nil || s.closed {
+		return
+	}
+	s.closed = true
+	if s.trace != nil {
+		_ = s.trace.Close()
+	}
+	if s.rec != nil {
+		_ = s.rec.Close()
+	}
+	_ = s.dir.Close()
+}
+
+// commit makes the trace and the recording durable as they are at the end of tick and records
+// the boundary, unless a resume is still replaying committed ticks (nothing new to commit).
+func (s *stateRun) commit(w *ecs.World, tw *trace.Writer, rw *recording.Writer, records *components.Records) error {
+	tick := w.Tick()
+	if tick+1 < s.resumeTicks {
+		return nil
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("%w: %w", ErrTrace, err)
+	}
+	if err := rw.Flush(); err != nil {
+		return fmt.Errorf("%w: %w", ErrRecording, err)
+	}
+	if !s.trace.Caught() || !s.rec.Caught() {
+		return nil
+	}
+	if err := s.trace.Sync(); err != nil {
+		return fmt.Errorf("%w: %w", ErrTrace, err)
+	}
+	if err := s.rec.Sync(); err != nil {
+		return fmt.Errorf("%w: %w", ErrRecording, err)
+	}
+	c := state.Commit{Ticks: tick + 1, TraceBytes: s.trace.Len(), RecordingBytes: s.rec.Len(),
+		TraceEvents: tw.Events(), Entries: rw.Entries(), Phases: systems.Phases(w), Finished: records.Len()}
+	return s.dir.Commit(c, s.journal.takeFiled())
+}
+
+// stateCommit commits the run's state directory at tick boundaries, at most once per CommitEvery
+// of wall time: when it commits changes nothing in the world, so the interval may be measured in
+// real time. It is the pipeline's last system.
+type stateCommit struct {
+	state   *stateRun
+	trace   *trace.Writer
+	rec     *recording.Writer
+	records *components.Records
+	halt    func(error)
+	last    time.Time
+}
+
+var _ ecs.System = (*stateCommit)(nil)
+
+func (*stateCommit) Name() string                { return "state_commit" }
+func (*stateCommit) Initialize(*ecs.World) error { return nil }
+func (c *stateCommit) Update(w *ecs.World) {
+	crash := c.state.crashAfter != nil && *c.state.crashAfter == w.Tick()
+	if !crash && c.state.every > 0 && time.Since(c.last) < c.state.every && w.Tick()+1 != c.state.resumeTicks {
+		return
+	}
+	if err := c.state.commit(w, c.trace, c.rec, c.records); err != nil {
+		c.halt(err)
+		return
+	}
+	c.last = time.Now()
+	if crash {
+		c.state.journal.quiesce()
+		_ = syscall.Kill(syscall.Getpid(), syscall.SIGKILL)
+	}
+}
+func (*stateCommit) Finalize(*ecs.World) {}
+
+// finish makes the end of a run durable and marks the directory: finished (nothing left to
+// resume), or stopped (an interrupt: host resume goes on from the last commit).
+func (s *stateRun) finish(sum *Summary) {
+	if s.resume != nil {
+		r := s.resume
+		_ = s.dir.UpdateMeta(func(m *state.Meta) {
+			m.Resumes = append(m.Resumes, state.Resume{At: time.Now().UTC(), Ticks: s.resumeTicks,
+				Interrupted: r.Interrupted, Retried: r.Retried, Served: r.Served})
+		})
+	}
+	switch sum.Status {
+	case trace.RunFinished, trace.RunTickLimit:
+		_ = s.trace.Sync()
+		_ = s.rec.Sync()
+		_ = s.dir.UpdateMeta(func(m *state.Meta) { m.Status, m.End = state.StatusFinished, sum.Status })
+	case trace.RunInterrupted:
+		_ = s.dir.UpdateMeta(func(m *state.Meta) { m.Status = state.StatusStopped })
+		sum.Status = RunStopped
+	}
+}
+
+// effectJournal is the run's resources.EffectJournal over its state directory.
+type effectJournal struct {
+	dir *state.Dir
+	// filed are the keys filed since the last commit (world goroutine).
+	filed []string
+	// crashIn kills the host inside that intent (from 1); intents counts them, inflight the
+	// calls between their intent and their result, stopped blocks new intents for a crash.
+	crashIn  int64
+	intents  atomic.Int64
+	inflight sync.WaitGroup
+	mu       sync.Mutex
+	stopped  bool
+}
+
+var _ resources.EffectJournal = (*effectJournal)(nil)
+
+func (j *effectJournal) Intent(key string, tick uint64) error {
+	j.mu.Lock()
+	if j.stopped {
+		j.mu.Unlock()
+		select {} // the host is about to be killed: this call never runs
+	}
+	j.inflight.Add(1)
+	j.mu.Unlock()
+	if err := j.dir.Intent(key, tick); err != nil {
+		j.inflight.Done()
+		return err
+	}
+	if n := j.intents.Add(1); n == j.crashIn {
+		_ = syscall.Kill(syscall.Getpid(), syscall.SIGKILL)
+		select {}
+	}
+	return nil
+}
+
+func (j *effectJournal) Done(key string, tick uint64, result []byte) error {
+	defer j.inflight.Done()
+	return j.dir.Done(key, tick, result)
+}
+
+func (j *effectJournal) Filed(key string) { j.filed = append(j.filed, key) }
+
+func (j *effectJournal) takeFiled() []string {
+	f := j.filed
+	j.filed = nil
+	return f
+}
+
+// quiesce stops new side-effecting calls from starting and waits for those running to journal
+// their results, so that a crash after it cuts no call off.
+func (j *effectJournal) quiesce() {
+	j.mu.Lock()
+	j.stopped = true
+	j.mu.Unlock()
+	j.inflight.Wait()
+}
+
+// ResumeOptions adjusts a resume (Resume): what Options lets a caller set for a run and a resume
+// does not take from the directory.
+type ResumeOptions struct {
+	// Events, Log and Progress are Options'.
+	Events   func(line []byte)
+	Log      zerolog.Logger
+	Progress func(finished, total int)
+	// CrashAfterTick and CrashInEffect are StateOptions'.
+	CrashAfterTick *uint64
+	CrashInEffect  int
+}
+
+// Resume goes on with the run in the state directory dir, which died or was stopped: it loads
+// the run's scenario as the run was launched (refused with ErrScenarioChanged when its files
+// changed), replays the committed ticks from the directory's recording, checking that they write
+// the committed trace and recording again byte for byte (ErrDiverged), then runs on live to the
+// end. A call that was running when the host stopped is given its journaled result when it had
+// returned, run again when its tool is retry_on_resume or changes nothing, and otherwise answered
+// as interrupted. A finished run is refused with ErrFinished; a directory of another version
+// with ErrStateVersion.
+func Resume(ctx context.Context, dir string, ro ResumeOptions) (*Summary, error) {
+	r, err := OpenResume(dir, ro)
+	if err != nil {
+		return nil, err
+	}
+	return r.Run(ctx)
+}
+
+// OpenResume is Resume's first half: the resumed run built and ready to run (Runtime.Run), so
+// that a caller sees its scenario first.
+func OpenResume(dir string, ro ResumeOptions) (_ *Runtime, err error) {
+	d, meta, err := state.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	s := &stateRun{dir: d}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	switch {
+	case meta.Host != Version:
+		return nil, fmt.Errorf("%w: the run in %s was started by Warren %s; this is %s, which may run it differently: resume it with that version", ErrStateVersion, dir, meta.Host, Version)
+	case meta.Status == state.StatusFinished:
+		return nil, fmt.Errorf("%w: %s ended %s; its trace is %s", ErrFinished, dir, meta.End, meta.Trace)
+	}
+	var launch stateLaunch
+	if err := json.Unmarshal(meta.Launch, &launch); err != nil {
+		return nil, fmt.Errorf("%w: %s: the run's launch does not read: %v", ErrNotState, dir, err)
+	}
+	commit, _, err := d.LastCommit()
+	if err != nil {
+		return nil, err
+	}
+	effects, err := d.Effects()
+	if err != nil {
+		return nil, err
+	}
+	tape, err := committedTape(d, launch.Header, commit)
+	if err != nil {
+		return nil, err
+	}
+	sc, opt, err := LoadReplay(tape, "")
+	if err != nil {
+		return nil, err
+	}
+	if hash := launchHash(sc, opt); hash != meta.ScenarioHash {
+		return nil, fmt.Errorf("%w: %s was run from %s with hash %s; it now hashes to %s: a resume must run the same scenario", ErrScenarioChanged, dir, launch.Header.ScenarioFile, meta.ScenarioHash, hash)
+	}
+	opt.Events, opt.Log, opt.Progress = ro.Events, ro.Log, ro.Progress
+	opt.WorkRoot, opt.TraceFile, opt.RecordNote = launch.WorkRoot, meta.Trace, launch.Header.Note
+	opt.RecordFile, opt.recordName = filepath.Join(d.Path(), state.RecordingFile), state.RecordingFile
+	s.every, s.crashAfter, s.resumeTicks = launch.CommitEvery, ro.CrashAfterTick, commit.Ticks
+	s.journal = &effectJournal{dir: d, crashIn: int64(ro.CrashInEffect)}
+	retry := map[string]bool{}
+	for _, t := range launch.RetryOnResume {
+		retry[t] = true
+	}
+	s.resume = &resources.Resume{Effects: map[string]resources.ResumedEffect{}, Retry: func(tool string) bool { return retry[tool] }}
+	for k, e := range effects {
+		s.resume.Effects[k] = resources.ResumedEffect{Done: e.Done, Result: e.Result}
+	}
+	if err := s.open(commit.TraceBytes, commit.RecordingBytes, &opt); err != nil {
+		return nil, err
+	}
+	if err := d.UpdateMeta(func(m *state.Meta) { m.Status = state.StatusRunning }); err != nil {
+		return nil, err
+	}
+	opt.resumed = s
+	return New(sc, opt)
+}
+
+// committedTape reads the committed part of the directory's recording.
+func committedTape(d *state.Dir, h recording.Header, c state.Commit) (*recording.Tape, error) {
+	f, err := d.Root().Open(state.RecordingFile)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNotState, err)
+	}
+	defer f.Close()
+	var tape *recording.Tape
+	if c.RecordingBytes == 0 {
+		// Not even the header was committed: the run died before its first commit.
+		h.Format, h.Version = recording.Format, recording.Version
+		raw, _ := json.Marshal(h)
+		tape, err = recording.ReadCommitted(bytes.NewReader(append(raw, '\n')), 0)
+	} else {
+		tape, err = recording.ReadCommitted(io.LimitReader(f, c.RecordingBytes), c.Ticks)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(d.Path(), state.RecordingFile), err)
+	}
+	// The header's files are relative to the recording's folder, the state directory.
+	for _, p := range []*string{&tape.Header.ScenarioFile, &tape.Header.ConfigFile, &tape.Header.TraceFile} {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(d.Path(), filepath.FromSlash(*p))
+		}
+	}
+	return tape, nil
+}
+
+// StateInfo is what a state directory holds (host state inspect).
+type StateInfo struct {
+	state.Meta
+	// Commit is the last commit (Committed false: none yet).
+	Commit    state.Commit
+	Committed bool
+	// Effects counts the journaled calls not yet filed at the last commit, EffectsDone those of
+	// them that had returned.
+	Effects, EffectsDone int
+	// Size is the bytes of the directory's own files.
+	Size int64
+}
+
+// InspectState reads what the state directory dir holds, changing nothing. It fails while a host
+// has the directory open (ErrStateBusy).
+func InspectState(dir string) (*StateInfo, error) {
+	d, meta, err := state.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	info := &StateInfo{Meta: meta, Size: d.Size()}
+	if info.Commit, info.Committed, err = d.LastCommit(); err != nil {
+		return nil, err
+	}
+	effects, err := d.Effects()
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range effects {
+		info.Effects++
+		if e.Done {
+			info.EffectsDone++
+		}
+	}
+	return info, nil
+}

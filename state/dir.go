@@ -1,0 +1,300 @@
+package state
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Format and Version identify a state directory in its Meta; Version changes whenever the meaning
+// of what the directory holds does, so a host never resumes a directory it would misread.
+const (
+	Format  = "warren-state"
+	Version = 1
+)
+
+// The files of a state directory.
+const (
+	DBFile        = "state.db"
+	TraceFile     = "trace.jsonl"
+	RecordingFile = "recording.jsonl"
+	WorkDir       = "work"
+)
+
+// Run statuses, Meta.Status.
+const (
+	// StatusRunning: a process is running the run, or died running it (host resume goes on).
+	StatusRunning = "running"
+	// StatusStopped: the run was stopped at a tick boundary (an interrupt) and can be resumed.
+	StatusStopped = "stopped"
+	// StatusFinished: the run ended; there is nothing to resume.
+	StatusFinished = "finished"
+)
+
+// Errors a caller tests with errors.Is.
+var (
+	// ErrNotState: the directory is not a state directory (no state.db, or not one of ours).
+	ErrNotState = errors.New("not a Warren state directory")
+	// ErrVersion: the directory was written by another state format version or host version.
+	ErrVersion = errors.New("the state directory is of another version")
+	// ErrExists: Create was given a directory that already holds a run.
+	ErrExists = errors.New("the state directory already holds a run")
+	// ErrBusy: another process has the directory open.
+	ErrBusy = errors.New("the state directory is in use by another process")
+	// ErrFinished: the run in the directory has ended; there is nothing to resume.
+	ErrFinished = errors.New("the run in the state directory has finished")
+	// ErrDiverged: a resume did not write the committed trace or recording again byte for byte.
+	ErrDiverged = errors.New("the resumed run diverged from the run it resumes")
+)
+
+// Meta is what a state directory says of its run.
+type Meta struct {
+	Format  string `json:"format"`
+	Version int    `json:"version"`
+	// Host is the Warren version that started the run; a resume needs the same one.
+	Host string `json:"host"`
+	// Scenario and ScenarioHash name the run's scenario and its trace header's hash.
+	Scenario     string `json:"scenario"`
+	ScenarioHash string `json:"scenario_hash"`
+	// Launch is how the run was launched (the root package's own description: the scenario file,
+	// seed, flags), kept whole so that a resume launches it the same way.
+	Launch json.RawMessage `json:"launch"`
+	// Trace is the trace's path (absolute; TraceFile in the directory unless the run named one).
+	Trace string `json:"trace"`
+	// Status is StatusRunning, StatusStopped or StatusFinished; End is how a finished run ended
+	// (its trace's end status).
+	Status string `json:"status"`
+	End    string `json:"end,omitempty"`
+	// Started is when the run started (wall time: the directory is not a trace).
+	Started time.Time `json:"started"`
+	// Resumes lists every resume of the run, in order.
+	Resumes []Resume `json:"resumes,omitempty"`
+}
+
+// Resume is one resume of a run: where it picked up and what it could not carry over.
+type Resume struct {
+	// At is when (wall time); Ticks how many committed ticks it replayed before going on live.
+	At    time.Time `json:"at"`
+	Ticks uint64    `json:"ticks"`
+	// Interrupted are the side-effecting calls that were running when the run stopped, answered
+	// "interrupted: may or may not have happened"; Retried those run again (retry_on_resume);
+	// Served counts those whose journaled result was given back.
+	Interrupted []string `json:"interrupted,omitempty"`
+	Retried     []string `json:"retried,omitempty"`
+	Served      int      `json:"served,omitempty"`
+}
+
+// Commit is the last tick boundary at which the run's trace and recording were made durable:
+// what a resume replays up to.
+type Commit struct {
+	// Ticks counts the ticks whose every trace event and recording entry is durable (ticks 0 to
+	// Ticks-1; 0: only the files' headers).
+	Ticks uint64 `json:"ticks"`
+	// TraceBytes and RecordingBytes are the files' lengths then; TraceEvents and Entries the
+	// events and entries they held.
+	TraceBytes     int64  `json:"trace_bytes"`
+	RecordingBytes int64  `json:"recording_bytes"`
+	TraceEvents    uint64 `json:"trace_events"`
+	Entries        uint64 `json:"entries"`
+	// Phases counts the live agents by phase (components' phase names), Finished the agents
+	// reaped so far.
+	Phases   map[string]int `json:"phases,omitempty"`
+	Finished int            `json:"finished"`
+}
+
+// Buckets and keys of state.db.
+var (
+	bucketMeta    = []byte("meta")
+	bucketEffects = []byte("effects")
+	keyMeta       = []byte("meta")
+	keyCommit     = []byte("commit")
+)
+
+// Dir is an open state directory. Its methods are safe for concurrent use (the effect journal is
+// written from lane workers).
+type Dir struct {
+	path string
+	root *os.Root
+	db   *bolt.DB
+}
+
+// Path is the directory's path.
+func (d *Dir) Path() string { return d.path }
+
+// Root is the directory opened as an os.Root: its files are opened through it, so a link
+// planted in the directory leads nowhere outside it.
+func (d *Dir) Root() *os.Root { return d.root }
+
+// Create makes path a state directory for a new run described by m (Format, Version, Status and
+// Started are filled in). A directory that already holds a run is refused (ErrExists); one that
+// does not exist is made.
+func Create(path string, m Meta) (*Dir, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return nil, fmt.Errorf("state directory %s: %w", path, err)
+	}
+	if _, err := os.Lstat(filepath.Join(abs, DBFile)); err == nil {
+		return nil, fmt.Errorf("%w: %s (see host state inspect %s; go on with host resume %s, or pick another directory)", ErrExists, path, path, path)
+	}
+	d, err := open(abs)
+	if err != nil {
+		return nil, err
+	}
+	m.Format, m.Version, m.Status = Format, Version, StatusRunning
+	if m.Started.IsZero() {
+		m.Started = time.Now().UTC()
+	}
+	if err := d.PutMeta(m); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// Open opens the state directory at path, checking that it is one (ErrNotState) of this format
+// version (ErrVersion). The host version is the caller's to check (Meta.Host).
+func Open(path string) (*Dir, Meta, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, Meta{}, err
+	}
+	info, err := os.Lstat(filepath.Join(abs, DBFile))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, Meta{}, fmt.Errorf("%w: %s has no %s", ErrNotState, path, DBFile)
+	case err != nil:
+		return nil, Meta{}, err
+	case !info.Mode().IsRegular():
+		return nil, Meta{}, fmt.Errorf("%w: %s in %s is not a regular file", ErrNotState, DBFile, path)
+	}
+	d, err := open(abs)
+	if err != nil {
+		return nil, Meta{}, err
+	}
+	m, err := d.Meta()
+	if err != nil {
+		d.Close()
+		return nil, Meta{}, err
+	}
+	if m.Format != Format || m.Version != Version {
+		d.Close()
+		return nil, Meta{}, fmt.Errorf("%w: %s is format %q version %d; this host reads %q version %d", ErrVersion, path, m.Format, m.Version, Format, Version)
+	}
+	return d, m, nil
+}
+
+// open opens the directory and its database, taking the database's lock (a second process gets
+// ErrBusy at once rather than waiting).
+func open(abs string) (*Dir, error) {
+	root, err := os.OpenRoot(abs)
+	if err != nil {
+		return nil, fmt.Errorf("state directory: %w", err)
+	}
+	db, err := bolt.Open(filepath.Join(abs, DBFile), 0o600, &bolt.Options{Timeout: 100 * time.Millisecond})
+	if err != nil {
+		_ = root.Close()
+		if errors.Is(err, bolt.ErrTimeout) {
+			return nil, fmt.Errorf("%w: %s", ErrBusy, abs)
+		}
+		return nil, fmt.Errorf("%w: %s: %v", ErrNotState, filepath.Join(abs, DBFile), err)
+	}
+	// Intents are synced in groups: the workers that journal at once share one transaction.
+	db.MaxBatchDelay = 200 * time.Microsecond
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketMeta, bucketEffects} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		_ = db.Close()
+		_ = root.Close()
+		return nil, fmt.Errorf("state directory %s: %w", abs, err)
+	}
+	return &Dir{path: abs, root: root, db: db}, nil
+}
+
+// Close closes the database and the directory.
+func (d *Dir) Close() error {
+	if d == nil {
+		return nil
+	}
+	err := d.db.Close()
+	if rerr := d.root.Close(); err == nil {
+		err = rerr
+	}
+	return err
+}
+
+// Meta reads the run's description.
+func (d *Dir) Meta() (Meta, error) {
+	var m Meta
+	err := d.db.View(func(tx *bolt.Tx) error {
+		raw := tx.Bucket(bucketMeta).Get(keyMeta)
+		if raw == nil {
+			return fmt.Errorf("%w: %s holds no run description", ErrNotState, d.path)
+		}
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return fmt.Errorf("%w: %s: the run description does not read: %v", ErrNotState, d.path, err)
+		}
+		return nil
+	})
+	return m, err
+}
+
+// PutMeta writes the run's description.
+func (d *Dir) PutMeta(m Meta) error {
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return d.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(keyMeta, raw) })
+}
+
+// UpdateMeta changes the run's description with fn, in one transaction.
+func (d *Dir) UpdateMeta(fn func(*Meta)) error {
+	m, err := d.Meta()
+	if err != nil {
+		return err
+	}
+	fn(&m)
+	return d.PutMeta(m)
+}
+
+// LastCommit reads the last commit; false when the run never committed a tick.
+func (d *Dir) LastCommit() (Commit, bool, error) {
+	var c Commit
+	found := false
+	err := d.db.View(func(tx *bolt.Tx) error {
+		raw := tx.Bucket(bucketMeta).Get(keyCommit)
+		if raw == nil {
+			return nil
+		}
+		found = true
+		return json.Unmarshal(raw, &c)
+	})
+	return c, found, err
+}
+
+// Size is the bytes the directory's own files take (its database, trace and recording; not the
+// workdirs).
+func (d *Dir) Size() int64 {
+	var n int64
+	for _, name := range []string{DBFile, TraceFile, RecordingFile} {
+		if info, err := d.root.Lstat(name); err == nil && info.Mode().IsRegular() {
+			n += info.Size()
+		}
+	}
+	return n
+}
