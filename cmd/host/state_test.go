@@ -61,7 +61,8 @@ var crashCases = []crashCase{
 	{name: "fanout"},
 	{name: "gated"},
 	{name: "sandbox", sandbox: true},
-	{name: "mcp", args: []string{"--agents", "40"}},
+	// mcp.toml is not here yet: its kv server keeps its store in memory, and a resume's first
+	// call starts a session the trace shows (docs/state.md, "Limits").
 }
 
 // TestCrashResumeProperty is the durability property: a shipped scenario run with --state and
