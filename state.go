@@ -283,6 +283,9 @@ func (j *effectJournal) Intent(key string, tick uint64) error {
 
 func (j *effectJournal) Done(key string, tick uint64, result []byte) error {
 	defer j.inflight.Done()
+	if result == nil {
+		return nil // the intent stands alone: may or may not have happened
+	}
 	return j.dir.Done(key, tick, result)
 }
 

@@ -10,7 +10,9 @@ import (
 // intent of each before it runs, synced, so that a call whose intent is missing after a crash
 // certainly never ran, and its result when it returns, so that a resume gives back a result the
 // run got but had not filed yet instead of running the call again. Intent and Done are called
-// from lane workers; Filed from the world's goroutine once the call's result is in the recording.
+// from lane workers (Done follows every Intent that succeeded, with a nil result when the call's
+// result must not count: the run's own stop cut it off); Filed from the world's goroutine once
+// the call's result is in the recording.
 type EffectJournal interface {
 	Intent(key string, tick uint64) error
 	Done(key string, tick uint64, result []byte) error

@@ -138,7 +138,7 @@ func (s *PoolAdmit) decide(t *inference.Ticket) inference.Verdict {
 		journal = s.rec.Journal
 	}
 	pool := s.pool.Name()
-	ctx := job.ctx
+	ctx, runCtx := job.ctx, s.run.Context
 	s.lanes.Model.Submit(s.tick, ecs.Job{
 		Agent: t.Agent, Entity: job.entity, Latency: job.latency,
 		Run: func() any {
@@ -156,13 +156,13 @@ func (s *PoolAdmit) decide(t *inference.Ticket) inference.Verdict {
 				}
 				st := job.state
 				out = callModel(ctx, model, &st, job.view)
-				if ctx.Err() == nil {
+				var raw []byte
+				if runCtx.Err() == nil {
 					m := *asked
 					toRecordedModel(&m, &out)
-					if raw, err := json.Marshal(m); err == nil {
-						_ = journal.Done(key, s.tick, raw)
-					}
+					raw, _ = json.Marshal(m)
 				}
+				_ = journal.Done(key, s.tick, raw)
 			default:
 				st := job.state
 				out = callModel(ctx, model, &st, job.view)

@@ -126,29 +126,27 @@ func (t *toolTurn) laneRun(tick, agent uint64, d *components.AgentData, turn uin
 		}
 	}
 	if j := t.rec.Journal; j != nil && !h.Effects().ReadOnly() {
-		run = journaled(j, resources.ToolEffect(d.Name, call.ID), tick, ec.Ctx, run)
+		run = journaled(j, resources.ToolEffect(d.Name, call.ID), tick, t.run.Context, run)
 	}
 	return run
 }
 
 // journaled runs a side-effecting call's work under the effect journal: its intent is on disk
 // before it runs (a journal that cannot take it fails the call, which then never ran), and its
-// result once it returns, unless the run's stop cut it off (its context ended), which leaves it
-// "may or may not have happened" for a resume.
-func journaled(j resources.EffectJournal, key string, tick uint64, ctx context.Context, run func() any) func() any {
+// result once it returns, unless the run's own stop cut it off (the run's context ended), which
+// leaves it "may or may not have happened" for a resume. A call its agent's kill cut off keeps
+// the result it got, as the recording does.
+func journaled(j resources.EffectJournal, key string, tick uint64, runCtx context.Context, run func() any) func() any {
 	return func() any {
 		if err := j.Intent(key, tick); err != nil {
 			return components.ToolResult{Content: "the call did not run: the state directory could not journal it: " + err.Error(), IsError: true}
 		}
 		out := run()
-		if ctx != nil && ctx.Err() != nil {
-			return out
+		var raw []byte
+		if res, ok := out.(components.ToolResult); ok && runCtx.Err() == nil {
+			raw, _ = json.Marshal(toRecording(res))
 		}
-		if res, ok := out.(components.ToolResult); ok {
-			if raw, err := json.Marshal(toRecording(res)); err == nil {
-				_ = j.Done(key, tick, raw) // a result that is not journaled leaves the call interrupted: the safe side
-			}
-		}
+		_ = j.Done(key, tick, raw) // a result that is not journaled leaves the call interrupted: the safe side
 		return out
 	}
 }
