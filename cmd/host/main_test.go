@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/warrenhq/warren/internal/testenv"
@@ -430,7 +431,8 @@ var built struct {
 	err      error
 }
 
-// runIn runs bin in dir with extra environment, returning its exit code and output.
+// runIn runs bin in dir with extra environment, returning its exit code (minus the signal's
+// number for a process a signal killed) and output.
 func runIn(t *testing.T, bin, dir string, env []string, args ...string) (int, string, string) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
@@ -444,6 +446,9 @@ func runIn(t *testing.T, bin, dir string, env []string, args ...string) (int, st
 	case err == nil:
 		return 0, stdout.String(), stderr.String()
 	case errors.As(err, &exit):
+		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return -int(ws.Signal()), stdout.String(), stderr.String()
+		}
 		return exit.ExitCode(), stdout.String(), stderr.String()
 	}
 	t.Fatalf("running %s: %v", bin, err)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -23,28 +22,11 @@ import (
 	"github.com/warrenhq/warren/state"
 )
 
-// stateRun runs the real host binary from the repository root with args and returns its exit
-// code, stdout and stderr.
+// stateRun runs the real host binary from the repository root with args (runIn).
 func stateRun(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	bin, repo := buildBinary(t)
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = repo
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, stdout.String(), stderr.String()
-	case errors.As(err, &exit):
-		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return -int(ws.Signal()), stdout.String(), stderr.String()
-		}
-		return exit.ExitCode(), stdout.String(), stderr.String()
-	}
-	t.Fatalf("host %s: %v", strings.Join(args, " "), err)
-	return 0, "", ""
+	return runIn(t, bin, repo, nil, args...)
 }
 
 // crashCase is a shipped scenario the crash property runs.
