@@ -291,6 +291,8 @@ func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
 		return nil, err
 	}
 	r.cleanup = append(r.cleanup, removeRoot)
+	// Stdio MCP servers keep their own state beside the workdirs, so it lives as long as they do.
+	servers.SetDataRoot(filepath.Join(root, ".mcp"))
 	out := opt.Trace
 	if out == nil && opt.Events != nil {
 		out = io.Discard // the events are observed, not kept

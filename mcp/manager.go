@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -93,6 +95,8 @@ type Manager struct {
 	backoff    time.Duration
 	maxBackoff time.Duration
 
+	// dataRoot holds the stdio servers' data folders ("" none: SetDataRoot).
+	dataRoot string
 	// ctx bounds starts; Close cancels it.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -223,8 +227,15 @@ func (m *Manager) Crash(server string) bool {
 		return false
 	}
 	s.mu.Lock()
-	sess := s.current
+	sess, detached := s.current, s.detached != 0
 	s.mu.Unlock()
+	if sess == nil && detached {
+		// A detached session's process is started first, so the crash lands as it would have.
+		var err error
+		if sess, _, err = s.acquire(m.ctx); err != nil {
+			return false
+		}
+	}
 	if sess == nil || sess.cmd == nil {
 		return false
 	}
@@ -232,6 +243,56 @@ func (m *Manager) Crash(server string) bool {
 	<-sess.ended // the reaper has seen the exit (end runs before its owner is told)
 	s.sessionBroke(sess)
 	return true
+}
+
+// SetDataRoot gives every stdio server a data folder of its own under root (root/<server>),
+// named to its process by mcpconfig.DataEnv and made before it starts. Call it before the first
+// call; "" gives none.
+func (m *Manager) SetDataRoot(root string) {
+	m.mu.Lock()
+	m.dataRoot = root
+	m.mu.Unlock()
+}
+
+// dataDir is server's data folder, made; "" when the Manager gives none.
+func (m *Manager) dataDir(server string) (string, error) {
+	m.mu.RLock()
+	root := m.dataRoot
+	m.mu.RUnlock()
+	if root == "" {
+		return "", nil
+	}
+	dir := filepath.Join(root, server)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("the server's data folder: %w", err)
+	}
+	return dir, nil
+}
+
+// Replayed applies one session event a resumed run replays from its recording to server's
+// state, so that its sessions carry on where the run before the crash left them: after a start
+// or restart of session n, that session is live but detached (its process died with the old
+// host), and the next call starts a process for it under number n, with no event; after a stop
+// or exit there is none. The events themselves are the recording's to write.
+func (m *Manager) Replayed(server, kind string, session uint64) {
+	s := m.lookup(server)
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch kind {
+	case EventStart, EventRestart:
+		s.sessions = max(s.sessions, session)
+		if s.current == nil {
+			s.detached = session
+		}
+		s.restartReason = ""
+	case EventStop, EventExit:
+		if s.detached == session {
+			s.detached = 0
+		}
+	}
 }
 
 // Stats returns a snapshot of server's counters; the zero Stats for an unknown server.
@@ -269,8 +330,11 @@ func (m *Manager) Close() error {
 		for _, s := range servers {
 			s.mu.Lock()
 			s.closed = true
-			if s.current != nil {
+			switch {
+			case s.current != nil:
 				s.stopLocked(ReasonWorldEnded)
+			case s.detached != 0:
+				s.stopDetachedLocked(ReasonWorldEnded)
 			}
 			s.mu.Unlock()
 		}

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -30,6 +31,11 @@ type server struct {
 	backoff       time.Duration // the wait before the next restart
 	events        []Event
 	stats         Stats
+	// detached is the number of a session a resumed run's recording says is live, whose process
+	// died with the host that ran it (Manager.Replayed): the next call starts a process for it
+	// under that number, with no event (to the world the session never ended); a stop or the
+	// world's end stops it as they stop a live one. 0 when none.
+	detached uint64
 }
 
 // startAttempt is one start in progress, shared by every call that needs it (a singleflight):
@@ -39,6 +45,8 @@ type startAttempt struct {
 	done   chan struct{}
 	sess   *session
 	err    error
+	// reconnect marks the start of a detached session's process: no start event.
+	reconnect bool
 }
 
 // record appends one event of the session numbered number.
@@ -80,9 +88,21 @@ func (s *server) leave(replied bool) {
 // stopIfIdleLocked stops the live session when leases are in use, none is held and no call is
 // in flight.
 func (s *server) stopIfIdleLocked() {
-	if s.current != nil && s.leased && s.leases == 0 && s.inflight == 0 {
+	switch {
+	case !s.leased || s.leases > 0 || s.inflight > 0:
+	case s.current != nil:
 		s.stopLocked(ReasonNoLease)
+	case s.detached != 0 && s.starting == nil:
+		s.stopDetachedLocked(ReasonNoLease)
 	}
+}
+
+// stopDetachedLocked stops a detached session: its stop event, and no process to shut down.
+func (s *server) stopDetachedLocked(reason string) {
+	s.stats.Stops++
+	s.recordLocked(EventStop, s.detached, reason)
+	s.detached = 0
+	s.restartReason = ""
 }
 
 // stopLocked stops the live session for reason: the event is recorded now, the process is shut
@@ -137,6 +157,12 @@ func (s *server) acquire(ctx context.Context) (*session, uint64, error) {
 		return sess, sess.number, nil
 	}
 	att := s.starting
+	if att == nil && s.detached != 0 {
+		att = &startAttempt{number: s.detached, done: make(chan struct{}), reconnect: true}
+		s.starting = att
+		s.mgr.wg.Add(1)
+		go s.runStart(att, 0)
+	}
 	if att == nil {
 		s.sessions++
 		att = &startAttempt{number: s.sessions, done: make(chan struct{})}
@@ -180,6 +206,17 @@ func (s *server) runStart(att *startAttempt, delay time.Duration) {
 		s.mu.Unlock()
 		s.mgr.shutdown(sess, true)
 		return
+	case att.reconnect:
+		// The session goes on, to the world, as it was before the host died: no event.
+		att.sess = sess
+		s.current, s.detached = sess, 0
+		s.stats.Starts++
+		s.mgr.log.Info().Str("server", s.cfg.Name).Uint64("session", att.number).Msg("mcp: session reconnected after a resume")
+		if sess.isEnded() {
+			s.brokeLocked(sess)
+		} else {
+			s.stopIfIdleLocked()
+		}
 	default:
 		att.sess = sess
 		s.current = sess
@@ -211,5 +248,19 @@ func (s *server) startAfter(number uint64, delay time.Duration) (*session, error
 			return nil, ErrClosed
 		}
 	}
-	return startSession(s.mgr.ctx, &s.cfg, number, s.sessionBroke)
+	cfg := s.cfg
+	if cfg.Transport() == "stdio" {
+		dir, err := s.mgr.dataDir(cfg.Name)
+		if err != nil {
+			return nil, fmt.Errorf("%w: server %s: %w", ErrStart, cfg.Name, err)
+		}
+		if dir != "" {
+			cfg.Env = maps.Clone(cfg.Env)
+			if cfg.Env == nil {
+				cfg.Env = map[string]string{}
+			}
+			cfg.Env[mcpconfig.DataEnv] = dir
+		}
+	}
+	return startSession(s.mgr.ctx, &cfg, number, s.sessionBroke)
 }

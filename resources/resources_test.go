@@ -44,6 +44,7 @@ func (f *fakeServers) Lease(s string)     { f.leased = append(f.leased, s) }
 func (f *fakeServers) Release(string)     {}
 func (f *fakeServers) Drain() []mcp.Event { return nil }
 func (f *fakeServers) Close() error       { return nil }
+func (f *fakeServers) Replayed(string, string, uint64) {}
 func (f *fakeServers) Crash(string) bool  { return false }
 
 // TestInstallDefaults: Install fills every field left zero with its default and adds every

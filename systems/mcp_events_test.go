@@ -33,6 +33,7 @@ func (f *fakeServers) Lease(server string) {
 	f.peak[server] = max(f.peak[server], f.leases[server])
 }
 
+func (f *fakeServers) Replayed(string, string, uint64) {}
 func (f *fakeServers) Crash(string) bool { return false }
 
 func (f *fakeServers) Release(server string) {

@@ -43,8 +43,7 @@ var crashCases = []crashCase{
 	{name: "fanout"},
 	{name: "gated"},
 	{name: "sandbox", sandbox: true},
-	// mcp.toml is not here yet: its kv server keeps its store in memory, and a resume's first
-	// call starts a session the trace shows (docs/state.md, "Limits").
+	{name: "mcp", args: []string{"--agents", "40"}},
 }
 
 // TestCrashResumeProperty is the durability property: a shipped scenario run with --state and

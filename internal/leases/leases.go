@@ -25,6 +25,9 @@ type Servers interface {
 	Close() error
 	// Crash kills server's live session as if it had died, its exit recorded before it returns.
 	Crash(server string) bool
+	// Replayed applies a session event a resumed run replays to server's state (its sessions
+	// carry on as the recording left them).
+	Replayed(server, kind string, session uint64)
 }
 
 // ServerTool is implemented by a tool of an MCP server (*mcp.Tool): the server it calls.
@@ -126,6 +129,9 @@ func (l *Leases) write(tick uint64, closing bool) int {
 		recorded := l.tape.MCP(tick, pass, closing)
 		for _, e := range recorded {
 			l.trace.MCPServer(tick, e.Server, e.Event, e.Session, e.Transport, e.Reason)
+			if l.tape.Resuming() {
+				l.servers.Replayed(e.Server, e.Event, e.Session)
+			}
 		}
 		l.rec.MCP(tick, pass, closing, recorded) // a resumed run records what it replays
 		return len(recorded)

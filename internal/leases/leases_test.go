@@ -34,6 +34,7 @@ func (f *fakeServers) Drain() []mcp.Event {
 	return out
 }
 
+func (f *fakeServers) Replayed(string, string, uint64) {}
 func (f *fakeServers) Crash(server string) bool {
 	f.calls = append(f.calls, "crash "+server)
 	f.events = append(f.events, mcp.Event{Server: server, Kind: mcp.EventExit, Session: 1, Transport: "stdio", Reason: "signal: killed"})

@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -32,6 +33,8 @@ import (
 	"github.com/alecthomas/kong"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/rs/zerolog"
+
+	"github.com/warrenhq/warren/mcp/mcpconfig"
 )
 
 // Exit codes other than ExitCrash (see tools.go).
@@ -56,6 +59,7 @@ type cli struct {
 	Listen    string `default:"127.0.0.1:0" help:"Address to listen on in http mode; port 0 picks a free port."`
 	Name      string `default:"warren-test" help:"Server name reported in the initialize result."`
 	LogLevel  string `enum:"trace,debug,info,warn,error,disabled" default:"info" help:"Log level; logs go to stderr."`
+	Persist   bool   `help:"Keep the key-value store in the data folder the host gives (WARREN_MCP_DATA, as kv.jsonl), so that it outlives the process: a restart, or a resumed run's reconnect (in memory when there is none)."`
 }
 
 // Main parses args and serves until the transport ends; it returns the process exit code.
@@ -84,7 +88,18 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	mcpServer := newMCPServer(opts.Name, serverVersion, log)
+	kv := newKVStore()
+	if opts.Persist {
+		dir := os.Getenv(mcpconfig.DataEnv)
+		if dir == "" {
+			// The host asking for the tool list (a scenario's load) gives no data folder.
+			log.Info().Msgf("--persist: no data folder in %s, so the store lives in memory", mcpconfig.DataEnv)
+		} else if kv, err = openKVStore(filepath.Join(dir, "kv.jsonl")); err != nil {
+			fmt.Fprintf(stderr, "mcpserver: --persist: %v\n", err)
+			return exitFailure
+		}
+	}
+	mcpServer := newMCPServer(opts.Name, serverVersion, kv, log)
 	if opts.Transport == "http" {
 		err = serveHTTP(ctx, mcpServer, opts.Listen, stdout, log)
 	} else {

@@ -1,6 +1,7 @@
 package mcpdemo
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -55,6 +56,8 @@ func withGarbageEmitter(ctx context.Context, emit garbageEmitter) context.Contex
 type kvStore struct {
 	mu     sync.RWMutex
 	values map[string]string
+	// file, when set, keeps every set (openKVStore).
+	file *os.File
 }
 
 // kvEntry is one pair in kv_list's answer.
@@ -65,10 +68,41 @@ type kvEntry struct {
 
 func newKVStore() *kvStore { return &kvStore{values: make(map[string]string)} }
 
-func (s *kvStore) set(key, value string) {
+// openKVStore is a store kept in the append-only file path (one JSON pair a line), so that it
+// outlives the process: what a set wrote is on file before the call returns, and a torn last
+// line (the process died mid-write) is dropped.
+func openKVStore(path string) (*kvStore, error) {
+	s := newKVStore()
+	raw, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	for _, line := range bytes.Split(raw, []byte("\n")) {
+		var e kvEntry
+		if json.Unmarshal(line, &e) == nil {
+			s.values[e.Key] = e.Value
+		}
+	}
+	if s.file, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *kvStore) set(key, value string) error {
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.file != nil {
+		line, err := json.Marshal(kvEntry{Key: key, Value: value})
+		if err != nil {
+			return err
+		}
+		if _, err := s.file.Write(append(line, '\n')); err != nil {
+			return err
+		}
+	}
 	s.values[key] = value
-	s.mu.Unlock()
+	return nil
 }
 
 func (s *kvStore) get(key string) (string, error) {
@@ -102,14 +136,14 @@ type toolSet struct {
 // newMCPServer builds the MCP server with every test tool registered. Input validation is on so
 // the schema bounds (slow's ms, big's bytes, required keys) are enforced by mcp-go itself and a
 // bad call comes back as a tool error result the model can read.
-func newMCPServer(name, version string, log zerolog.Logger) *server.MCPServer {
+func newMCPServer(name, version string, kv *kvStore, log zerolog.Logger) *server.MCPServer {
 	srv := server.NewMCPServer(name, version,
 		server.WithToolCapabilities(false),
 		server.WithInputSchemaValidation(),
 		server.WithStrictInputSchemaDefault(),
 		server.WithRecovery(),
 	)
-	tools := &toolSet{kv: newKVStore(), log: log}
+	tools := &toolSet{kv: kv, log: log}
 	for _, entry := range tools.definitions() {
 		srv.AddTool(entry.tool, entry.handler)
 	}
@@ -174,7 +208,9 @@ func (ts *toolSet) kvSet(_ context.Context, req mcp.CallToolRequest) (*mcp.CallT
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
 	}
-	ts.kv.set(key, value)
+	if err := ts.kv.set(key, value); err != nil {
+		return mcp.NewToolResultError("the store could not keep it: " + err.Error()), nil
+	}
 	return mcp.NewToolResultText("ok"), nil
 }
 

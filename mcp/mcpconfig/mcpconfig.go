@@ -75,6 +75,12 @@ func (c *Server) Transport() string {
 // the tool's own name.
 func ToolName(server, tool string) string { return server + Separator + tool }
 
+// DataEnv is the environment variable a stdio server's process finds its data folder in: a
+// folder of its own under the run's work root, made before the server starts, where a server
+// that keeps state can keep it so that it outlives its process (a restart, or a resumed run's
+// reconnect: docs/state.md).
+const DataEnv = "WARREN_MCP_DATA"
+
 // DemoCommand, written as an entry's command, starts Warren's demo MCP server (a key-value
 // store, echo, a slow tool and fault injectors; package internal/mcpdemo) by re-executing the
 // running binary under the name DemoReexecName, so a shipped scenario needs no second program.

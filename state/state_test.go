@@ -1,0 +1,122 @@
+package state
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func newDir(t *testing.T) (*Dir, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "run")
+	d, err := Create(path, Meta{Host: "test", Scenario: "s", ScenarioHash: "h", Launch: []byte(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d, path
+}
+
+// TestCreateOpen: a created directory opens with its description; a second Create is refused, a
+// second Open while one is open is busy, and a folder without state.db is not a state directory.
+func TestCreateOpen(t *testing.T) {
+	d, path := newDir(t)
+	if _, err := Create(path, Meta{}); !errors.Is(err, ErrExists) {
+		t.Errorf("a second Create: %v, want ErrExists", err)
+	}
+	if _, _, err := Open(path); !errors.Is(err, ErrBusy) {
+		t.Errorf("Open while open: %v, want ErrBusy", err)
+	}
+	d.Close()
+	d2, m, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d2.Close()
+	if m.Format != Format || m.Version != Version || m.Status != StatusRunning || m.Scenario != "s" || m.Started.IsZero() {
+		t.Errorf("meta %+v", m)
+	}
+	if _, _, err := Open(t.TempDir()); !errors.Is(err, ErrNotState) {
+		t.Errorf("Open of an empty folder: %v, want ErrNotState", err)
+	}
+}
+
+// TestCommitAndEffects: intents and results are journaled, a commit records the boundary and
+// drops the effects it names, and what is left reads back.
+func TestCommitAndEffects(t *testing.T) {
+	d, _ := newDir(t)
+	if _, ok, err := d.LastCommit(); ok || err != nil {
+		t.Fatalf("a fresh directory has a commit (%v, %v)", ok, err)
+	}
+	for _, k := range []string{"a", "b", "c"} {
+		if err := d.Intent(k, 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Done("b", 3, []byte(`{"ok":true}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Commit(Commit{Ticks: 4, TraceBytes: 10, RecordingBytes: 20, Phases: map[string]int{"entering": 2}}, []string{"a"}); err != nil {
+		t.Fatal(err)
+	}
+	c, ok, err := d.LastCommit()
+	if err != nil || !ok || c.Ticks != 4 || c.TraceBytes != 10 || c.RecordingBytes != 20 || c.Phases["entering"] != 2 {
+		t.Errorf("commit %+v %v %v", c, ok, err)
+	}
+	eff, err := d.Effects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(eff) != 2 || eff["b"].Done != true || string(eff["b"].Result) != `{"ok":true}` || eff["c"].Done || eff["c"].Tick != 3 {
+		t.Errorf("effects %+v", eff)
+	}
+}
+
+// TestAppender: a fresh appender writes; one over committed bytes checks the bytes given again
+// against them, writes nothing until they are caught up, then appends; a difference is
+// ErrDiverged naming the byte and line, and the file keeps its committed part.
+func TestAppender(t *testing.T) {
+	d, path := newDir(t)
+	a, err := d.Appender("f", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Write([]byte("one\ntwo\nthr")); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	// Committed: "one\ntwo\n" (8 bytes); "thr" was written after the commit.
+	a, err = d.Appender("f", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"on", "e\ntw", "o\nthree\n"} {
+		if _, err := a.Write([]byte(p)); err != nil {
+			t.Fatalf("write %q: %v", p, err)
+		}
+	}
+	if !a.Caught() || a.Len() != 14 {
+		t.Errorf("caught %v, len %d", a.Caught(), a.Len())
+	}
+	a.Close()
+	if got, _ := os.ReadFile(filepath.Join(path, "f")); string(got) != "one\ntwo\nthree\n" {
+		t.Errorf("file %q", got)
+	}
+	a, err = d.Appender("f", 14)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	_, err = a.Write([]byte("one\ntwo\nthrEE\n"))
+	if !errors.Is(err, ErrDiverged) || !strings.Contains(err.Error(), "differs at byte 11 (line 3)") {
+		t.Errorf("a diverging rewrite: %v", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(path, "f")); string(got) != "one\ntwo\nthree\n" {
+		t.Errorf("the diverging rewrite changed the file: %q", got)
+	}
+	if _, err := d.Appender("f", 100); !errors.Is(err, ErrNotState) {
+		t.Errorf("an appender past the file's end: %v", err)
+	}
+}
