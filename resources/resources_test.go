@@ -40,12 +40,12 @@ func (*denyAll) Decide(*gate.Policy, *gate.Request) gate.Decision { return gate.
 // fakeServers counts leases.
 type fakeServers struct{ leased []string }
 
-func (f *fakeServers) Lease(s string)     { f.leased = append(f.leased, s) }
-func (f *fakeServers) Release(string)     {}
-func (f *fakeServers) Drain() []mcp.Event { return nil }
-func (f *fakeServers) Close() error       { return nil }
+func (f *fakeServers) Lease(s string)                  { f.leased = append(f.leased, s) }
+func (f *fakeServers) Release(string)                  {}
+func (f *fakeServers) Drain() []mcp.Event              { return nil }
+func (f *fakeServers) Close() error                    { return nil }
 func (f *fakeServers) Replayed(string, string, uint64) {}
-func (f *fakeServers) Crash(string) bool  { return false }
+func (f *fakeServers) Crash(string) bool               { return false }
 
 // TestInstallDefaults: Install fills every field left zero with its default and adds every
 // resource, each the very value the Set (or Installed) holds, so a system resolving one shares it

@@ -34,7 +34,7 @@ func (f *fakeServers) Lease(server string) {
 }
 
 func (f *fakeServers) Replayed(string, string, uint64) {}
-func (f *fakeServers) Crash(string) bool { return false }
+func (f *fakeServers) Crash(string) bool               { return false }
 
 func (f *fakeServers) Release(server string) {
 	f.mu.Lock()
