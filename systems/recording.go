@@ -45,19 +45,25 @@ func (t *toolTurn) replay(tick uint64, e ecs.Entity, id *components.Identity, d 
 // side-effecting call that was running then is answered as interrupted (a resume note says so),
 // both through the tool lane at the call's latency. It returns the action: for RunLive and
 // RunAgain the caller runs the call live.
-func (t *toolTurn) resumed(tick uint64, e ecs.Entity, id *components.Identity, d *components.AgentData, turn uint64, i int, call models.ToolCall, h *tools.Handle, latency uint64) resources.ResumeAction {
+func (t *toolTurn) resumed(tick uint64, e ecs.Entity, id *components.Identity, d *components.AgentData, turn uint64, i int, call models.ToolCall, h *tools.Handle, usesHost bool, latency uint64) (resources.ResumeAction, *recording.ToolEntry) {
 	r := t.rec.Resume
 	action, journaled := r.Decide(resources.ToolEffect(d.Name, call.ID), d.Name+" "+call.ID+" ("+call.Name+")",
 		!h.Effects().ReadOnly(), r != nil && r.Retry != nil && r.Retry(call.Name))
 	var res components.ToolResult
 	switch action {
 	case resources.RunLive, resources.RunAgain:
-		return action
+		return action, nil
 	case resources.ServeJournaled:
 		var r recording.Result
 		if err := json.Unmarshal(journaled, &r); err != nil {
 			t.rec.Fail(fmt.Errorf("the effect journal's result of %s's call %s does not read: %w", d.Name, call.ID, err))
 			r = recording.Result{Content: err.Error()}
+		}
+		if usesHost {
+			// A script tool is run again, as a replay runs it: what it does inside the world
+			// (a callTool to the checklist, its notes) happens again, and its requests of the
+			// world outside are answered from the journaled ones.
+			return action, &recording.ToolEntry{Agent: d.Name, ID: call.ID, Tool: call.Name, Ops: r.Ops}
 		}
 		res = fromRecording(r, d.Name, call.ID, t.rec.Tape)
 	case resources.AnswerInterrupted:
@@ -67,7 +73,7 @@ func (t *toolTurn) resumed(tick uint64, e ecs.Entity, id *components.Identity, d
 	t.rec.Writer.Begin(tick, id.ID, recordedCall(d, turn, i, call))
 	d.Work.Outstanding++
 	t.lanes.Tool.Submit(tick, ecs.Job{Agent: id.ID, Entity: e, Index: i, Latency: latency, Run: func() any { return res }})
-	return action
+	return action, nil
 }
 
 // ranAgain marks the result of a call a resumed run ran again (retry_on_resume) with a resume note.
@@ -89,21 +95,15 @@ const ResumeNote = "resume"
 // laneRun is the work of lane call i of the agent's turn. In a recorded run it notes the call in
 // the recording and gives a script tool (usesHost) a Recorder its requests go through, whose ops
 // join the result; in a replay (only script tools get here: other calls are replayed whole) it
-// gives the script a Player answering its requests from the recorded call, and the script runs
-// again. A replayed call the recording does not have files the divergence as its result (the run
-// stops at the end of the tick).
-func (t *toolTurn) laneRun(tick, agent uint64, d *components.AgentData, turn uint64, i int, call models.ToolCall, h *tools.Handle, ec *tools.ExecContext, usesHost, replaying bool) func() any {
+// gives the script a Player answering its requests from entry, the recorded call (or, in a resumed
+// run, the journaled one), and the script runs again. A side-effecting call of a run with a state
+// directory runs under the effect journal (journaled).
+func (t *toolTurn) laneRun(tick, agent uint64, d *components.AgentData, turn uint64, i int, call models.ToolCall, h *tools.Handle, ec *tools.ExecContext, usesHost bool, entry *recording.ToolEntry) func() any {
 	args := call.Args
 	run := func() any { return runTool(h, ec, args) }
 	switch {
-	case replaying:
+	case entry != nil:
 		c := recordedCall(d, turn, i, call)
-		entry, err := t.rec.Tape.Tool(tick, c)
-		if err != nil {
-			t.rec.Fail(err)
-			res := components.ToolResult{Content: err.Error(), IsError: true}
-			return func() any { return res }
-		}
 		t.rec.Writer.Begin(tick, agent, c) // a resumed run records what it replays
 		player := &recording.Player{Tick: tick, Call: c, Ops: entry.Ops}
 		ec.Outside = player

@@ -17,6 +17,7 @@ import (
 	"github.com/warrenhq/warren/internal/scripthost"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/policy"
+	"github.com/warrenhq/warren/recording"
 	"github.com/warrenhq/warren/resources"
 	"github.com/warrenhq/warren/subagents"
 	"github.com/warrenhq/warren/tools"
@@ -283,20 +284,37 @@ func (t *toolTurn) start(tick uint64, e ecs.Entity, id *components.Identity, p *
 	}
 	usesHost := scripthost.UsesHost(h)
 	replaying, again := t.rec.Tape != nil, false
+	var entry *recording.ToolEntry // what a script tool's replay answers its requests from
 	if replaying && t.rec.Tape.Resuming() && !t.rec.Tape.Has(d.Name, call.ID) {
 		// A resumed run's committed recording has no result for this call: it was running when
 		// the host stopped, or started after the last commit. The effect journal says which.
-		switch t.resumed(tick, e, id, d, turn, i, call, h, latency) {
-		case resources.ServeJournaled, resources.AnswerInterrupted:
+		action, journaled := t.resumed(tick, e, id, d, turn, i, call, h, usesHost, latency)
+		switch action {
+		case resources.ServeJournaled:
+			if journaled == nil {
+				return // filed from the journal
+			}
+			entry = journaled // a script tool runs again, its requests answered from the journal
+		case resources.AnswerInterrupted:
 			return
 		case resources.RunAgain:
 			again = true
 		}
-		replaying = false
+		replaying = entry != nil
 	}
 	if replaying && !usesHost {
 		t.replay(tick, e, id, d, turn, i, call, latency)
 		return
+	}
+	if replaying && entry == nil {
+		var err error
+		if entry, err = t.rec.Tape.Tool(tick, recordedCall(d, turn, i, call)); err != nil {
+			t.rec.Fail(err)
+			res := components.ToolResult{Content: err.Error(), IsError: true}
+			work.Outstanding++
+			t.lanes.Tool.Submit(tick, ecs.Job{Agent: id.ID, Entity: e, Index: i, Latency: latency, Run: func() any { return res }})
+			return
+		}
 	}
 	if d.Tools.Writes == nil && p.Policy != nil {
 		d.Tools.Writes = tools.NewWriteBudget(p.Policy.WritePerCall, p.Policy.WritePerRun)
@@ -315,7 +333,7 @@ func (t *toolTurn) start(tick uint64, e ecs.Entity, id *components.Identity, p *
 	}
 	ec.Ctx = work.Ctx
 	work.Outstanding++
-	run := t.laneRun(tick, id.ID, d, turn, i, call, h, ec, usesHost, replaying)
+	run := t.laneRun(tick, id.ID, d, turn, i, call, h, ec, usesHost, entry)
 	if again {
 		run = ranAgain(run)
 	}
