@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -396,5 +398,61 @@ func editMeta(t *testing.T, dir string, edit func(*state.Meta)) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRandomKill: the host is killed from outside at a moment a seeded RNG draws (the kill may
+// land anywhere: inside a tick, inside a commit's transaction, inside a call), then resumed. The
+// resumed trace is the uninterrupted one, except that each call the kill cut off in mid-run is
+// answered as interrupted: up to the first of those results the two traces are the same byte for
+// byte, and with none of them the whole trace is.
+func TestRandomKill(t *testing.T) {
+	bin, repo := buildBinary(t)
+	dir := filepath.Join(t.TempDir(), "state")
+	run := []string{"run", filepath.Join("scenarios", "examples", "quickstart.toml"), "--agents", "2000", "--state", dir, "--no-progress", "--commit-every", "5ms"}
+	if code, out, errOut := stateRun(t, run...); code != 0 {
+		t.Fatalf("the uninterrupted run exited %d\n%s\n%s", code, out, errOut)
+	}
+	ref, _ := readBoth(t, dir)
+	rng := rand.New(rand.NewPCG(7, 11))
+	for i := range 3 {
+		if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(bin, run...)
+		cmd.Dir = repo
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// The run takes about a second on the project's machine: kill it somewhere in its first
+		// 600 ms (a loaded machine only moves the kill earlier in the run).
+		after := time.Duration(50+rng.IntN(550)) * time.Millisecond
+		time.Sleep(after)
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if _, err := os.Stat(filepath.Join(dir, state.DBFile)); err != nil {
+			continue // killed before the directory was made: nothing to resume
+		}
+		code, out, errOut := stateRun(t, "resume", dir, "--no-progress")
+		if code != 0 && !strings.Contains(out, "nothing to resume") {
+			t.Fatalf("kill %d: resume exited %d\n%s\n%s", i, code, out, errOut)
+		}
+		got, _ := readBoth(t, dir)
+		first := bytes.Index(got, []byte(`"fn":"resume"`))
+		t.Logf("kill %d after %s: %s", i, after, strings.TrimSpace(regexp.MustCompile(`(?m)^resumed .*$`).FindString(out)))
+		if first < 0 {
+			if !bytes.Equal(got, ref) {
+				t.Errorf("kill %d: no call was cut off, and the trace differs at %s", i, firstDiffLine(ref, got))
+			}
+			continue
+		}
+		// The line before the first resume note is the last one both runs wrote alike.
+		cut := bytes.LastIndexByte(got[:first], '\n')
+		if !bytes.Equal(got[:cut], ref[:min(cut, len(ref))]) {
+			t.Errorf("kill %d: the trace differs before the first interrupted call, at %s", i, firstDiffLine(ref[:min(cut, len(ref))], got[:cut]))
+		}
+		if !strings.Contains(out, "calls interrupted") {
+			t.Errorf("kill %d: the trace has a resume note but the summary counts no interrupted call:\n%s", i, out)
+		}
 	}
 }
