@@ -128,7 +128,7 @@ func openState(sc *Scenario, opt *Options, seed uint64, hash string) (*stateRun,
 		s.Close()
 		return nil, err
 	}
-	s.journal = &effectJournal{dir: dir, crashIn: int64(so.CrashInEffect)}
+	s.journal = newEffectJournal(dir, so.CrashInEffect)
 	return s, nil
 }
 
@@ -156,6 +156,9 @@ func (s *stateRun) Close() {
 		return
 	}
 	s.closed = true
+	if s.journal != nil {
+		s.journal.close()
+	}
 	if s.trace != nil {
 		_ = s.trace.Close()
 	}
@@ -189,6 +192,7 @@ func (s *stateRun) commit(w *ecs.World, tw *trace.Writer, rw *recording.Writer, 
 	}
 	c := state.Commit{Ticks: tick + 1, TraceBytes: s.trace.Len(), RecordingBytes: s.rec.Len(),
 		TraceEvents: tw.Events(), Entries: rw.Entries(), Phases: systems.Phases(w), Finished: records.Len()}
+	s.journal.settle()
 	return s.dir.Commit(c, s.journal.takeFiled())
 }
 
@@ -246,23 +250,76 @@ func (s *stateRun) finish(sum *Summary) {
 	}
 }
 
-// effectJournal is the run's resources.EffectJournal over its state directory.
+// effectJournal is the run's resources.EffectJournal over its state directory. Intents are group
+// committed: the world notes each as it hands a call to its lane, and the first worker to wait
+// writes every intent noted so far in one synced transaction while the others wait for it, so a
+// tick's calls cost one sync, not one each. Results are written by a background writer in the
+// same way, and nobody waits for them: a result lost to a crash leaves its call "may or may not
+// have happened", the safe side.
 type effectJournal struct {
 	dir *state.Dir
 	// filed are the keys filed since the last commit (world goroutine).
 	filed []string
+
+	mu sync.Mutex
+	// pending are the intents noted and not yet written; group is the wait they share.
+	pending []string
+	group   *intentGroup
+	// writing serialises the intents' transactions.
+	writing sync.Mutex
+	// results are the results to write; wake wakes their writer; drained is signalled when it
+	// has written all there is (busy: it is writing a batch); stopping ends it.
+	results  []effectResult
+	wake     chan struct{}
+	drained  *sync.Cond
+	busy     bool
+	stopping bool
 	// crashIn kills the host inside that intent (from 1); intents counts them, inflight the
-	// calls between their intent and their result, stopped blocks new intents for a crash.
+	// calls between their wait and their result, stopped blocks new calls for a crash.
 	crashIn  int64
 	intents  atomic.Int64
 	inflight sync.WaitGroup
-	mu       sync.Mutex
 	stopped  bool
+}
+
+// intentGroup is the intents written in one transaction: done closes when it is on disk, err
+// says whether it failed.
+type intentGroup struct {
+	keys []string
+	tick []uint64
+	done chan struct{}
+	err  error
+}
+
+// effectResult is one result waiting for the writer.
+type effectResult struct {
+	key    string
+	tick   uint64
+	result []byte
 }
 
 var _ resources.EffectJournal = (*effectJournal)(nil)
 
-func (j *effectJournal) Intent(key string, tick uint64) error {
+func newEffectJournal(dir *state.Dir, crashIn int) *effectJournal {
+	j := &effectJournal{dir: dir, crashIn: int64(crashIn), wake: make(chan struct{}, 1)}
+	j.drained = sync.NewCond(&j.mu)
+	go j.writeResults()
+	return j
+}
+
+func (j *effectJournal) Intend(key string, tick uint64) func() error {
+	j.mu.Lock()
+	if j.group == nil {
+		j.group = &intentGroup{done: make(chan struct{})}
+	}
+	g := j.group
+	g.keys, g.tick = append(g.keys, key), append(g.tick, tick)
+	j.mu.Unlock()
+	return func() error { return j.wait(g) }
+}
+
+// wait returns once g's intents are on disk, writing them itself when no one else has yet.
+func (j *effectJournal) wait(g *intentGroup) error {
 	j.mu.Lock()
 	if j.stopped {
 		j.mu.Unlock()
@@ -270,9 +327,26 @@ func (j *effectJournal) Intent(key string, tick uint64) error {
 	}
 	j.inflight.Add(1)
 	j.mu.Unlock()
-	if err := j.dir.Intent(key, tick); err != nil {
+	j.writing.Lock()
+	select {
+	case <-g.done:
+	default:
+		j.mu.Lock()
+		if j.group == g {
+			j.group = nil // later intents form the next group
+		}
+		j.mu.Unlock()
+		effects := make([]state.KeyedEffect, len(g.keys))
+		for i, k := range g.keys {
+			effects[i] = state.KeyedEffect{Key: k, Effect: state.Effect{Tick: g.tick[i]}}
+		}
+		g.err = j.dir.PutEffects(effects)
+		close(g.done)
+	}
+	j.writing.Unlock()
+	if g.err != nil {
 		j.inflight.Done()
-		return err
+		return g.err
 	}
 	if n := j.intents.Add(1); n == j.crashIn {
 		_ = syscall.Kill(syscall.Getpid(), syscall.SIGKILL)
@@ -281,12 +355,65 @@ func (j *effectJournal) Intent(key string, tick uint64) error {
 	return nil
 }
 
-func (j *effectJournal) Done(key string, tick uint64, result []byte) error {
+func (j *effectJournal) Done(key string, tick uint64, result []byte) {
 	defer j.inflight.Done()
 	if result == nil {
-		return nil // the intent stands alone: may or may not have happened
+		return // the intent stands alone: may or may not have happened
 	}
-	return j.dir.Done(key, tick, result)
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.stopping {
+		return // the run is over: what is not written now is interrupted, the safe side
+	}
+	j.results = append(j.results, effectResult{key, tick, result})
+	select {
+	case j.wake <- struct{}{}:
+	default:
+	}
+}
+
+// writeResults writes the results as they come, each batch in one transaction.
+func (j *effectJournal) writeResults() {
+	for range j.wake {
+		j.mu.Lock()
+		batch := j.results
+		j.results, j.busy = nil, len(batch) > 0
+		j.mu.Unlock()
+		if len(batch) > 0 {
+			effects := make([]state.KeyedEffect, len(batch))
+			for i, r := range batch {
+				effects[i] = state.KeyedEffect{Key: r.key, Effect: state.Effect{Tick: r.tick, Done: true, Result: r.result}}
+			}
+			_ = j.dir.PutEffects(effects) // a result not written leaves its call interrupted
+		}
+		j.mu.Lock()
+		j.busy = false
+		if len(j.results) == 0 {
+			j.drained.Broadcast()
+		}
+		j.mu.Unlock()
+	}
+}
+
+// settle waits until every result handed to Done is written, so that a commit's deletions come
+// after the writes of the keys they delete.
+func (j *effectJournal) settle() {
+	j.mu.Lock()
+	for j.busy || len(j.results) > 0 {
+		j.drained.Wait()
+	}
+	j.mu.Unlock()
+}
+
+// close ends the results' writer once it has written what it holds.
+func (j *effectJournal) close() {
+	j.settle()
+	j.mu.Lock()
+	if !j.stopping {
+		j.stopping = true
+		close(j.wake)
+	}
+	j.mu.Unlock()
 }
 
 func (j *effectJournal) Filed(key string) { j.filed = append(j.filed, key) }
@@ -297,13 +424,14 @@ func (j *effectJournal) takeFiled() []string {
 	return f
 }
 
-// quiesce stops new side-effecting calls from starting and waits for those running to journal
-// their results, so that a crash after it cuts no call off.
+// quiesce stops new side-effecting calls from starting and waits for those running to hand over
+// their results and for the results to be written, so that a crash after it cuts no call off.
 func (j *effectJournal) quiesce() {
 	j.mu.Lock()
 	j.stopped = true
 	j.mu.Unlock()
 	j.inflight.Wait()
+	j.settle()
 }
 
 // ResumeOptions adjusts a resume (Resume): what Options lets a caller set for a run and a resume
@@ -380,7 +508,7 @@ func OpenResume(dir string, ro ResumeOptions) (_ *Runtime, err error) {
 	opt.WorkRoot, opt.TraceFile, opt.RecordNote = launch.WorkRoot, meta.Trace, launch.Header.Note
 	opt.RecordFile, opt.recordName = filepath.Join(d.Path(), state.RecordingFile), state.RecordingFile
 	s.every, s.crashAfter, s.resumeTicks = launch.CommitEvery, ro.CrashAfterTick, commit.Ticks
-	s.journal = &effectJournal{dir: d, crashIn: int64(ro.CrashInEffect)}
+	s.journal = newEffectJournal(d, ro.CrashInEffect)
 	retry := map[string]bool{}
 	for _, t := range launch.RetryOnResume {
 		retry[t] = true

@@ -9,13 +9,17 @@ import (
 // EffectJournal journals a run's side-effecting calls for a resume (host run --state): the
 // intent of each before it runs, synced, so that a call whose intent is missing after a crash
 // certainly never ran, and its result when it returns, so that a resume gives back a result the
-// run got but had not filed yet instead of running the call again. Intent and Done are called
-// from lane workers (Done follows every Intent that succeeded, with a nil result when the call's
-// result must not count: the run's own stop cut it off); Filed from the world's goroutine once
-// the call's result is in the recording.
+// run got but had not filed yet instead of running the call again.
+//
+// Intend is called on the world's goroutine when the call is handed to its lane and returns the
+// wait its worker calls before running it: the wait returns once the intent is on disk (the
+// intents of every call waiting at once share one synced transaction). Done is called by the
+// worker once the call returned, after every wait that succeeded, with a nil result when the
+// result must not count (the run's own stop cut the call off); it does not wait for the disk.
+// Filed is called on the world's goroutine once the call's result is in the recording.
 type EffectJournal interface {
-	Intent(key string, tick uint64) error
-	Done(key string, tick uint64, result []byte) error
+	Intend(key string, tick uint64) (wait func() error)
+	Done(key string, tick uint64, result []byte)
 	Filed(key string)
 }
 

@@ -207,8 +207,6 @@ func open(abs string) (*Dir, error) {
 		}
 		return nil, fmt.Errorf("%w: %s: %v", ErrNotState, filepath.Join(abs, DBFile), err)
 	}
-	// Intents are synced in groups: the workers that journal at once share one transaction.
-	db.MaxBatchDelay = 200 * time.Microsecond
 	err = db.Update(func(tx *bolt.Tx) error {
 		for _, b := range [][]byte{bucketMeta, bucketEffects} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {

@@ -18,24 +18,32 @@ type Effect struct {
 	Result json.RawMessage `json:"result,omitempty"`
 }
 
-// Intent journals that the call key is about to run, started at tick, and returns once that is
-// on disk: a call whose intent is missing after a crash never ran. Concurrent intents share one
-// synced transaction (bbolt's Batch).
-func (d *Dir) Intent(key string, tick uint64) error {
-	raw, err := json.Marshal(Effect{Tick: tick})
-	if err != nil {
-		return err
-	}
-	return d.db.Batch(func(tx *bolt.Tx) error { return tx.Bucket(bucketEffects).Put([]byte(key), raw) })
+// KeyedEffect is one effect journal entry to write.
+type KeyedEffect struct {
+	Key    string
+	Effect Effect
 }
 
-// Done journals the result of the call key, started at tick, and returns once it is on disk.
-func (d *Dir) Done(key string, tick uint64, result []byte) error {
-	raw, err := json.Marshal(Effect{Tick: tick, Done: true, Result: result})
-	if err != nil {
-		return err
+// PutEffects writes entries (intents, or results) in one synced transaction and returns once they
+// are on disk: a call whose intent is missing after a crash never ran.
+func (d *Dir) PutEffects(entries []KeyedEffect) error {
+	raws := make([][]byte, len(entries))
+	for i, e := range entries {
+		raw, err := json.Marshal(e.Effect)
+		if err != nil {
+			return err
+		}
+		raws[i] = raw
 	}
-	return d.db.Batch(func(tx *bolt.Tx) error { return tx.Bucket(bucketEffects).Put([]byte(key), raw) })
+	return d.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketEffects)
+		for i, e := range entries {
+			if err := b.Put([]byte(e.Key), raws[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // Effects reads the effect journal: the calls started and not yet filed at a commit.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -50,12 +51,10 @@ func TestCommitAndEffects(t *testing.T) {
 	if _, ok, err := d.LastCommit(); ok || err != nil {
 		t.Fatalf("a fresh directory has a commit (%v, %v)", ok, err)
 	}
-	for _, k := range []string{"a", "b", "c"} {
-		if err := d.Intent(k, 3); err != nil {
-			t.Fatal(err)
-		}
+	if err := d.PutEffects([]KeyedEffect{{"a", Effect{Tick: 3}}, {"b", Effect{Tick: 3}}, {"c", Effect{Tick: 3}}}); err != nil {
+		t.Fatal(err)
 	}
-	if err := d.Done("b", 3, []byte(`{"ok":true}`)); err != nil {
+	if err := d.PutEffects([]KeyedEffect{{"b", Effect{Tick: 3, Done: true, Result: []byte(`{"ok":true}`)}}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Commit(Commit{Ticks: 4, TraceBytes: 10, RecordingBytes: 20, Phases: map[string]int{"entering": 2}}, []string{"a"}); err != nil {
@@ -118,5 +117,73 @@ func TestAppender(t *testing.T) {
 	}
 	if _, err := d.Appender("f", 100); !errors.Is(err, ErrNotState) {
 		t.Errorf("an appender past the file's end: %v", err)
+	}
+}
+
+// BenchmarkCommit is the world's pause at a commit: the trace's and the recording's new bytes
+// (64 KiB and 16 KiB, a busy tick's) synced, and the commit's transaction, dropping 100 filed
+// effects.
+func BenchmarkCommit(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "run")
+	d, err := Create(path, Meta{Host: "bench", Launch: []byte(`{}`)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	tr, err := d.Appender(TraceFile, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rec, err := d.Appender(RecordingFile, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	traceBytes, recBytes := make([]byte, 64<<10), make([]byte, 16<<10)
+	filed := make([]string, 100)
+	for i := range filed {
+		filed[i] = "tool\x00agent\x00call-" + strings.Repeat("x", i%7)
+	}
+	tick := uint64(0)
+	for b.Loop() {
+		tick++
+		if _, err := tr.Write(traceBytes); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := rec.Write(recBytes); err != nil {
+			b.Fatal(err)
+		}
+		if err := tr.Sync(); err != nil {
+			b.Fatal(err)
+		}
+		if err := rec.Sync(); err != nil {
+			b.Fatal(err)
+		}
+		if err := d.Commit(Commit{Ticks: tick, TraceBytes: tr.Len(), RecordingBytes: rec.Len()}, filed); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPutEffects is one group of intents written and synced: 1, 8 and 64 at once.
+func BenchmarkPutEffects(b *testing.B) {
+	for _, n := range []int{1, 8, 64} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			d, err := Create(filepath.Join(b.TempDir(), "run"), Meta{Host: "bench", Launch: []byte(`{}`)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer d.Close()
+			group := make([]KeyedEffect, n)
+			i := 0
+			for b.Loop() {
+				for k := range group {
+					i++
+					group[k] = KeyedEffect{Key: "tool\x00agent-" + strconv.Itoa(i) + "\x00c1", Effect: Effect{Tick: uint64(i)}}
+				}
+				if err := d.PutEffects(group); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -134,10 +134,13 @@ func (s *PoolAdmit) decide(t *inference.Ticket) inference.Verdict {
 		}
 	}
 	var journal resources.EffectJournal
-	if answered == nil && asked != nil {
+	var intended func() error
+	key := resources.ModelEffect(job.agent, job.turn, attempt)
+	if answered == nil && asked != nil && s.rec.Journal != nil {
 		journal = s.rec.Journal
+		intended = journal.Intend(key, s.tick)
 	}
-	pool := s.pool.Name()
+	pool, tick := s.pool.Name(), s.tick
 	ctx, runCtx := job.ctx, s.run.Context
 	s.lanes.Model.Submit(s.tick, ecs.Job{
 		Agent: t.Agent, Entity: job.entity, Latency: job.latency,
@@ -149,8 +152,7 @@ func (s *PoolAdmit) decide(t *inference.Ticket) inference.Verdict {
 			case journal != nil:
 				// A live request spends money: journaled as an intent before it goes and with its
 				// answer after, so that a resume gives back an answer the run paid for.
-				key := resources.ModelEffect(job.agent, job.turn, attempt)
-				if err := journal.Intent(key, s.tick); err != nil {
+				if err := intended(); err != nil {
 					out = modelOutcome{err: fmt.Errorf("the request was not sent: the state directory could not journal it: %w", err)}
 					break
 				}
@@ -162,7 +164,7 @@ func (s *PoolAdmit) decide(t *inference.Ticket) inference.Verdict {
 					toRecordedModel(&m, &out)
 					raw, _ = json.Marshal(m)
 				}
-				_ = journal.Done(key, s.tick, raw)
+				journal.Done(key, tick, raw)
 			default:
 				st := job.state
 				out = callModel(ctx, model, &st, job.view)

@@ -137,8 +137,9 @@ func (t *toolTurn) laneRun(tick, agent uint64, d *components.AgentData, turn uin
 // leaves it "may or may not have happened" for a resume. A call its agent's kill cut off keeps
 // the result it got, as the recording does.
 func journaled(j resources.EffectJournal, key string, tick uint64, runCtx context.Context, run func() any) func() any {
+	wait := j.Intend(key, tick)
 	return func() any {
-		if err := j.Intent(key, tick); err != nil {
+		if err := wait(); err != nil {
 			return components.ToolResult{Content: "the call did not run: the state directory could not journal it: " + err.Error(), IsError: true}
 		}
 		out := run()
@@ -146,7 +147,7 @@ func journaled(j resources.EffectJournal, key string, tick uint64, runCtx contex
 		if res, ok := out.(components.ToolResult); ok && runCtx.Err() == nil {
 			raw, _ = json.Marshal(toRecording(res))
 		}
-		_ = j.Done(key, tick, raw) // a result that is not journaled leaves the call interrupted: the safe side
+		j.Done(key, tick, raw) // a result that is not journaled leaves the call interrupted: the safe side
 		return out
 	}
 }

@@ -1,0 +1,131 @@
+package scenarios_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/warrenhq/warren"
+	"github.com/warrenhq/warren/scenarios"
+)
+
+// BenchmarkStateOverhead runs the quickstart pipeline (write_file, read_file and the checklist,
+// so every agent makes side-effecting calls the effect journal takes) at 2,000 agents three ways:
+// its trace written to a file, the same with the trace and the recording written (what a run
+// that can be replayed costs), and with a state directory (the trace, the recording, the effect
+// journal and the commits), committing at the default interval and at every tick. It reports
+// agent-steps per second; the ratios are the figure (docs/performance.md).
+func BenchmarkStateOverhead(b *testing.B) {
+	sc, err := scenarios.Load("examples/quickstart.toml", scenarios.KnownTools())
+	if err != nil {
+		b.Fatal(err)
+	}
+	const agents = 2000
+	for _, c := range []struct {
+		name  string
+		setup func(dir string, opt *warren.Options) func()
+	}{
+		{"traced", func(dir string, opt *warren.Options) func() {
+			f, err := os.Create(filepath.Join(dir, "t.jsonl"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			opt.Trace = f
+			return func() { f.Close() }
+		}},
+		{"recorded", func(dir string, opt *warren.Options) func() {
+			f, err := os.Create(filepath.Join(dir, "t.jsonl"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			r, err := os.Create(filepath.Join(dir, "r.jsonl"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			opt.Trace, opt.Record = f, r
+			return func() { f.Close(); r.Close() }
+		}},
+		{"state", func(dir string, opt *warren.Options) func() {
+			opt.State = &warren.StateOptions{Dir: filepath.Join(dir, "state")}
+			return func() {}
+		}},
+		{"state-every-tick", func(dir string, opt *warren.Options) func() {
+			opt.State = &warren.StateOptions{Dir: filepath.Join(dir, "state"), CommitEvery: -1}
+			return func() {}
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var steps uint64
+			var elapsed time.Duration
+			for b.Loop() {
+				dir := b.TempDir()
+				opt := warren.Options{Agents: agents, WorkRoot: filepath.Join(dir, "work")}
+				done := c.setup(dir, &opt)
+				start := time.Now()
+				sum, err := warren.Run(context.Background(), sc, opt)
+				elapsed += time.Since(start)
+				done()
+				if err != nil || sum.Status != warren.RunFinished {
+					b.Fatalf("%v %v", err, sum)
+				}
+				steps += sum.ModelTurns
+			}
+			b.ReportMetric(float64(steps)/elapsed.Seconds(), "steps/s")
+		})
+	}
+}
+
+// BenchmarkResume is the ten-step scenario at 10^5 agents with a state directory: run whole
+// (uninterrupted), and stopped at a tick boundary (an interrupt, after 6 of its ticks) and then
+// resumed, the resume timed: the committed ticks replayed, every committed trace and recording
+// byte compared, and the rest of the run live. It reports wall time per agent.
+func BenchmarkResume(b *testing.B) {
+	sc, err := scenarios.Load("testdata/bench/steps.toml", scenarios.KnownTools())
+	if err != nil {
+		b.Fatal(err)
+	}
+	const agents, stopAt = 100_000, 6
+	b.Run("uninterrupted", func(b *testing.B) {
+		var took time.Duration
+		for i := 0; i < b.N; i++ {
+			opt := warren.Options{Agents: agents, State: &warren.StateOptions{Dir: filepath.Join(b.TempDir(), "state")}}
+			start := time.Now()
+			sum, err := warren.Run(context.Background(), sc, opt)
+			took += time.Since(start)
+			if err != nil || sum.Status != warren.RunFinished {
+				b.Fatalf("%v %v", err, sum.Status)
+			}
+		}
+		b.ReportMetric(float64(took.Nanoseconds())/float64(b.N)/agents, "ns/agent")
+	})
+	b.Run("resumed", func(b *testing.B) {
+		var took time.Duration
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			dir := filepath.Join(b.TempDir(), "state")
+			ctx, cancel := context.WithCancel(context.Background())
+			ticks := 0
+			opt := warren.Options{Agents: agents, State: &warren.StateOptions{Dir: dir, CommitEvery: -1},
+				Progress: func(int, int) {
+					if ticks++; ticks == stopAt {
+						cancel()
+					}
+				}}
+			sum, err := warren.Run(ctx, sc, opt)
+			cancel()
+			if err != nil || sum.Status != warren.RunStopped {
+				b.Fatalf("the stop: %v %v", err, sum.Status)
+			}
+			b.StartTimer()
+			start := time.Now()
+			sum, err = warren.Resume(context.Background(), dir, warren.ResumeOptions{})
+			took += time.Since(start)
+			if err != nil || sum.Status != warren.RunFinished || sum.Agents != agents {
+				b.Fatalf("the resume: %v %+v", err, sum)
+			}
+		}
+		b.ReportMetric(float64(took.Nanoseconds())/float64(b.N)/agents, "ns/agent")
+	})
+}
