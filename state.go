@@ -250,10 +250,14 @@ func (s *stateRun) finish(sum *Summary) {
 	}
 }
 
+// errCrashing is what a call whose intent was not written gets while the host waits to be killed.
+var errCrashing = errors.New("the host is being killed (a durability test's kill switch)")
+
 // effectJournal is the run's resources.EffectJournal over its state directory. Intents are group
-// committed: the world notes each as it hands a call to its lane, and the first worker to wait
-// writes every intent noted so far in one synced transaction while the others wait for it, so a
-// tick's calls cost one sync, not one each. Results are written by a background writer in the
+// committed: a worker about to run a call notes its intent, and the first one to find no write
+// in progress writes every intent noted so far in one synced transaction while the others wait,
+// so the workers running at once share a sync. An intent is noted only as its call starts, so a
+// call waiting in its lane's queue is never taken for one that may have run. Results are written by a background writer in the
 // same way, and nobody waits for them: a result lost to a crash leaves its call "may or may not
 // have happened", the safe side.
 type effectJournal struct {
@@ -275,7 +279,8 @@ type effectJournal struct {
 	busy     bool
 	stopping bool
 	// crashIn kills the host inside that intent (from 1); intents counts them, inflight the
-	// calls between their wait and their result, stopped blocks new calls for a crash.
+	// calls whose intent is on disk and whose result is not handed over yet; stopped keeps new
+	// intents from being written, for a crash.
 	crashIn  int64
 	intents  atomic.Int64
 	inflight sync.WaitGroup
@@ -307,7 +312,7 @@ func newEffectJournal(dir *state.Dir, crashIn int) *effectJournal {
 	return j
 }
 
-func (j *effectJournal) Intend(key string, tick uint64) func() error {
+func (j *effectJournal) Intent(key string, tick uint64) error {
 	j.mu.Lock()
 	if j.group == nil {
 		j.group = &intentGroup{done: make(chan struct{})}
@@ -315,37 +320,40 @@ func (j *effectJournal) Intend(key string, tick uint64) func() error {
 	g := j.group
 	g.keys, g.tick = append(g.keys, key), append(g.tick, tick)
 	j.mu.Unlock()
-	return func() error { return j.wait(g) }
+	return j.wait(g)
 }
 
 // wait returns once g's intents are on disk, writing them itself when no one else has yet.
+// Every intent written counts as a call in flight until its Done: its call will run, whether its
+// worker has started yet or not.
 func (j *effectJournal) wait(g *intentGroup) error {
-	j.mu.Lock()
-	if j.stopped {
-		j.mu.Unlock()
-		select {} // the host is about to be killed: this call never runs
-	}
-	j.inflight.Add(1)
-	j.mu.Unlock()
 	j.writing.Lock()
 	select {
 	case <-g.done:
 	default:
 		j.mu.Lock()
+		stopped := j.stopped
 		if j.group == g {
 			j.group = nil // later intents form the next group
 		}
 		j.mu.Unlock()
+		if stopped {
+			// The host is about to be killed: these calls never run, and their workers are free
+			// for the calls whose intents are on disk, which the kill waits for.
+			j.writing.Unlock()
+			return errCrashing
+		}
 		effects := make([]state.KeyedEffect, len(g.keys))
 		for i, k := range g.keys {
 			effects[i] = state.KeyedEffect{Key: k, Effect: state.Effect{Tick: g.tick[i]}}
 		}
-		g.err = j.dir.PutEffects(effects)
+		if g.err = j.dir.PutEffects(effects); g.err == nil {
+			j.inflight.Add(len(g.keys))
+		}
 		close(g.done)
 	}
 	j.writing.Unlock()
 	if g.err != nil {
-		j.inflight.Done()
 		return g.err
 	}
 	if n := j.intents.Add(1); n == j.crashIn {
@@ -430,6 +438,8 @@ func (j *effectJournal) quiesce() {
 	j.mu.Lock()
 	j.stopped = true
 	j.mu.Unlock()
+	j.writing.Lock() // no group is being written now, and none will be
+	j.writing.Unlock()
 	j.inflight.Wait()
 	j.settle()
 }

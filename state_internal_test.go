@@ -9,8 +9,8 @@ import (
 	"github.com/warrenhq/warren/state"
 )
 
-// TestEffectJournalGroups: intents noted at once are written together before any of their calls
-// runs, every call's wait returns with its intent on disk, results handed to Done are on disk
+// TestEffectJournalGroups: intents asked for at once are written in groups, every Intent returns
+// with its intent on disk, results handed to Done are on disk
 // once the journal settles, and a commit drops the filed ones. Run under -race in CI.
 func TestEffectJournalGroups(t *testing.T) {
 	d, err := state.Create(filepath.Join(t.TempDir(), "run"), state.Meta{Host: "test", Launch: []byte(`{}`)})
@@ -20,16 +20,12 @@ func TestEffectJournalGroups(t *testing.T) {
 	defer d.Close()
 	j := newEffectJournal(d, 0)
 	const calls = 200
-	waits := make([]func() error, calls)
-	for i := range waits {
-		waits[i] = j.Intend(fmt.Sprintf("tool\x00a\x00c%d", i), 1)
-	}
 	var wg sync.WaitGroup
-	for i, wait := range waits {
+	for i := range calls {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := wait(); err != nil {
+			if err := j.Intent(fmt.Sprintf("tool\x00a\x00c%d", i), 1); err != nil {
 				t.Error(err)
 				return
 			}
@@ -73,7 +69,7 @@ func TestEffectJournalGroups(t *testing.T) {
 		t.Errorf("%d effects after the commit, want %d", len(eff), calls/2)
 	}
 	j.close()
-	if err := j.Intend("late", 3)(); err != nil {
+	if err := j.Intent("late", 3); err != nil {
 		t.Fatal(err)
 	}
 	j.Done("late", 3, []byte(`{}`)) // after the run: dropped, never a panic

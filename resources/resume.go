@@ -11,14 +11,14 @@ import (
 // certainly never ran, and its result when it returns, so that a resume gives back a result the
 // run got but had not filed yet instead of running the call again.
 //
-// Intend is called on the world's goroutine when the call is handed to its lane and returns the
-// wait its worker calls before running it: the wait returns once the intent is on disk (the
-// intents of every call waiting at once share one synced transaction). Done is called by the
-// worker once the call returned, after every wait that succeeded, with a nil result when the
-// result must not count (the run's own stop cut the call off); it does not wait for the disk.
-// Filed is called on the world's goroutine once the call's result is in the recording.
+// Intent is called by the lane worker as the call is about to run and returns once the intent
+// is on disk (the intents of the workers that ask at once share one synced transaction). Done is
+// called by the worker once the call returned, after every Intent that succeeded, with a nil
+// result when the result must not count (the run's own stop cut the call off); it does not wait
+// for the disk. Filed is called on the world's goroutine once the call's result is in the
+// recording.
 type EffectJournal interface {
-	Intend(key string, tick uint64) (wait func() error)
+	Intent(key string, tick uint64) error
 	Done(key string, tick uint64, result []byte)
 	Filed(key string)
 }

@@ -134,11 +134,9 @@ func (s *PoolAdmit) decide(t *inference.Ticket) inference.Verdict {
 		}
 	}
 	var journal resources.EffectJournal
-	var intended func() error
 	key := resources.ModelEffect(job.agent, job.turn, attempt)
-	if answered == nil && asked != nil && s.rec.Journal != nil {
+	if answered == nil && asked != nil {
 		journal = s.rec.Journal
-		intended = journal.Intend(key, s.tick)
 	}
 	pool, tick := s.pool.Name(), s.tick
 	ctx, runCtx := job.ctx, s.run.Context
@@ -152,7 +150,7 @@ func (s *PoolAdmit) decide(t *inference.Ticket) inference.Verdict {
 			case journal != nil:
 				// A live request spends money: journaled as an intent before it goes and with its
 				// answer after, so that a resume gives back an answer the run paid for.
-				if err := intended(); err != nil {
+				if err := journal.Intent(key, tick); err != nil {
 					out = modelOutcome{err: fmt.Errorf("the request was not sent: the state directory could not journal it: %w", err)}
 					break
 				}

@@ -137,17 +137,18 @@ func (t *toolTurn) laneRun(tick, agent uint64, d *components.AgentData, turn uin
 // leaves it "may or may not have happened" for a resume. A call its agent's kill cut off keeps
 // the result it got, as the recording does.
 func journaled(j resources.EffectJournal, key string, tick uint64, runCtx context.Context, run func() any) func() any {
-	wait := j.Intend(key, tick)
 	return func() any {
-		if err := wait(); err != nil {
+		if err := j.Intent(key, tick); err != nil {
 			return components.ToolResult{Content: "the call did not run: the state directory could not journal it: " + err.Error(), IsError: true}
 		}
-		out := run()
 		var raw []byte
+		// A result that is not journaled (a panic, the run's stop) leaves the call interrupted:
+		// the safe side.
+		defer func() { j.Done(key, tick, raw) }()
+		out := run()
 		if res, ok := out.(components.ToolResult); ok && runCtx.Err() == nil {
 			raw, _ = json.Marshal(toRecording(res))
 		}
-		j.Done(key, tick, raw) // a result that is not journaled leaves the call interrupted: the safe side
 		return out
 	}
 }
