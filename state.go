@@ -57,6 +57,9 @@ type StateOptions struct {
 	// RetryOnResume names the side-effecting tools a resume may run again when the host stopped
 	// while they ran (idempotent ones); the others are answered as interrupted.
 	RetryOnResume []string
+	// Sync is how much the state survives: state.SyncFull (the default: a power cut too) or
+	// state.SyncProcess (the process's death only, far cheaper).
+	Sync string
 	// CrashAfterTick and CrashInEffect kill the host with SIGKILL (for durability tests): after
 	// the commit of that tick, once every side-effecting call that started has returned and no
 	// new one starts; or inside the n-th side-effecting call (from 1), once its intent is on disk
@@ -74,6 +77,7 @@ type stateLaunch struct {
 	WorkRoot      string        `json:"work_root"`
 	CommitEvery   time.Duration `json:"commit_every"`
 	RetryOnResume []string      `json:"retry_on_resume,omitempty"`
+	Sync          string        `json:"sync,omitempty"`
 }
 
 // stateRun is a running run's state directory: its files, its effect journal and its commits.
@@ -100,6 +104,9 @@ func openState(sc *Scenario, opt *Options, seed uint64, hash string) (*stateRun,
 	if opt.Trace != nil || opt.Record != nil || opt.Replay != nil {
 		return nil, errors.New("a run with a state directory writes its trace and recording there: give neither Trace nor Record nor Replay")
 	}
+	if err := state.CheckSync(so.Sync); err != nil {
+		return nil, err
+	}
 	if opt.TraceFile == "" {
 		opt.TraceFile = filepath.Join(abs, state.TraceFile)
 	}
@@ -114,7 +121,7 @@ func openState(sc *Scenario, opt *Options, seed uint64, hash string) (*stateRun,
 		every = DefaultCommitEvery
 	}
 	launch := stateLaunch{Header: recordingHeader(sc, *opt, seed, hash), WorkRoot: opt.WorkRoot, CommitEvery: every,
-		RetryOnResume: so.RetryOnResume}
+		RetryOnResume: so.RetryOnResume, Sync: so.Sync}
 	raw, err := json.Marshal(launch)
 	if err != nil {
 		return nil, err
@@ -124,6 +131,10 @@ func openState(sc *Scenario, opt *Options, seed uint64, hash string) (*stateRun,
 		return nil, err
 	}
 	s := &stateRun{dir: dir, every: every, crashAfter: so.CrashAfterTick}
+	if err := dir.SetSync(so.Sync); err != nil {
+		s.Close()
+		return nil, err
+	}
 	if err := s.open(0, 0, opt); err != nil {
 		s.Close()
 		return nil, err
@@ -138,7 +149,7 @@ func (s *stateRun) open(traceBytes, recBytes int64, opt *Options) error {
 	if opt.TraceFile == filepath.Join(s.dir.Path(), state.TraceFile) {
 		s.trace, err = s.dir.Appender(state.TraceFile, traceBytes)
 	} else {
-		s.trace, err = state.OpenAppender(opt.TraceFile, traceBytes)
+		s.trace, err = s.dir.OpenAppender(opt.TraceFile, traceBytes)
 	}
 	if err != nil {
 		return fmt.Errorf("trace: %w", err)
@@ -526,6 +537,9 @@ func OpenResume(dir string, ro ResumeOptions) (_ *Runtime, err error) {
 	s.resume = &resources.Resume{Effects: map[string]resources.ResumedEffect{}, Retry: func(tool string) bool { return retry[tool] }}
 	for k, e := range effects {
 		s.resume.Effects[k] = resources.ResumedEffect{Done: e.Done, Result: e.Result}
+	}
+	if err := d.SetSync(launch.Sync); err != nil {
+		return nil, err
 	}
 	if err := s.open(commit.TraceBytes, commit.RecordingBytes, &opt); err != nil {
 		return nil, err

@@ -15,7 +15,8 @@ import (
 // so every agent makes side-effecting calls the effect journal takes) at 2,000 agents three ways:
 // its trace written to a file, the same with the trace and the recording written (what a run
 // that can be replayed costs), and with a state directory (the trace, the recording, the effect
-// journal and the commits), committing at the default interval and at every tick. It reports
+// journal and the commits), committing at the default interval (syncing everything, and syncing
+// nothing: --state-sync process) and at every tick. It reports
 // agent-steps per second; the ratios are the figure (docs/performance.md).
 func BenchmarkStateOverhead(b *testing.B) {
 	sc, err := scenarios.Load("examples/quickstart.toml", scenarios.KnownTools())
@@ -49,6 +50,10 @@ func BenchmarkStateOverhead(b *testing.B) {
 		}},
 		{"state", func(dir string, opt *warren.Options) func() {
 			opt.State = &warren.StateOptions{Dir: filepath.Join(dir, "state")}
+			return func() {}
+		}},
+		{"state-sync-process", func(dir string, opt *warren.Options) func() {
+			opt.State = &warren.StateOptions{Dir: filepath.Join(dir, "state"), Sync: "process"}
 			return func() {}
 		}},
 		{"state-every-tick", func(dir string, opt *warren.Options) func() {

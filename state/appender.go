@@ -23,6 +23,7 @@ type Appender struct {
 	lines              int
 	written            int64
 	err                error
+	noSync             bool
 }
 
 // Appender opens name (a file of the directory, through its root) for a run that has written
@@ -33,16 +34,24 @@ func (d *Dir) Appender(name string, committed int64) (*Appender, error) {
 	if err != nil {
 		return nil, fmt.Errorf("state directory: %w", err)
 	}
-	return newAppender(f, filepath.Join(d.path, name), committed)
+	a, err := newAppender(f, filepath.Join(d.path, name), committed)
+	if a != nil {
+		a.noSync = d.noSync
+	}
+	return a, err
 }
 
 // OpenAppender is Appender for a file outside the directory (a trace the run named itself).
-func OpenAppender(path string, committed int64) (*Appender, error) {
+func (d *Dir) OpenAppender(path string, committed int64) (*Appender, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	return newAppender(f, path, committed)
+	a, err := newAppender(f, path, committed)
+	if a != nil {
+		a.noSync = d.noSync
+	}
+	return a, err
 }
 
 func newAppender(f *os.File, name string, committed int64) (*Appender, error) {
@@ -131,9 +140,9 @@ func (a *Appender) Len() int64 { return a.written }
 // Caught reports whether the whole committed part has been written again (and checked).
 func (a *Appender) Caught() bool { return a.checked >= a.committed }
 
-// Sync makes what was appended durable.
+// Sync makes what was appended durable (nothing at SyncProcess).
 func (a *Appender) Sync() error {
-	if a.err != nil {
+	if a.err != nil || a.noSync {
 		return a.err
 	}
 	return a.f.Sync()

@@ -122,6 +122,39 @@ type Dir struct {
 	path string
 	root *os.Root
 	db   *bolt.DB
+	// noSync: nothing is synced (SetSync).
+	noSync bool
+}
+
+// Sync levels, how much of a run's state survives what (SetSync, host run --state-sync).
+const (
+	// SyncFull syncs every commit, intent and result before it counts: the state survives the
+	// machine's death (a power cut, a kernel crash) as it survives the process's.
+	SyncFull = "full"
+	// SyncProcess syncs nothing: the state survives the process's death (SIGKILL, an OOM kill, a
+	// panic), whose writes the kernel still holds, but a power cut may lose the last writes or
+	// leave state.db unreadable (a resume then refuses it). Far cheaper where files are made fast.
+	SyncProcess = "process"
+)
+
+// SetSync sets the directory's sync level (SyncFull, the default, or SyncProcess); the files
+// opened after it (Appender) follow it too.
+func (d *Dir) SetSync(level string) error {
+	if err := CheckSync(level); err != nil {
+		return err
+	}
+	d.noSync = level == SyncProcess
+	d.db.NoSync = d.noSync
+	return nil
+}
+
+// CheckSync checks a sync level ("" is SyncFull).
+func CheckSync(level string) error {
+	switch level {
+	case SyncFull, SyncProcess, "":
+		return nil
+	}
+	return fmt.Errorf("state sync level %q (valid: %s, %s)", level, SyncFull, SyncProcess)
 }
 
 // Path is the directory's path.

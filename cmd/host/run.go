@@ -36,6 +36,7 @@ type runCmd struct {
 	State         string        `help:"Keep the run's durable state in DIR (its trace, recording, effect journal and workdirs), so that host resume DIR goes on after a crash (docs/state.md)." placeholder:"DIR"`
 	CommitEvery   time.Duration `help:"With --state: the least wall time between two commits of the state (a commit makes the trace and recording durable at a tick boundary; negative: every tick)." default:"50ms"`
 	RetryOnResume []string      `help:"With --state: side-effecting tools a resume may run again when the host stopped while they ran (idempotent ones); the others are answered as interrupted." placeholder:"TOOL,..."`
+	StateSync     string        `help:"With --state: full syncs every commit and intent (the state survives a power cut); process syncs nothing (it survives the host's death, SIGKILL or OOM, not the machine's), far cheaper where agents make many files." default:"full" enum:"full,process"`
 }
 
 // stateFlags are the durability tests' kill switches (hidden): host run --state and host resume

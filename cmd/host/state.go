@@ -25,7 +25,7 @@ func (r *runCmd) runWithState(e *env, sc *warren.Scenario, opt warren.Options) e
 		return errBadInput
 	}
 	opt.TraceFile = r.Trace
-	opt.State = &warren.StateOptions{Dir: r.State, CommitEvery: r.CommitEvery, RetryOnResume: r.RetryOnResume,
+	opt.State = &warren.StateOptions{Dir: r.State, CommitEvery: r.CommitEvery, RetryOnResume: r.RetryOnResume, Sync: r.StateSync,
 		CrashAfterTick: r.CrashAfterTick, CrashInEffect: r.CrashInEffect}
 	bar := progressBar(e, r.NoProgress, len(sc.Groups), &opt.Progress)
 	rt, err := warren.New(sc, opt)

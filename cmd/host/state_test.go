@@ -456,3 +456,22 @@ func TestRandomKill(t *testing.T) {
 		}
 	}
 }
+
+// TestCrashResumeProcessSync: with --state-sync process nothing is synced, and a run killed with
+// SIGKILL (the kernel keeps its writes) resumes to the uninterrupted trace as with full sync.
+func TestCrashResumeProcessSync(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	run := []string{"run", filepath.Join("scenarios", "examples", "quickstart.toml"), "--agents", "200", "--state", dir, "--no-progress", "--state-sync", "process"}
+	if code, out, errOut := stateRun(t, run...); code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	ref, refRec := readBoth(t, dir)
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	crashAndResume(t, nil, dir, run, []uint64{3, 6})
+	got, gotRec := readBoth(t, dir)
+	if !bytes.Equal(got, ref) || !bytes.Equal(gotRec, refRec) {
+		t.Errorf("the resumed trace or recording differs: %s", firstDiffLine(ref, got))
+	}
+}
