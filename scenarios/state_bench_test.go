@@ -11,19 +11,32 @@ import (
 	"github.com/warrenhq/warren/scenarios"
 )
 
-// BenchmarkStateOverhead runs the quickstart pipeline (write_file, read_file and the checklist,
-// so every agent makes side-effecting calls the effect journal takes) at 2,000 agents three ways:
+// BenchmarkStateOverhead runs two workloads: the quickstart pipeline at 2,000 agents (files:
+// write_file, read_file and the checklist, so every agent makes side-effecting calls the effect
+// journal takes and creates files) and the ten-step scenario at 10^4 agents (checklist: todo_add
+// with arguments, state that changes inside the world), each of these ways:
 // its trace written to a file, the same with the trace and the recording written (what a run
 // that can be replayed costs), and with a state directory (the trace, the recording, the effect
 // journal and the commits), committing at the default interval (syncing everything, and syncing
 // nothing: --state-sync process) and at every tick. It reports
 // agent-steps per second; the ratios are the figure (docs/performance.md).
 func BenchmarkStateOverhead(b *testing.B) {
-	sc, err := scenarios.Load("examples/quickstart.toml", scenarios.KnownTools())
-	if err != nil {
-		b.Fatal(err)
+	for _, w := range []struct {
+		name, file string
+		agents     int
+	}{
+		{"files", "examples/quickstart.toml", 2000},
+		{"checklist", "testdata/bench/steps.toml", 10_000},
+	} {
+		sc, err := scenarios.Load(w.file, scenarios.KnownTools())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(w.name, func(b *testing.B) { benchmarkStateOverhead(b, sc, w.agents) })
 	}
-	const agents = 2000
+}
+
+func benchmarkStateOverhead(b *testing.B, sc *warren.Scenario, agents int) {
 	for _, c := range []struct {
 		name  string
 		setup func(dir string, opt *warren.Options) func()
