@@ -32,6 +32,7 @@ var (
 	ErrStateBusy    = state.ErrBusy
 	ErrFinished     = state.ErrFinished
 	ErrDiverged     = state.ErrDiverged
+	ErrStateMoved   = state.ErrMoved
 	// ErrScenarioChanged: the scenario a state directory's run was started from is not what it
 	// was (its files changed), so the run cannot be resumed exactly.
 	ErrScenarioChanged = errors.New("the scenario changed since the run started")
@@ -501,6 +502,8 @@ func OpenResume(dir string, ro ResumeOptions) (_ *Runtime, err error) {
 		return nil, fmt.Errorf("%w: the run in %s was started by Warren %s; this is %s, which may run it differently: resume it with that version", ErrStateVersion, dir, meta.Host, Version)
 	case meta.Status == state.StatusFinished:
 		return nil, fmt.Errorf("%w: %s ended %s; its trace is %s", ErrFinished, dir, meta.End, meta.Trace)
+	case meta.Dir != d.Path():
+		return nil, fmt.Errorf("%w: %s was made at %s, and its recording names the scenario and the trace relative to that place: move it back to resume it", ErrStateMoved, d.Path(), meta.Dir)
 	}
 	var launch stateLaunch
 	if err := json.Unmarshal(meta.Launch, &launch); err != nil {

@@ -51,6 +51,8 @@ var (
 	ErrFinished = errors.New("the run in the state directory has finished")
 	// ErrDiverged: a resume did not write the committed trace or recording again byte for byte.
 	ErrDiverged = errors.New("the resumed run diverged from the run it resumes")
+	// ErrMoved: the directory is not where its run started it.
+	ErrMoved = errors.New("the state directory was moved")
 )
 
 // Meta is what a state directory says of its run.
@@ -67,6 +69,9 @@ type Meta struct {
 	Launch json.RawMessage `json:"launch"`
 	// Trace is the trace's path (absolute; TraceFile in the directory unless the run named one).
 	Trace string `json:"trace"`
+	// Dir is the directory's own absolute path when the run started: the recording names its
+	// files relative to it, so a directory moved elsewhere is refused (ErrMoved).
+	Dir string `json:"dir"`
 	// Status is StatusRunning, StatusStopped or StatusFinished; End is how a finished run ended
 	// (its trace's end status).
 	Status string `json:"status"`
@@ -182,7 +187,7 @@ func Create(path string, m Meta) (*Dir, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.Format, m.Version, m.Status = Format, Version, StatusRunning
+	m.Format, m.Version, m.Status, m.Dir = Format, Version, StatusRunning, abs
 	if m.Started.IsZero() {
 		m.Started = time.Now().UTC()
 	}

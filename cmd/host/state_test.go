@@ -475,3 +475,48 @@ func TestCrashResumeProcessSync(t *testing.T) {
 		t.Errorf("the resumed trace or recording differs: %s", firstDiffLine(ref, got))
 	}
 }
+
+// TestDamagedState: a state directory whose files were damaged after the run stopped is refused
+// with an error that names what is wrong, and nothing of it is changed: state.db overwritten with
+// garbage, the trace or the recording cut shorter than the last commit made durable, the
+// directory moved.
+func TestDamagedState(t *testing.T) {
+	scenario := filepath.Join("cmd", "host", "testdata", "state", "stricter.toml")
+	for _, c := range []struct {
+		name   string
+		damage func(dir string) (string, error)
+		want   string
+	}{
+		{"state.db garbage", func(dir string) (string, error) {
+			return dir, os.WriteFile(filepath.Join(dir, "state.db"), bytes.Repeat([]byte("garbage!"), 4096), 0o600)
+		}, "not a Warren state directory: " + "%s/state.db: invalid database"},
+		{"trace cut short", func(dir string) (string, error) {
+			return dir, os.Truncate(filepath.Join(dir, "trace.jsonl"), 100)
+		}, "%s/trace.jsonl is 100 bytes long, shorter than the"},
+		{"recording cut short", func(dir string) (string, error) {
+			return dir, os.Truncate(filepath.Join(dir, "recording.jsonl"), 10)
+		}, "%s/recording.jsonl: not a valid recording: line 1 is cut in the middle"},
+		{"moved", func(dir string) (string, error) {
+			return dir + "-moved", os.Rename(dir, dir+"-moved")
+		}, "the state directory was moved: %s was made at "},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "state")
+			if code, out, errOut := stateRun(t, "run", scenario, "--state", dir, "--crash-after-tick", "3"); code != -int(syscall.SIGKILL) {
+				t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+			}
+			dir, err := c.damage(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before, _ := readBoth(t, dir)
+			code, out, errOut := stateRun(t, "resume", dir)
+			if want := fmt.Sprintf(c.want, dir); code != 2 || !strings.Contains(errOut, want) {
+				t.Errorf("exit %d, stderr %q, want 2 and %q\n%s", code, errOut, want, out)
+			}
+			if after, _ := readBoth(t, dir); !bytes.Equal(before, after) {
+				t.Error("the refused resume changed the trace")
+			}
+		})
+	}
+}
