@@ -43,11 +43,7 @@ func requireExample(t testing.TB, base string) {
 		requireMode(t, mode)
 	}
 	if rules, ok := exampleProviders[base]; ok {
-		r, err := fakellm.LoadRules(rules)
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv, err := fakellm.Start(r.Reply)
+		srv, err := fakellm.StartRules(rules)
 		if err != nil {
 			t.Fatal(err)
 		}

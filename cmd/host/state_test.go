@@ -79,11 +79,7 @@ func crashEnv(t *testing.T, name string) []string {
 		}
 		testenv.MustHave(t, sandbox.Probe().Unavailable(m))
 	case "live":
-		rules, err := fakellm.LoadRules(filepath.Join(examples, "live", "fake-rules.toml"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv, err := fakellm.Start(rules.Reply)
+		srv, err := fakellm.StartRules(filepath.Join(examples, "live", "fake-rules.toml"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -111,6 +111,16 @@ func LoadRules(path string) (*Rules, error) {
 	return ParseRules(path, data)
 }
 
+// StartRules serves, on a free loopback port, the fake answering by the rules file at path (""
+// answers everything with the default reply), for a test that needs a provider.
+func StartRules(path string) (*Server, error) {
+	r, err := LoadRules(path)
+	if err != nil {
+		return nil, err
+	}
+	return Start(r.Reply)
+}
+
 // ParseRules reads a rules file's contents, naming it file in errors (see LoadRules).
 func ParseRules(file string, data []byte) (*Rules, error) {
 	var f rulesFile

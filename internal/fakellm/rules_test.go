@@ -53,11 +53,7 @@ func serveRules(t *testing.T, src string) (*fakellm.Server, openai.Client, anthr
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rules, err := fakellm.LoadRules(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := fakellm.Start(rules.Reply)
+	srv, err := fakellm.StartRules(path)
 	if err != nil {
 		t.Fatal(err)
 	}
