@@ -291,8 +291,14 @@ func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
 		return nil, err
 	}
 	r.cleanup = append(r.cleanup, removeRoot)
-	// Stdio MCP servers keep their own state beside the workdirs, so it lives as long as they do.
-	servers.SetDataRoot(filepath.Join(root, ".mcp"))
+	if len(sc.MCPServers) > 0 {
+		data, err := mcpDataRoot(r.state)
+		if err != nil {
+			return nil, err
+		}
+		servers.SetDataRoot(data.dir)
+		r.cleanup = append(r.cleanup, data.remove)
+	}
 	out := opt.Trace
 	if out == nil && opt.Events != nil {
 		out = io.Discard // the events are observed, not kept
@@ -669,6 +675,31 @@ func workRoot(dir string, log zerolog.Logger) (string, func(), error) {
 			log.Warn().Err(err).Msg("the run's temporary workdir root was not removed whole")
 		}
 	}, nil
+}
+
+// mcpData is where the run's stdio MCP servers keep their own state, and how it goes away.
+type mcpData struct {
+	dir    string
+	remove func()
+}
+
+// mcpDataRoot is the folder the run's stdio MCP servers get their data folders under: the state
+// directory's mcp/ (it lives as long as the run's state), else a temporary folder removed after
+// the run. It is never under the work root, where an agent's workdir (a group's workdir template
+// may name any folder there) could have planted a link.
+func mcpDataRoot(s *stateRun) (mcpData, error) {
+	if s != nil {
+		dir := filepath.Join(s.dir.Path(), "mcp")
+		if err := s.dir.Root().MkdirAll("mcp", 0o700); err != nil {
+			return mcpData{}, fmt.Errorf("the MCP servers' data folder: %w", err)
+		}
+		return mcpData{dir: dir, remove: func() {}}, nil
+	}
+	dir, err := os.MkdirTemp("", "warren-mcp-")
+	if err != nil {
+		return mcpData{}, fmt.Errorf("the MCP servers' data folder: %w", err)
+	}
+	return mcpData{dir: dir, remove: func() { _ = os.RemoveAll(dir) }}, nil
 }
 
 // progress reports finished agents after every tick; it changes nothing in the world.

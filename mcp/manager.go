@@ -246,8 +246,8 @@ func (m *Manager) Crash(server string) bool {
 }
 
 // SetDataRoot gives every stdio server a data folder of its own under root (root/<server>),
-// named to its process by mcpconfig.DataEnv and made before it starts. Call it before the first
-// call; "" gives none.
+// named to its process by mcpconfig.DataEnv and made (through an os.Root, so no link leads it
+// elsewhere) before it starts. Call it before the first call; "" gives none.
 func (m *Manager) SetDataRoot(root string) {
 	m.mu.Lock()
 	m.dataRoot = root
@@ -262,11 +262,15 @@ func (m *Manager) dataDir(server string) (string, error) {
 	if root == "" {
 		return "", nil
 	}
-	dir := filepath.Join(root, server)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return "", fmt.Errorf("the servers' data folder: %w", err)
+	}
+	defer r.Close()
+	if err := r.MkdirAll(server, 0o700); err != nil {
 		return "", fmt.Errorf("the server's data folder: %w", err)
 	}
-	return dir, nil
+	return filepath.Join(root, server), nil
 }
 
 // Replayed applies one session event a resumed run replays from its recording to server's

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -20,8 +21,9 @@ func (r *runCmd) runWithState(e *env, sc *warren.Scenario, opt warren.Options) e
 		fmt.Fprintf(e.stderr, "host: --record with --state: a run with a state directory records into it (%s/recording.jsonl, which host replay reads)\n", r.State)
 		return errBadInput
 	}
-	if r.Trace != "" && traceInWorkRoot(r.Trace, r.Workdir) {
-		fmt.Fprintf(e.stderr, "host: --trace %s lies inside --workdir %s, where agents write (and may have planted a link): put the trace elsewhere\n", r.Trace, r.Workdir)
+	workdir := cmp.Or(r.Workdir, filepath.Join(r.State, "work"))
+	if r.Trace != "" && traceInWorkRoot(r.Trace, workdir) {
+		fmt.Fprintf(e.stderr, "host: --trace %s lies inside the workdir root %s, where agents write (and may have planted a link): put the trace elsewhere\n", r.Trace, workdir)
 		return errBadInput
 	}
 	opt.TraceFile = r.Trace
