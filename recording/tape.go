@@ -130,9 +130,6 @@ func (t *Tape) Has(agent, id string) bool {
 	return ok
 }
 
-// Answers counts the answerer's answers recorded.
-func (t *Tape) Answers() int { return len(t.answers) }
-
 func read(r io.Reader, committed bool) (*Tape, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	t := &Tape{tools: map[callKey]*ToolEntry{}, background: map[callKey]string{}, mcp: map[mcpBatch][]MCPEvent{}, items: map[callKey]Items{}, dynamic: map[modelTurn]Dynamic{}, limits: map[modelTurn]string{}, live: map[liveKey]ModelTurn{}}
