@@ -63,7 +63,11 @@ func (r *resumeCmd) Run(e *env) error {
 	log := zerolog.New(zerolog.ConsoleWriter{Out: e.stderr, NoColor: !e.isTerminal, TimeFormat: time.TimeOnly}).
 		Level(level).With().Timestamp().Logger()
 	ro := warren.ResumeOptions{Log: log, CrashAfterTick: r.CrashAfterTick, CrashInEffect: r.CrashInEffect}
+	bar := progressBar(e, r.NoProgress, 1, &ro.Progress) // its total follows the run's agents
 	rt, err := warren.OpenResume(r.Dir, ro)
+	if err != nil && bar != nil {
+		_ = bar.Exit()
+	}
 	switch {
 	case errors.Is(err, warren.ErrFinished):
 		fmt.Fprintf(e.stdout, "nothing to resume: %v\n", err)
@@ -74,6 +78,9 @@ func (r *resumeCmd) Run(e *env) error {
 	}
 	sc := rt.Scenario()
 	sum, err := rt.Run(e.ctx)
+	if bar != nil {
+		_ = bar.Finish()
+	}
 	if sum == nil {
 		fmt.Fprintf(e.stderr, "host: resume %s: %v\n", r.Dir, err)
 		return errIncomplete
