@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 )
 
 // ErrBadScope reports an approval scope that is not one of once, stage or run. Scripted answers
@@ -139,4 +140,40 @@ func (g *Grants) coversIn(key string, stage int) (Scope, bool) {
 		return 0, false
 	}
 	return scope, ok
+}
+
+// GrantsImage is Grants as data, for a snapshot of the world: the keys of each scope, sorted,
+// and the stage the stage grants were given in.
+type GrantsImage struct {
+	Run, Stage []string
+	StageIndex int
+}
+
+// Image returns the grants as data (nil for nil).
+func (g *Grants) Image() *GrantsImage {
+	if g == nil {
+		return nil
+	}
+	return &GrantsImage{Run: slices.Sorted(maps.Keys(g.run)), Stage: slices.Sorted(maps.Keys(g.stage)), StageIndex: g.stageIndex}
+}
+
+// RestoreGrants returns the grants img holds (nil for nil).
+func RestoreGrants(img *GrantsImage) *Grants {
+	if img == nil {
+		return nil
+	}
+	g := &Grants{stageIndex: img.StageIndex}
+	if len(img.Run) > 0 {
+		g.run = make(map[string]struct{}, len(img.Run))
+		for _, k := range img.Run {
+			g.run[k] = struct{}{}
+		}
+	}
+	if len(img.Stage) > 0 {
+		g.stage = make(map[string]struct{}, len(img.Stage))
+		for _, k := range img.Stage {
+			g.stage[k] = struct{}{}
+		}
+	}
+	return g
 }

@@ -193,3 +193,29 @@ func TestGrantsCloneIsASnapshot(t *testing.T) {
 		t.Error("the clone lost the run grant")
 	}
 }
+
+func TestGrantsImageRestoresWhatTheyCover(t *testing.T) {
+	g := &Grants{}
+	g.Grant([]string{"shell:git status", "shell:ls"}, ScopeRun, 0)
+	g.Grant([]string{"write:/notes.md"}, ScopeStage, 2)
+	back := RestoreGrants(g.Image())
+	for _, tc := range []struct {
+		key   string
+		stage int
+	}{{"shell:git status", 2}, {"shell:ls", 0}, {"write:/notes.md", 2}, {"write:/notes.md", 1}, {"shell:rm", 2}} {
+		ws, wok := g.coversIn(tc.key, tc.stage)
+		gs, gok := back.coversIn(tc.key, tc.stage)
+		if ws != gs || wok != gok {
+			t.Errorf("%s in stage %d: restored covers %v %v, the original %v %v", tc.key, tc.stage, gs, gok, ws, wok)
+		}
+	}
+	// Moving on drops the stage grants in both.
+	g.EnterStage(3)
+	back.EnterStage(3)
+	if _, ok := back.Covers("write:/notes.md"); ok {
+		t.Error("a restored stage grant outlived its stage")
+	}
+	if RestoreGrants(nil) != nil || (*Grants)(nil).Image() != nil {
+		t.Error("nil grants do not round-trip as nil")
+	}
+}

@@ -124,3 +124,28 @@ func (b *WriteBudget) Limits() (perCall, perRun int64) {
 	}
 	return b.perCall, b.perRun
 }
+
+// WriteBudgetImage is a WriteBudget as data, for a snapshot of the world: its ceilings and what
+// the run spent.
+type WriteBudgetImage struct {
+	PerCall, PerRun, Spent int64
+}
+
+// Image returns the budget as data (nil for nil). Call it when no write is being charged (at a
+// tick boundary every charged call has returned or been refunded).
+func (b *WriteBudget) Image() *WriteBudgetImage {
+	if b == nil {
+		return nil
+	}
+	return &WriteBudgetImage{PerCall: b.perCall, PerRun: b.perRun, Spent: b.spent.Load()}
+}
+
+// RestoreWriteBudget returns the budget img holds (nil for nil).
+func RestoreWriteBudget(img *WriteBudgetImage) *WriteBudget {
+	if img == nil {
+		return nil
+	}
+	b := NewWriteBudget(img.PerCall, img.PerRun)
+	b.spent.Store(img.Spent)
+	return b
+}

@@ -286,3 +286,29 @@ func TestParallelWritesShareOneBudget(t *testing.T) {
 		t.Fatalf("%d files written, %d bytes spent; want 10 files, 50 bytes", written, budget.Spent())
 	}
 }
+
+func TestWriteBudgetImageKeepsWhatWasSpent(t *testing.T) {
+	b := NewWriteBudget(100, 250)
+	for _, n := range []int64{90, 80} {
+		if err := b.Charge(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	back := RestoreWriteBudget(b.Image())
+	if back.Spent() != 170 {
+		t.Fatalf("restored budget spent %d, want 170", back.Spent())
+	}
+	// 80 more fit the run's ceiling exactly; then one byte is refused, as in the original.
+	for _, bud := range []*WriteBudget{b, back} {
+		if err := bud.Charge(80); err != nil {
+			t.Fatalf("charge within the ceiling: %v", err)
+		}
+		var we *WriteBudgetError
+		if err := bud.Charge(1); !errors.As(err, &we) || we.Ceiling != CeilingPerRun {
+			t.Fatalf("charge past the run ceiling = %v, want a per-run refusal", err)
+		}
+	}
+	if RestoreWriteBudget(nil) != nil || (*WriteBudget)(nil).Image() != nil {
+		t.Error("nil budgets do not round-trip as nil")
+	}
+}
