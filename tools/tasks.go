@@ -3,6 +3,7 @@ package tools
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 )
@@ -107,4 +108,33 @@ func (b *TaskBroker) Agents() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return len(b.lists)
+}
+
+// TaskList is one agent's checklist as data, for a snapshot of the world.
+type TaskList struct {
+	Agent uint64
+	Tasks []Task
+}
+
+// Image returns every agent's checklist, by agent id, sharing nothing with the broker.
+func (b *TaskBroker) Image() []TaskList {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]TaskList, 0, len(b.lists))
+	for _, agent := range slices.Sorted(maps.Keys(b.lists)) {
+		out = append(out, TaskList{Agent: agent, Tasks: slices.Clone(b.lists[agent])})
+	}
+	return out
+}
+
+// RestoreTaskBroker returns a broker holding the checklists lists describe.
+func RestoreTaskBroker(lists []TaskList) *TaskBroker {
+	b := NewTaskBroker()
+	if len(lists) > 0 {
+		b.lists = make(map[uint64][]Task, len(lists))
+	}
+	for _, l := range lists {
+		b.lists[l.Agent] = slices.Clone(l.Tasks)
+	}
+	return b
 }

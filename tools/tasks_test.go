@@ -171,3 +171,31 @@ func TestTaskBrokerConcurrentAgents(t *testing.T) {
 		t.Fatalf("Agents = %d after releasing all", b.Agents())
 	}
 }
+
+func TestTaskBrokerImageGoesOnAlike(t *testing.T) {
+	b := NewTaskBroker()
+	for _, agent := range []uint64{9, 2} {
+		for _, text := range []string{"read", "write", "test"} {
+			if _, err := b.Add(agent, text); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, _, err := b.Complete(2, 2); err != nil {
+		t.Fatal(err)
+	}
+	img := b.Image()
+	if len(img) != 2 || img[0].Agent != 2 || img[1].Agent != 9 {
+		t.Fatalf("image lists agents %+v, want 2 then 9", img)
+	}
+	back := RestoreTaskBroker(img)
+	b.Release(9) // the original goes on; the image and the restored broker keep agent 9's list
+	if len(back.List(9)) != 3 || len(img[1].Tasks) != 3 {
+		t.Fatal("the image shares its lists with the broker")
+	}
+	x, _ := b.Add(2, "ship")
+	y, _ := back.Add(2, "ship")
+	if x != y || !back.List(2)[1].Done {
+		t.Fatalf("after the restore the next task is %+v, the original's %+v; list %+v", y, x, back.List(2))
+	}
+}
