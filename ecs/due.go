@@ -2,6 +2,7 @@ package ecs
 
 import (
 	"container/heap"
+	"maps"
 	"slices"
 )
 
@@ -91,4 +92,23 @@ func (h *tickHeap) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
+}
+
+// Held is one item of a DueQueue with the tick it is due at.
+type Held[T any] struct {
+	Tick uint64
+	Item T
+}
+
+// Held appends every item the queue holds to out, earliest tick first and in push order within
+// a tick, without taking them: pushing them back in that order into an empty queue makes the
+// same queue (a snapshot's way to save one).
+func (q *DueQueue[T]) Held(out []Held[T]) []Held[T] {
+	ticks := slices.Sorted(maps.Keys(q.buckets))
+	for _, tick := range ticks {
+		for _, it := range q.buckets[tick] {
+			out = append(out, Held[T]{Tick: tick, Item: it})
+		}
+	}
+	return out
 }

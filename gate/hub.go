@@ -2,6 +2,7 @@ package gate
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -154,4 +155,62 @@ func (h *Hub) Due(now uint64) []*Prompt {
 		return cmp.Or(cmp.Compare(a.Agent, b.Agent), cmp.Compare(a.Index, b.Index))
 	})
 	return h.buf
+}
+
+// PromptImage is an open Prompt as data, for a snapshot of the world: the prompt, its entity as
+// data, and the tick it is settled at (its answer's or its deadline's).
+type PromptImage struct {
+	Due      uint64
+	Entity   ecs.EntityRef
+	Agent    uint64
+	Name     string
+	Index    int
+	Tool     string
+	Keys     []string
+	Kind     PromptKind
+	Question tools.Question
+	Deadline uint64
+	Answer   string
+	By       string
+}
+
+// HubImage is the hub's state as data: its open prompts in the order it settles them and the
+// unanswered prompts it reports. The answerer's own state (which scripted answers were used) is
+// the answerer's to save.
+type HubImage struct {
+	Prompts  []PromptImage
+	Failures []string
+}
+
+// Image returns the hub's state as data, sharing nothing with it. Every answer is fixed when its
+// prompt opens (Add), so an open prompt is data.
+func (h *Hub) Image() HubImage {
+	img := HubImage{Failures: slices.Clone(h.failures)}
+	for _, held := range h.queue.Held(nil) {
+		p := held.Item
+		q := p.Question
+		q.Choices = slices.Clone(q.Choices)
+		img.Prompts = append(img.Prompts, PromptImage{
+			Due: held.Tick, Entity: ecs.RefOf(p.Entity), Agent: p.Agent, Name: p.Name, Index: p.Index,
+			Tool: p.Tool, Keys: slices.Clone(p.Keys), Kind: p.Kind, Question: q, Deadline: p.Deadline,
+			Answer: p.Answer, By: p.By,
+		})
+	}
+	return img
+}
+
+// Restore gives a hub with no open prompt and no failure the state img holds; the hub keeps its
+// answerer.
+func (h *Hub) Restore(img *HubImage) error {
+	if h.queue.Len() > 0 || len(h.failures) > 0 {
+		return errors.New("hub image: the hub is in use")
+	}
+	h.failures = slices.Clone(img.Failures)
+	for _, pi := range img.Prompts {
+		h.queue.Push(pi.Due, &Prompt{
+			Entity: pi.Entity.Entity(), Agent: pi.Agent, Name: pi.Name, Index: pi.Index, Tool: pi.Tool,
+			Keys: pi.Keys, Kind: pi.Kind, Question: pi.Question, Deadline: pi.Deadline, Answer: pi.Answer, By: pi.By,
+		})
+	}
+	return nil
 }

@@ -233,3 +233,41 @@ func TestHubQueue(t *testing.T) {
 		t.Fatalf("answered prompts reported unanswered: %s", got)
 	}
 }
+
+// settled lists what Due hands over from tick from to tick to, one line per prompt.
+func settled(h *gate.Hub, from, to uint64) []string {
+	var out []string
+	for tick := from; tick <= to; tick++ {
+		for _, p := range h.Due(tick) {
+			out = append(out, fmt.Sprintf("%d %s/%d %s %q deadline %d", tick, p.Name, p.Index, p.By, p.Answer, p.Deadline))
+		}
+	}
+	return out
+}
+
+func TestHubImageSettlesAlike(t *testing.T) {
+	ans := &fakeAnswerer{replies: map[string]reply{"a1": {"once", 3}, "a3": {"run", 9}, "a2": {"stage", 3}, "a5": {"b", 4}}}
+	h := gate.NewHub(ans)
+	h.Add(10, 5, "w", approval(1, 0))
+	h.Add(10, 5, "w", approval(3, 1))
+	h.Add(10, 5, "w", approval(2, 0))
+	h.Add(11, 5, "w", approval(4, 2)) // nobody answers a4
+	q := approval(5, 0)
+	q.Kind, q.Question = gate.PromptQuestion, tools.Question{Text: "which?", Choices: []string{"a", "b"}}
+	h.Add(11, 20, "w", q)
+	img := h.Image()
+	back := gate.NewHub(nil) // the answers are fixed in the prompts: the restored hub needs no answerer
+	if err := back.Restore(&img); err != nil {
+		t.Fatal(err)
+	}
+	if back.Open() != 5 || !slices.Equal(back.Unanswered(), h.Unanswered()) || len(back.Unanswered()) != 1 {
+		t.Fatalf("restored %d open, unanswered %q; the original %d, %q", back.Open(), back.Unanswered(), h.Open(), h.Unanswered())
+	}
+	want, got := settled(h, 11, 40), settled(back, 11, 40)
+	if len(want) != 5 || !slices.Equal(got, want) {
+		t.Fatalf("restored hub settles\n%q\nthe original\n%q", got, want)
+	}
+	if err := h.Restore(&img); err == nil {
+		t.Fatal("a hub with failures accepted an image")
+	}
+}
