@@ -2,6 +2,7 @@ package ecs
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -315,4 +316,85 @@ func (l *Lane) Close() {
 	l.waiting = nil
 	close(l.work)
 	l.exited.Wait()
+}
+
+// HeldJob is a job a lane holds at a tick boundary, as data: one that ran and waits for its due
+// tick (Ready, with what it returned in Value or Panic) or one still waiting for a slot (Ready
+// 0). Value is the dispatching system's own type: a snapshot asks that system to turn it into
+// data and back.
+type HeldJob struct {
+	Agent   uint64
+	Entity  EntityRef
+	Index   int
+	Latency uint64
+	Ready   uint64
+	Value   any
+	Panic   string
+}
+
+// LaneImage is a virtual-clock lane's state at a tick boundary: the jobs that ran and are not
+// due yet, in due order, the jobs waiting for a slot, in the order they will start, and the
+// passes counted so far.
+type LaneImage struct {
+	Passes  uint64
+	Due     []HeldJob
+	Waiting []HeldJob
+}
+
+// ErrLaneImage is wrapped by the errors Image and Restore return when a lane cannot be saved or
+// restored as it stands.
+var ErrLaneImage = errors.New("lane image")
+
+// Image returns what the lane holds. Call it between ticks, after the tick's Barrier: every
+// started job has then run, and every handed-over result was collected. A wall-clock or planned
+// lane is refused: its hand-overs follow real time or a plan, not data.
+func (l *Lane) Image() (LaneImage, error) {
+	if l.mode == Wall || l.planned {
+		return LaneImage{}, fmt.Errorf("%w: lane %s follows the wall clock or a plan", ErrLaneImage, l.name)
+	}
+	l.mu.Lock()
+	busy := len(l.finished) > 0 || len(l.chains) > 0
+	l.mu.Unlock()
+	if busy || len(l.ready) > 0 {
+		return LaneImage{}, fmt.Errorf("%w: lane %s is inside a tick (jobs running or results not collected)", ErrLaneImage, l.name)
+	}
+	img := LaneImage{Passes: l.passes}
+	for _, held := range l.due.Held(nil) {
+		t := held.Item
+		img.Due = append(img.Due, HeldJob{Agent: t.job.Agent, Entity: RefOf(t.job.Entity), Index: t.job.Index,
+			Latency: t.job.Latency, Ready: t.ready, Value: t.value, Panic: t.panic})
+	}
+	for _, j := range l.waiting {
+		img.Waiting = append(img.Waiting, HeldJob{Agent: j.Agent, Entity: RefOf(j.Entity), Index: j.Index, Latency: j.Latency})
+	}
+	return img, nil
+}
+
+// Restore gives a lane that never ran a job the state img holds. The due jobs come back with
+// their values, without running again; each waiting job gets the work rebuild makes for it (its
+// dispatching system's, from the agent's state), and starts when a slot frees, as it would have.
+func (l *Lane) Restore(img *LaneImage, rebuild func(HeldJob) (func() any, error)) error {
+	if l.mode == Wall || l.planned {
+		return fmt.Errorf("%w: lane %s follows the wall clock or a plan", ErrLaneImage, l.name)
+	}
+	if l.passes != 0 || l.inflight != 0 || len(l.waiting) != 0 {
+		return fmt.Errorf("%w: lane %s is in use", ErrLaneImage, l.name)
+	}
+	if len(img.Due) > l.capacity {
+		return fmt.Errorf("%w: %d jobs held by lane %s of capacity %d", ErrLaneImage, len(img.Due), l.name, l.capacity)
+	}
+	for _, h := range img.Due {
+		l.due.Push(h.Ready, &task{job: Job{Agent: h.Agent, Entity: h.Entity.Entity(), Index: h.Index, Latency: h.Latency},
+			ready: h.Ready, value: h.Value, panic: h.Panic, done: true})
+	}
+	l.inflight = len(img.Due)
+	for _, h := range img.Waiting {
+		run, err := rebuild(h)
+		if err != nil {
+			return fmt.Errorf("%w: lane %s, agent %d call %d: %w", ErrLaneImage, l.name, h.Agent, h.Index, err)
+		}
+		l.waiting = append(l.waiting, Job{Agent: h.Agent, Entity: h.Entity.Entity(), Index: h.Index, Latency: h.Latency, Run: run})
+	}
+	l.passes = img.Passes
+	return nil
 }

@@ -1,6 +1,7 @@
 package ecs
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -284,5 +285,82 @@ func TestJournalSeesWallHandOvers(t *testing.T) {
 	}
 	if len(j.handed) != 1 || !strings.HasPrefix(j.handed[0], "model 7/2 0->") || !strings.HasSuffix(j.handed[0], " #0") {
 		t.Fatalf("journal %q", j.handed)
+	}
+}
+
+// TestLaneImageHandsOverAlike: a lane imaged at a tick boundary with jobs due later and jobs
+// waiting for a slot, restored into a fresh lane, hands over the same results at the same ticks,
+// without running the due jobs again.
+func TestLaneImageHandsOverAlike(t *testing.T) {
+	var runs atomic.Int32
+	work := func(agent uint64, index int) func() any {
+		return func() any { runs.Add(1); return fmt.Sprintf("a%d/%d", agent, index) }
+	}
+	jobs := []Job{{Agent: 4, Index: 0, Latency: 3}, {Agent: 1, Index: 0, Latency: 5}, {Agent: 2, Index: 1, Latency: 1},
+		{Agent: 3, Index: 0, Latency: 2}, {Agent: 1, Index: 1, Latency: 1}}
+	orig := NewLane(LaneConfig{Name: "tool", Capacity: 2, Workers: 2}, Virtual, nil)
+	defer orig.Close()
+	orig.Advance(0)
+	for _, j := range jobs {
+		j.Run = work(j.Agent, j.Index)
+		orig.Submit(0, j)
+	}
+	orig.Barrier()
+	img, err := orig.Image()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(img.Due) != 2 || len(img.Waiting) != 3 || runs.Load() != 2 {
+		t.Fatalf("image holds %d due and %d waiting after %d runs, want 2, 3 and 2", len(img.Due), len(img.Waiting), runs.Load())
+	}
+	back := NewLane(LaneConfig{Name: "tool", Capacity: 2, Workers: 2}, Virtual, nil)
+	defer back.Close()
+	var rebuilt []string
+	err = back.Restore(&img, func(h HeldJob) (func() any, error) {
+		rebuilt = append(rebuilt, fmt.Sprintf("a%d/%d", h.Agent, h.Index))
+		return work(h.Agent, h.Index), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(rebuilt, []string{"a2/1", "a3/0", "a1/1"}) {
+		t.Fatalf("rebuilt %q, want the waiting jobs in submission order", rebuilt)
+	}
+	runs.Store(0)
+	want := drain(orig, 1, 12)
+	ranOrig := runs.Swap(0)
+	got := drain(back, 1, 12)
+	if runs.Load() != ranOrig || ranOrig != 3 {
+		t.Fatalf("after the image the original ran %d jobs, the restored lane %d; want 3 each", ranOrig, runs.Load())
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) || len(want) == 0 {
+		t.Fatalf("restored lane hands over\n%v\nthe original\n%v", got, want)
+	}
+	if back.Pending() != 0 || back.passes != orig.passes {
+		t.Fatalf("restored lane owes %d after %d passes, the original %d passes", back.Pending(), back.passes, orig.passes)
+	}
+}
+
+func TestLaneImageRefusals(t *testing.T) {
+	l := NewLane(LaneConfig{Name: "tool", Capacity: 2, Workers: 1}, Virtual, nil)
+	defer l.Close()
+	release := make(chan struct{})
+	l.Submit(0, Job{Agent: 1, Latency: 1, Run: func() any { <-release; return nil }})
+	if _, err := l.Image(); !errors.Is(err, ErrLaneImage) {
+		t.Fatalf("Image of a lane with a job running = %v, want ErrLaneImage", err)
+	}
+	close(release)
+	l.Barrier()
+	img, err := l.Image()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Restore(&img, nil); !errors.Is(err, ErrLaneImage) {
+		t.Fatalf("Restore into a used lane = %v, want ErrLaneImage", err)
+	}
+	wall := NewLane(LaneConfig{Name: "tool", Capacity: 2, Workers: 1}, Wall, nil)
+	defer wall.Close()
+	if _, err := wall.Image(); !errors.Is(err, ErrLaneImage) {
+		t.Fatalf("Image of a wall-clock lane = %v, want ErrLaneImage", err)
 	}
 }
