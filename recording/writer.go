@@ -74,6 +74,53 @@ func NewWriter(w io.Writer, h Header) (*Writer, error) {
 	return rw, rw.sink.err
 }
 
+// WriterImage is what a Writer holds between ticks besides its file, for a snapshot of the
+// world: how many entries it wrote, and the calls begun whose results are not filed yet, by
+// agent id and call index.
+type WriterImage struct {
+	Entries uint64
+	Pending []PendingCall
+}
+
+// PendingCall is a call begun and not filed yet, as data.
+type PendingCall struct {
+	// Agent and Index are the agent's id and the call's index in its turn.
+	Agent   uint64
+	Index   int
+	Tick    uint64
+	Call    Call
+	Request string
+	Args    []byte
+}
+
+// Image returns the writer's state as data (the zero image for nil).
+func (w *Writer) Image() WriterImage {
+	if w == nil {
+		return WriterImage{}
+	}
+	img := WriterImage{Entries: w.entries}
+	keys := slices.SortedFunc(maps.Keys(w.pending), func(a, b slot) int {
+		return cmp.Or(cmp.Compare(a.agent, b.agent), cmp.Compare(a.index, b.index))
+	})
+	for _, k := range keys {
+		p := w.pending[k]
+		img.Pending = append(img.Pending, PendingCall{Agent: k.agent, Index: k.index, Tick: p.tick, Call: p.call, Request: p.request, Args: slices.Clone(p.args)})
+	}
+	return img
+}
+
+// Continue returns a Writer that appends to a recording whose header and first img.Entries
+// entries are already in w (a run restored from a snapshot), with img's calls still pending.
+func Continue(w io.Writer, img *WriterImage) *Writer {
+	rw := &Writer{out: bufio.NewWriterSize(w, 64<<10), pending: make(map[slot]pending, len(img.Pending)), entries: img.Entries}
+	rw.sink.out = rw.out
+	rw.log = zerolog.New(&rw.sink)
+	for _, p := range img.Pending {
+		rw.pending[slot{agent: p.Agent, index: p.Index}] = pending{tick: p.Tick, call: p.Call, request: p.Request, args: p.Args}
+	}
+	return rw
+}
+
 // Flush writes the buffered entries to the underlying writer (a state directory's commit makes
 // them durable next) and reports the first write error.
 func (w *Writer) Flush() error {

@@ -174,6 +174,19 @@ func NewWriter(w io.Writer, h Header) (*Writer, error) {
 	return tw, nil
 }
 
+// Continue returns a Writer that appends to a trace whose header and first events events are
+// already in w (a run restored from a snapshot): it writes no header, and numbers its first
+// event events+1.
+func Continue(w io.Writer, events uint64) (*Writer, error) {
+	if w == nil {
+		return nil, fmt.Errorf("%w: nil io.Writer", ErrBadHeader)
+	}
+	tw := &Writer{out: bufio.NewWriterSize(w, 64<<10), seq: events}
+	tw.sink.out = tw.out
+	tw.log = zerolog.New(&tw.sink)
+	return tw, nil
+}
+
 // Tap makes fn see every event from now on, as the JSON line written (newline included), right
 // after it is written: an embedder observes a run's events live without reading the trace
 // back. fn runs on the world's goroutine, must not block, and must not keep line (the slice is

@@ -288,3 +288,32 @@ func TestPromptAndAnswerEvents(t *testing.T) {
 		t.Errorf("events\n got:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+func TestContinueNumbersOnWithoutAHeader(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, Header{Scenario: "s", ScenarioHash: "sha256:00", Clock: ClockVirtual, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := AgentRef{ID: 1, Name: "a"}
+	w.Spawn(0, a, "g", 0, "bp", "m", "task")
+	w.StageEnter(0, a, "work", 1)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	rest := bytes.NewBuffer(bytes.Clone(buf.Bytes()))
+	c, err := Continue(rest, w.Events())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []*Writer{w, c} {
+		x.ToolResult(3, a, "work", "c1", "shell", true, "ok")
+		x.Terminal(4, a, "done", "", "work")
+		if err := x.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rest.String() != buf.String() || c.Events() != 4 {
+		t.Fatalf("continued trace (%d events)\n%s\nthe original\n%s", c.Events(), rest, &buf)
+	}
+}
