@@ -186,3 +186,18 @@ func TestAgentsImageReusesSlotsAlike(t *testing.T) {
 		t.Fatalf("restoring into a used store gave %v", err)
 	}
 }
+
+func TestRecordsImageKeepsOrderAndLookups(t *testing.T) {
+	var rs Records
+	rs.Add(FinalRecord{ID: 7, Name: "b", ByTool: ToolCounts{{Tool: "shell", N: 2}}})
+	rs.Add(FinalRecord{ID: 3, Name: "a", Results: []ResultSeen{{ID: 1, Matched: true}}})
+	img := gobTrip(t, rs.Image())
+	rs.All()[0].ByTool[0].N = 99 // the world's records may change after the image
+	back := RestoreRecords(img)
+	if got, ok := back.Get(3); !ok || got.Name != "a" || back.Len() != 2 || back.All()[0].ID != 7 {
+		t.Fatalf("restored records %+v", back.All())
+	}
+	if back.All()[0].ByTool[0].N != 2 {
+		t.Fatal("the image shares its tool counts with the records")
+	}
+}

@@ -1,5 +1,7 @@
 package components
 
+import "slices"
+
 // FinalRecord is what remains of an agent after reaping: compact, kept for queries and the run
 // summary once the entity and everything it held are gone.
 type FinalRecord struct {
@@ -70,4 +72,26 @@ func (rs *Records) Len() int {
 		return 0
 	}
 	return len(rs.list)
+}
+
+// Image returns the records as data, in the order they were added, sharing nothing with them.
+func (rs *Records) Image() []FinalRecord {
+	if rs == nil {
+		return nil
+	}
+	out := make([]FinalRecord, len(rs.list))
+	for i, r := range rs.list {
+		r.ByTool, r.Results = slices.Clone(r.ByTool), slices.Clone(r.Results)
+		out[i] = r
+	}
+	return out
+}
+
+// RestoreRecords returns the records list holds, in its order.
+func RestoreRecords(list []FinalRecord) *Records {
+	rs := &Records{}
+	for _, r := range list {
+		rs.Add(r)
+	}
+	return rs
 }

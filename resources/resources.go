@@ -369,3 +369,32 @@ func (s *Set) Install(w *ecs.World) Installed {
 	w.AddWaiter(s.Hub)
 	return in
 }
+
+// BackgroundImage is one background job not delivered yet, as data: its work is a process of
+// the host that took the snapshot, so a restore asks its caller what stands in for it.
+type BackgroundImage struct {
+	Due    uint64
+	Entity ecs.EntityRef
+	Agent  uint64
+	CallID string
+}
+
+// Image returns the queue as data, in its order.
+func (b *Background) Image() []BackgroundImage {
+	out := make([]BackgroundImage, len(b.Pending))
+	for i, j := range b.Pending {
+		out[i] = BackgroundImage{Due: j.Due, Entity: ecs.RefOf(j.Entity), Agent: j.Agent, CallID: j.CallID}
+	}
+	return out
+}
+
+// RestoreBackground returns the queue img holds; work gives each job the work that stands in
+// for the one that died with the host (a replayed report, or one that says the command was
+// lost).
+func RestoreBackground(img []BackgroundImage, work func(agent uint64, callID string) tools.Detached) *Background {
+	b := &Background{}
+	for _, j := range img {
+		b.Add(BackgroundJob{Due: j.Due, Entity: j.Entity.Entity(), Agent: j.Agent, CallID: j.CallID, Work: work(j.Agent, j.CallID)})
+	}
+	return b
+}

@@ -283,3 +283,24 @@ func TestTeardownAdd(t *testing.T) {
 		t.Fatalf("the documented teardown orders %v are not ascending", order)
 	}
 }
+
+type reportOf string
+
+func (r reportOf) Report() string { return string(r) }
+
+func TestBackgroundImageKeepsTheQueueOrder(t *testing.T) {
+	b := &resources.Background{}
+	b.Add(resources.BackgroundJob{Due: 5, Agent: 9, CallID: "c1", Work: reportOf("live 1")})
+	b.Add(resources.BackgroundJob{Due: 4, Agent: 2, CallID: "c7", Work: reportOf("live 2")})
+	var asked []string
+	back := resources.RestoreBackground(b.Image(), func(agent uint64, call string) tools.Detached {
+		asked = append(asked, call)
+		return reportOf("lost " + call)
+	})
+	if len(back.Pending) != 2 || back.Pending[0].Due != 5 || back.Pending[1].Agent != 2 || back.Pending[1].Work.Report() != "lost c7" {
+		t.Fatalf("restored queue %+v", back.Pending)
+	}
+	if strings.Join(asked, ",") != "c1,c7" {
+		t.Fatalf("asked for %q", asked)
+	}
+}
