@@ -1,14 +1,13 @@
 package components
 
 import (
-	"bytes"
-	"encoding/gob"
 	"encoding/json"
 	"errors"
 	"reflect"
 	"slices"
 	"testing"
 
+	"github.com/warrenhq/warren/internal/gobtest"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/policy"
 	"github.com/warrenhq/warren/recording"
@@ -55,22 +54,9 @@ func busyAgent() AgentData {
 	return d
 }
 
-func gobTrip[T any](t *testing.T, v T) T {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(v); err != nil {
-		t.Fatal(err)
-	}
-	var back T
-	if err := gob.NewDecoder(&buf).Decode(&back); err != nil {
-		t.Fatal(err)
-	}
-	return back
-}
-
 func TestAgentImageRoundTrips(t *testing.T) {
 	d := busyAgent()
-	img := gobTrip(t, d.Image())
+	img := gobtest.RoundTrip(t, d.Image())
 	var asked []string
 	back := RestoreAgent(&img, func(call string) tools.Detached { asked = append(asked, call); return leftRunning{call} })
 	if !reflect.DeepEqual(back.Image(), d.Image()) {
@@ -100,7 +86,7 @@ func TestAgentImageRoundTrips(t *testing.T) {
 func TestAgentImageSharesNothing(t *testing.T) {
 	d := busyAgent()
 	img := d.Image()
-	before := gobTrip(t, img)
+	before := gobtest.RoundTrip(t, img)
 	// The world goes on after the image is taken: it trims, counts and appends in place.
 	d.Conversation.Append(models.Message{Role: models.RoleAssistant, Calls: []models.ToolCall{{ID: "c9"}}})
 	d.Conversation.Append(models.Message{Role: models.RoleTool, CallID: "c9"})
@@ -163,7 +149,7 @@ func TestAgentsImageReusesSlotsAlike(t *testing.T) {
 	for _, s := range []uint32{0, 2, 3, 5} {
 		a.Get(s).Name = "agent" + string(rune('0'+s))
 	}
-	img := gobTrip(t, a.Image())
+	img := gobtest.RoundTrip(t, a.Image())
 	var back Agents
 	if err := back.RestoreAgents(&img, nil); err != nil {
 		t.Fatal(err)
@@ -191,7 +177,7 @@ func TestRecordsImageKeepsOrderAndLookups(t *testing.T) {
 	var rs Records
 	rs.Add(FinalRecord{ID: 7, Name: "b", ByTool: ToolCounts{{Tool: "shell", N: 2}}})
 	rs.Add(FinalRecord{ID: 3, Name: "a", Results: []ResultSeen{{ID: 1, Matched: true}}})
-	img := gobTrip(t, rs.Image())
+	img := gobtest.RoundTrip(t, rs.Image())
 	rs.All()[0].ByTool[0].N = 99 // the world's records may change after the image
 	back := RestoreRecords(img)
 	if got, ok := back.Get(3); !ok || got.Name != "a" || back.Len() != 2 || back.All()[0].ID != 7 {

@@ -1,8 +1,6 @@
 package ecs
 
 import (
-	"bytes"
-	"encoding/gob"
 	"errors"
 	"fmt"
 	"slices"
@@ -10,6 +8,8 @@ import (
 
 	arche "github.com/mlange-42/arche/ecs"
 	"github.com/mlange-42/arche/generic"
+
+	"github.com/warrenhq/warren/internal/gobtest"
 )
 
 type label struct{ Name string }
@@ -72,19 +72,6 @@ func order(w *World) []string {
 	return out
 }
 
-func roundTrip(t *testing.T, img *WorldImage) *WorldImage {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(img); err != nil {
-		t.Fatal(err)
-	}
-	var back WorldImage
-	if err := gob.NewDecoder(&buf).Decode(&back); err != nil {
-		t.Fatal(err)
-	}
-	return &back
-}
-
 func TestImageRestoresEntitiesComponentsAndOrder(t *testing.T) {
 	w := churned(t)
 	img, err := w.Image(imageCodecs...)
@@ -92,7 +79,7 @@ func TestImageRestoresEntitiesComponentsAndOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	back := NewWorld(Config{})
-	if err := back.Restore(roundTrip(t, img), imageCodecs...); err != nil {
+	if err := back.Restore(gobtest.RoundTrip(t, img), imageCodecs...); err != nil {
 		t.Fatal(err)
 	}
 	if len(order(w)) != 10 || !slices.Contains(order(w), "6/1 payload=101 marker") {
@@ -154,17 +141,17 @@ func TestRestoreRefusesWhatDoesNotFit(t *testing.T) {
 		{"codecs reordered", func() *World { return NewWorld(Config{}) }, func() *WorldImage { return img },
 			[]ComponentCodec{imageCodecs[1], imageCodecs[0], imageCodecs[2]}},
 		{"dead entity with a component", func() *World { return NewWorld(Config{}) }, func() *WorldImage {
-			c := *roundTrip(t, img)
+			c := *gobtest.RoundTrip(t, img)
 			c.Columns[1].Entities = append(c.Columns[1].Entities, 2)
 			return &c
 		}, imageCodecs},
 		{"live entity twice", func() *World { return NewWorld(Config{}) }, func() *WorldImage {
-			c := *roundTrip(t, img)
+			c := *gobtest.RoundTrip(t, img)
 			c.Alive = append(c.Alive, c.Alive[0])
 			return &c
 		}, imageCodecs},
 		{"damaged values", func() *World { return NewWorld(Config{}) }, func() *WorldImage {
-			c := *roundTrip(t, img)
+			c := *gobtest.RoundTrip(t, img)
 			c.Columns[0].Values = c.Columns[0].Values[:len(c.Columns[0].Values)/2]
 			return &c
 		}, imageCodecs},

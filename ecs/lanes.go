@@ -364,6 +364,11 @@ func (l *Lane) Image() (LaneImage, error) {
 		img.Due = append(img.Due, HeldJob{Agent: t.job.Agent, Entity: RefOf(t.job.Entity), Index: t.job.Index,
 			Latency: t.job.Latency, Ready: t.ready, Value: t.value, Panic: t.panic})
 	}
+	// Within a tick, due jobs sit in the order workers finished them; hand-over sorts them, so
+	// the image sorts too, and the same lane always images alike.
+	slices.SortStableFunc(img.Due, func(a, b HeldJob) int {
+		return cmp.Or(cmp.Compare(a.Ready, b.Ready), cmp.Compare(a.Agent, b.Agent), cmp.Compare(a.Index, b.Index))
+	})
 	for _, j := range l.waiting {
 		img.Waiting = append(img.Waiting, HeldJob{Agent: j.Agent, Entity: RefOf(j.Entity), Index: j.Index, Latency: j.Latency})
 	}
@@ -380,8 +385,9 @@ func (l *Lane) Restore(img *LaneImage, rebuild func(HeldJob) (func() any, error)
 	if l.passes != 0 || l.inflight != 0 || len(l.waiting) != 0 {
 		return fmt.Errorf("%w: lane %s is in use", ErrLaneImage, l.name)
 	}
-	if len(img.Due) > l.capacity {
-		return fmt.Errorf("%w: %d jobs held by lane %s of capacity %d", ErrLaneImage, len(img.Due), l.name, l.capacity)
+	if len(img.Due) > l.capacity || len(img.Waiting) > 0 && len(img.Due) != l.capacity {
+		return fmt.Errorf("%w: lane %s of capacity %d cannot hold %d jobs with %d waiting for a slot", ErrLaneImage,
+			l.name, l.capacity, len(img.Due), len(img.Waiting))
 	}
 	for _, h := range img.Due {
 		l.due.Push(h.Ready, &task{job: Job{Agent: h.Agent, Entity: h.Entity.Entity(), Index: h.Index, Latency: h.Latency},

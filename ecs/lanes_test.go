@@ -358,6 +358,12 @@ func TestLaneImageRefusals(t *testing.T) {
 	if err := l.Restore(&img, nil); !errors.Is(err, ErrLaneImage) {
 		t.Fatalf("Restore into a used lane = %v, want ErrLaneImage", err)
 	}
+	fresh := NewLane(LaneConfig{Name: "tool", Capacity: 2, Workers: 1}, Virtual, nil)
+	defer fresh.Close()
+	queued := LaneImage{Due: img.Due, Waiting: []HeldJob{{Agent: 2}}} // one due of two slots, yet one waiting
+	if err := fresh.Restore(&queued, func(HeldJob) (func() any, error) { return nil, nil }); !errors.Is(err, ErrLaneImage) {
+		t.Fatalf("Restore of a job waiting beside a free slot = %v, want ErrLaneImage", err)
+	}
 	wall := NewLane(LaneConfig{Name: "tool", Capacity: 2, Workers: 1}, Wall, nil)
 	defer wall.Close()
 	if _, err := wall.Image(); !errors.Is(err, ErrLaneImage) {

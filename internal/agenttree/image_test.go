@@ -1,8 +1,6 @@
 package agenttree
 
 import (
-	"bytes"
-	"encoding/gob"
 	"errors"
 	"fmt"
 	"reflect"
@@ -10,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/warrenhq/warren/components"
+	"github.com/warrenhq/warren/internal/gobtest"
 	"github.com/warrenhq/warren/subagents"
 )
 
@@ -39,19 +38,6 @@ func busy(t *testing.T) (*State, []*components.Profile) {
 	return s, profiles
 }
 
-func gobTrip(t *testing.T, img StateImage) StateImage {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(img); err != nil {
-		t.Fatal(err)
-	}
-	var back StateImage
-	if err := gob.NewDecoder(&buf).Decode(&back); err != nil {
-		t.Fatal(err)
-	}
-	return back
-}
-
 func TestStateImageRestoresSharingAndOrder(t *testing.T) {
 	s, profiles := busy(t)
 	img, err := s.Image()
@@ -61,7 +47,7 @@ func TestStateImageRestoresSharingAndOrder(t *testing.T) {
 	if len(img.FanOuts) != 1 {
 		t.Fatalf("image holds %d fan-outs, want the shared one once", len(img.FanOuts))
 	}
-	back, err := Restore(ptr(gobTrip(t, img)), func(i uint32) (*components.Profile, error) { return profiles[i], nil })
+	back, err := Restore(ptr(gobtest.RoundTrip(t, img)), func(i uint32) (*components.Profile, error) { return profiles[i], nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +55,7 @@ func TestStateImageRestoresSharingAndOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(again, gobTrip(t, img)) {
+	if !reflect.DeepEqual(again, gobtest.RoundTrip(t, img)) {
 		t.Fatalf("restored state images as\n%+v\nthe original\n%+v", again, img)
 	}
 	_, w2, _ := back.Node(2)
