@@ -73,7 +73,6 @@ type Scheduler struct {
 	// journal records a wall-clock run's passes; plan replays them (see plan.go).
 	journal Journal
 	plan    *Plan
-	pass    int
 }
 
 // NewScheduler prepares a scheduler; call Initialize before the first tick.
@@ -140,6 +139,19 @@ func (s *Scheduler) update(sys System) (err error) {
 // context has its clock already advanced past that tick (Run checks the context before each
 // tick), so the clock alone would count one tick too many; this is the tick a summary names.
 func (s *Scheduler) LastStep() (uint64, bool) { return s.last, s.stepped }
+
+// LastStepImage is what a scheduler knows between ticks that its world does not, for a snapshot
+// of the world: the last tick it stepped, if any.
+type LastStepImage struct {
+	Last    uint64
+	Stepped bool
+}
+
+// Image returns the scheduler's state as data.
+func (s *Scheduler) Image() LastStepImage { return LastStepImage{Last: s.last, Stepped: s.stepped} }
+
+// Restore gives a scheduler that never stepped the state img holds.
+func (s *Scheduler) Restore(img LastStepImage) { s.last, s.stepped = img.Last, img.Stepped }
 
 // pending reports whether any lane or waiter still owes work.
 func (s *Scheduler) pending() bool {

@@ -222,3 +222,24 @@ func TestSchedulerWaitsForWaitersAndJumpsToTheirDueTick(t *testing.T) {
 		t.Fatalf("ran at %v, want [0 40 41]: the waiter was not waited for, or idle ticks were not skipped", ranAt)
 	}
 }
+
+// TestSchedulerImageKeepsTheLastStep: a scheduler restored from an image reports the last tick
+// its original stepped, though it never stepped itself (a restored run cancelled before its
+// first tick still names the tick it stopped after).
+func TestSchedulerImageKeepsTheLastStep(t *testing.T) {
+	w := NewWorld(Config{})
+	busy := &recorder{name: "busy", journal: new([]string), work: func(w *World) { w.Touch(1) }}
+	s := NewScheduler(w, busy)
+	if _, err := s.Run(context.Background(), 4); err != nil {
+		t.Fatal(err)
+	}
+	s.Finalize()
+	back := NewScheduler(NewWorld(Config{}))
+	if _, ok := back.LastStep(); ok {
+		t.Fatal("a fresh scheduler says it stepped")
+	}
+	back.Restore(s.Image())
+	if last, ok := back.LastStep(); !ok || last != 3 {
+		t.Fatalf("restored LastStep = %d, %v; want 3, true", last, ok)
+	}
+}
