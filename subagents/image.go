@@ -8,24 +8,11 @@ import (
 	"slices"
 )
 
-// NodeImage is a Node as data, for a snapshot of the world; its Data is the caller's to save.
-type NodeImage struct {
-	ID           uint64
-	Parent       uint64
-	Name         string
-	Depth        uint8
-	Budget       uint8
-	Detached     bool
-	Live         bool
-	Spawned      uint32
-	LiveChildren int32
-	Children     []uint64
-}
-
-// TreeImage is a Tree as data: its nodes by id, the names that anchor lookups (each with the id
-// of its node) and the counters the spawn limits and the map shrinking read.
+// TreeImage is a Tree as data: its nodes by id (copies, with no Data: that is the caller's to
+// save), the names that anchor lookups (each with the id of its node) and the counters the spawn
+// limits and the map shrinking read.
 type TreeImage struct {
-	Nodes       []NodeImage
+	Nodes       []Node
 	Anchors     []Anchor
 	LiveNonRoot int
 	HighWater   int
@@ -44,8 +31,9 @@ func (t *Tree) Image(data func(n *Node)) TreeImage {
 	img := TreeImage{LiveNonRoot: t.liveNonRoot, HighWater: t.highWater}
 	for _, id := range slices.Sorted(maps.Keys(t.byID)) {
 		n := t.byID[id]
-		img.Nodes = append(img.Nodes, NodeImage{ID: n.ID, Parent: n.Parent, Name: n.Name, Depth: n.Depth, Budget: n.Budget,
-			Detached: n.Detached, Live: n.Live, Spawned: n.Spawned, LiveChildren: n.LiveChildren, Children: slices.Clone(n.Children)})
+		c := *n
+		c.Children, c.Data = slices.Clone(n.Children), nil
+		img.Nodes = append(img.Nodes, c)
 		if data != nil {
 			data(n)
 		}
@@ -65,11 +53,11 @@ func RestoreTree(img *TreeImage) (*Tree, error) {
 	t := &Tree{byID: make(map[uint64]*Node, len(img.Nodes)), anchors: make(map[string]*Node, len(img.Anchors)),
 		liveNonRoot: img.LiveNonRoot, highWater: img.HighWater}
 	for _, ni := range img.Nodes {
-		if _, dup := t.byID[ni.ID]; dup || ni.ID == 0 {
-			return nil, fmt.Errorf("%w: node %d twice or zero", ErrTreeImage, ni.ID)
+		if _, dup := t.byID[ni.ID]; dup || ni.ID == 0 || ni.Data != nil {
+			return nil, fmt.Errorf("%w: node %d twice, zero or with data", ErrTreeImage, ni.ID)
 		}
-		t.byID[ni.ID] = &Node{ID: ni.ID, Parent: ni.Parent, Name: ni.Name, Depth: ni.Depth, Budget: ni.Budget,
-			Detached: ni.Detached, Live: ni.Live, Spawned: ni.Spawned, LiveChildren: ni.LiveChildren, Children: ni.Children}
+		n := ni
+		t.byID[ni.ID] = &n
 	}
 	for _, a := range img.Anchors {
 		n, ok := t.byID[a.ID]

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+
+	"github.com/warrenhq/warren/internal/gobtest"
 )
 
 // grown is a tree that has been through spawns, a detached child outliving its parent and ends
@@ -29,7 +31,8 @@ func TestTreeImageGoesOnAlike(t *testing.T) {
 	if len(visited) != orig.Len() || len(img.Anchors) < 2 {
 		t.Fatalf("image visited %v of %d nodes, anchors %+v", visited, orig.Len(), img.Anchors)
 	}
-	back, err := RestoreTree(&img)
+	stored := gobtest.RoundTrip(t, img)
+	back, err := RestoreTree(&stored)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,16 +66,9 @@ func TestRestoreTreeRefusesADanglingAnchor(t *testing.T) {
 	}
 }
 
-// TestTreeImageCoversEveryField fails when Node or Tree gains a field: add it to the image.
+// TestTreeImageCoversEveryField fails when Tree gains a field: add it to the image. (Nodes are
+// imaged as copies of themselves, so a new Node field is in the image by construction.)
 func TestTreeImageCoversEveryField(t *testing.T) {
-	node, img := reflect.TypeFor[Node](), reflect.TypeFor[NodeImage]()
-	for i := range node.NumField() {
-		if name := node.Field(i).Name; name != "Data" {
-			if _, ok := img.FieldByName(name); !ok {
-				t.Errorf("Node.%s is not in NodeImage", name)
-			}
-		}
-	}
 	want := []string{"byID", "anchors", "liveNonRoot", "highWater", "stack"} // stack is scratch
 	tree := reflect.TypeFor[Tree]()
 	if tree.NumField() != len(want) {
