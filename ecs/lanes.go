@@ -24,6 +24,10 @@ type Job struct {
 	Latency uint64
 	// Run does the work.
 	Run func() any
+	// Recipe, when set, is the work as data (a value gob can encode): what a snapshot keeps of a
+	// job still waiting for a slot, from which the dispatching system makes Run again on restore.
+	// A waiting job without one cannot be saved, and a snapshot waits for a tick without it.
+	Recipe any
 }
 
 // Done is a finished job as a collect system receives it.
@@ -320,8 +324,8 @@ func (l *Lane) Close() {
 
 // HeldJob is a job a lane holds at a tick boundary, as data: one that ran and waits for its due
 // tick (Ready, with what it returned in Value or Panic) or one still waiting for a slot (Ready
-// 0). Value is the dispatching system's own type: a snapshot asks that system to turn it into
-// data and back.
+// 0, its Job.Recipe in Value). Value is the dispatching system's own type: a snapshot asks that
+// system to turn it into data and back.
 type HeldJob struct {
 	Agent   uint64
 	Entity  EntityRef
@@ -370,7 +374,10 @@ func (l *Lane) Image() (LaneImage, error) {
 		return cmp.Or(cmp.Compare(a.Ready, b.Ready), cmp.Compare(a.Agent, b.Agent), cmp.Compare(a.Index, b.Index))
 	})
 	for _, j := range l.waiting {
-		img.Waiting = append(img.Waiting, HeldJob{Agent: j.Agent, Entity: RefOf(j.Entity), Index: j.Index, Latency: j.Latency})
+		if j.Recipe == nil {
+			return LaneImage{}, fmt.Errorf("%w: lane %s: agent %d's job %d waits for a slot and has no recipe", ErrLaneImage, l.name, j.Agent, j.Index)
+		}
+		img.Waiting = append(img.Waiting, HeldJob{Agent: j.Agent, Entity: RefOf(j.Entity), Index: j.Index, Latency: j.Latency, Value: j.Recipe})
 	}
 	return img, nil
 }
@@ -399,7 +406,7 @@ func (l *Lane) Restore(img *LaneImage, rebuild func(HeldJob) (func() any, error)
 		if err != nil {
 			return fmt.Errorf("%w: lane %s, agent %d call %d: %w", ErrLaneImage, l.name, h.Agent, h.Index, err)
 		}
-		l.waiting = append(l.waiting, Job{Agent: h.Agent, Entity: h.Entity.Entity(), Index: h.Index, Latency: h.Latency, Run: run})
+		l.waiting = append(l.waiting, Job{Agent: h.Agent, Entity: h.Entity.Entity(), Index: h.Index, Latency: h.Latency, Run: run, Recipe: h.Value})
 	}
 	l.passes = img.Passes
 	return nil

@@ -302,7 +302,7 @@ func TestLaneImageHandsOverAlike(t *testing.T) {
 	defer orig.Close()
 	orig.Advance(0)
 	for _, j := range jobs {
-		j.Run = work(j.Agent, j.Index)
+		j.Run, j.Recipe = work(j.Agent, j.Index), fmt.Sprintf("a%d/%d", j.Agent, j.Index)
 		orig.Submit(0, j)
 	}
 	orig.Barrier()
@@ -317,7 +317,7 @@ func TestLaneImageHandsOverAlike(t *testing.T) {
 	defer back.Close()
 	var rebuilt []string
 	err = back.Restore(&img, func(h HeldJob) (func() any, error) {
-		rebuilt = append(rebuilt, fmt.Sprintf("a%d/%d", h.Agent, h.Index))
+		rebuilt = append(rebuilt, h.Value.(string))
 		return work(h.Agent, h.Index), nil
 	})
 	if err != nil {
@@ -363,6 +363,14 @@ func TestLaneImageRefusals(t *testing.T) {
 	queued := LaneImage{Due: img.Due, Waiting: []HeldJob{{Agent: 2}}} // one due of two slots, yet one waiting
 	if err := fresh.Restore(&queued, func(HeldJob) (func() any, error) { return nil, nil }); !errors.Is(err, ErrLaneImage) {
 		t.Fatalf("Restore of a job waiting beside a free slot = %v, want ErrLaneImage", err)
+	}
+	full := NewLane(LaneConfig{Name: "tool", Capacity: 1, Workers: 1}, Virtual, nil)
+	defer full.Close()
+	full.Submit(0, Job{Agent: 1, Latency: 2, Run: func() any { return nil }, Recipe: "one"})
+	full.Submit(0, Job{Agent: 2, Latency: 2, Run: func() any { return nil }}) // waits, as a closure only
+	full.Barrier()
+	if _, err := full.Image(); !errors.Is(err, ErrLaneImage) || !strings.Contains(err.Error(), "no recipe") {
+		t.Fatalf("Image of a lane with a waiting job without a recipe = %v, want ErrLaneImage naming the recipe", err)
 	}
 	wall := NewLane(LaneConfig{Name: "tool", Capacity: 2, Workers: 1}, Wall, nil)
 	defer wall.Close()

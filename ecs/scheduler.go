@@ -73,6 +73,8 @@ type Scheduler struct {
 	// journal records a wall-clock run's passes; plan replays them (see plan.go).
 	journal Journal
 	plan    *Plan
+	// boundary is called between virtual ticks (SetBoundary).
+	boundary func(*World)
 }
 
 // NewScheduler prepares a scheduler; call Initialize before the first tick.
@@ -243,8 +245,16 @@ func (s *Scheduler) Run(ctx context.Context, maxTicks uint64) (Stop, error) {
 			return MaxTicks, nil
 		}
 		w.clock.advance(next)
+		if s.boundary != nil {
+			s.boundary(w)
+		}
 	}
 }
+
+// SetBoundary has fn called at every tick boundary of a virtual-clock run: after a tick's barrier
+// and the clock's advance to the next tick, before that tick starts. Nothing runs then and every
+// lane holds its jobs as data (Lane.Image), so that is where a snapshot of the world is taken.
+func (s *Scheduler) SetBoundary(fn func(*World)) { s.boundary = fn }
 
 // runPlan replays a recorded wall-clock run (SetPlan): every recorded pass runs at its tick with
 // its time, then the run ends as the recorded one did. Cancellation still stops it.

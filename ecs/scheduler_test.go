@@ -3,6 +3,7 @@ package ecs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -74,10 +75,18 @@ func TestSchedulerJumpsToNextDueTickInVirtualTime(t *testing.T) {
 		}
 	}}
 	s.systems = []System{sys}
+	var boundaries []string
+	s.SetBoundary(func(w *World) {
+		boundaries = append(boundaries, fmt.Sprintf("%d after %d, %d owed", w.Tick(), s.last, lane.Pending()))
+	})
 	stop, err := s.Run(context.Background(), 0)
 	s.Finalize()
 	if err != nil || stop != FixedPoint {
 		t.Fatalf("stop=%v err=%v", stop, err)
+	}
+	// The boundary comes between ticks, after the clock's jump, and not after the last tick.
+	if want := []string{"1 after 0, 1 owed", "50 after 1, 1 owed", "51 after 50, 0 owed"}; !slices.Equal(boundaries, want) {
+		t.Errorf("boundaries %q, want %q", boundaries, want)
 	}
 	if !slices.Equal(seenAt, []uint64{50}) {
 		t.Fatalf("result collected at %v, want [50]", seenAt)
