@@ -83,8 +83,10 @@ type Options struct {
 	// directory; Trace, Record and Replay must be nil.
 	State *StateOptions
 
-	// resumed is the state directory a resume (Resume) goes on with.
-	resumed *stateRun
+	// resumed is the state directory a resume (Resume) goes on with; snapshot, the world
+	// snapshot it restores (nil: it replays from the start).
+	resumed  *stateRun
+	snapshot *worldSnapshot
 	// recordName, when set, is how the trace's and the recording's headers name the recording
 	// (a state directory's is named relative to the directory, so that two directories of one run
 	// hold the same trace).
@@ -210,6 +212,11 @@ type Runtime struct {
 	state *stateRun
 	// halt ends the run's context with a cause, from the trace watch (set by Run).
 	halt context.CancelCauseFunc
+	// hash is the run's scenario hash; answerer answers its prompts (the hub's).
+	hash     string
+	answerer gate.Answerer
+	// snapshots takes the world's snapshots (nil: none).
+	snapshots *snapshotter
 }
 
 // Run builds sc's world with opt and runs it under ctx: New, then Runtime.Run. An error means
@@ -265,6 +272,7 @@ func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
 	unattended := sc.Unattended || opt.Unattended || host.Unattended
 
 	hash := runHash(sc, opt, r.total, host, launch)
+	r.hash = hash
 	r.state = opt.resumed
 	if opt.State != nil {
 		if r.state, err = openState(sc, &opt, r.seed, hash); err != nil {
@@ -281,7 +289,10 @@ func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
 	if opt.Record != nil && opt.Replay != nil && r.state == nil {
 		return nil, errors.New("a run records or replays, not both")
 	}
-	if opt.Record != nil {
+	switch {
+	case opt.Record != nil && opt.snapshot != nil:
+		r.record = recording.Continue(opt.Record, &opt.snapshot.Recording)
+	case opt.Record != nil:
 		if r.record, err = recording.NewWriter(opt.Record, recordingHeader(sc, opt, r.seed, hash)); err != nil {
 			return nil, fmt.Errorf("recording: %w", err)
 		}
@@ -304,8 +315,12 @@ func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
 		out = io.Discard // the events are observed, not kept
 	}
 	if out != nil {
-		r.trace, err = trace.NewWriter(out, trace.Header{Scenario: sc.Name, ScenarioHash: hash,
-			Clock: sc.Clock.Mode.String(), Seed: r.seed, Recording: opt.recordingName()})
+		if opt.snapshot != nil {
+			r.trace, err = trace.Continue(out, opt.snapshot.TraceEvents)
+		} else {
+			r.trace, err = trace.NewWriter(out, trace.Header{Scenario: sc.Name, ScenarioHash: hash,
+				Clock: sc.Clock.Mode.String(), Seed: r.seed, Recording: opt.recordingName()})
+		}
 		if err != nil {
 			return nil, fmt.Errorf("trace: %w", err)
 		}
@@ -340,6 +355,12 @@ func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
 			Limits:    subagentLimits(host), InboxCap: host.Subagents.Inbox, MaxFanOutItems: host.Subagents.MaxFanOutItems,
 		},
 		ScriptTool: scriptTool,
+	}
+	r.answerer = answerer
+	if opt.snapshot != nil {
+		if err := r.restoreBeforeInstall(opt.snapshot); err != nil {
+			return nil, err
+		}
 	}
 	r.set.Recording.Writer, r.set.Recording.Tape = r.record, opt.Replay
 	if r.state != nil {
@@ -376,6 +397,11 @@ func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
 		pipeline = append(pipeline, &stateCommit{state: r.state, trace: r.trace, rec: r.record, records: r.records, halt: func(err error) { r.halt(err) }})
 	}
 	r.sched = ecs.NewScheduler(r.world, pipeline...)
+	if r.state != nil && (r.state.snapTicks > 0 || r.state.snapWall > 0) {
+		r.snapshots = &snapshotter{r: r, everyTicks: r.state.snapTicks, everyWall: r.state.snapWall, lastWall: time.Now()}
+		r.sched.SetBoundary(r.snapshots.boundary)
+		r.state.snapshotWait = r.snapshots.wait
+	}
 	r.set.Lanes = resources.Lanes{Latency: sc.Latency,
 		Model: r.sched.AddLane(modelLane(sc, host)),
 		Tool:  r.sched.AddLane(ecs.LaneConfig{Name: "tool", Capacity: sc.Lanes.ToolCapacity, Workers: sc.Lanes.ToolWorkers})}
@@ -394,7 +420,19 @@ func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
 	if err := r.sched.Initialize(); err != nil {
 		return nil, err
 	}
-	if err := r.spawnGroups(counts, root, scoped, host, launch, unattended); err != nil {
+	profiles, err := r.groupProfiles(counts, root, scoped, host, launch, unattended)
+	if err != nil {
+		return nil, err
+	}
+	if snap := opt.snapshot; snap != nil {
+		err = r.restoreWorld(snap, profiles)
+		if r.snapshots != nil {
+			r.snapshots.lastTick = r.world.Tick()
+		}
+	} else {
+		err = r.spawnGroups(counts, profiles)
+	}
+	if err != nil {
 		return nil, err
 	}
 	opt.Log.Info().Str("scenario", sc.Name).Int("agents", r.total).Uint64("seed", r.seed).Str("workdir", root).Msg("run started")
@@ -405,34 +443,48 @@ func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
 func (r *Runtime) Scenario() *Scenario { return r.sc }
 
 // spawnGroups spawns every group's agents, each group under its own tool policy and profile.
-func (r *Runtime) spawnGroups(counts []int, root string, scoped *tools.ScopedToolRegistry, host *hostconfig.Config, launch policy.Launch, unattended bool) error {
-	sc := r.sc
+func (r *Runtime) spawnGroups(counts []int, profiles []*components.Profile) error {
 	spawner, err := systems.NewSpawner(r.world)
 	if err != nil {
 		return err
 	}
+	for i := range r.sc.Groups {
+		if p := profiles[i]; p != nil {
+			spawner.SpawnGroup(r.world, p, counts[i], r.sc.Groups[i].Namer(counts[i]))
+		}
+	}
+	return nil
+}
+
+// groupProfiles builds each group's profile under its own tool policy (nil for a group of no
+// agents, which takes no place in the profile store), once the group names are checked.
+func (r *Runtime) groupProfiles(counts []int, root string, scoped *tools.ScopedToolRegistry, host *hostconfig.Config, launch policy.Launch, unattended bool) ([]*components.Profile, error) {
+	sc := r.sc
 	namers := make([]func(int) string, len(sc.Groups))
 	for i := range sc.Groups {
 		namers[i] = sc.Groups[i].Namer(counts[i])
 	}
 	if err := sc.CheckNames(counts, namers); err != nil {
-		return err
+		return nil, err
 	}
 	auto := sc.AutoClassifier()
+	out := make([]*components.Profile, len(sc.Groups))
 	for i := range sc.Groups {
 		g := &sc.Groups[i]
 		pol, err := gate.ForGroup(g.Blueprint, host, launch, gate.Modes{Unattended: unattended,
 			SafetyMode: g.SafetyMode, PlanFile: g.PlanFile, Classifier: auto})
 		if err != nil {
-			return fmt.Errorf("group %q: %w", g.Name, err)
+			return nil, fmt.Errorf("group %q: %w", g.Name, err)
 		}
 		p, err := profile(g, scoped, root, pol, host.SandboxCeiling(), sc.LeasedServers(g.Blueprint))
 		if err != nil {
-			return err
+			return nil, err
 		}
-		spawner.SpawnGroup(r.world, p, counts[i], namers[i])
+		if counts[i] > 0 {
+			out[i] = p
+		}
 	}
-	return nil
+	return out, nil
 }
 
 // Run ticks the world to a fixed point, its tick limit or ctx's end (the current tick finishes
@@ -455,6 +507,7 @@ func (r *Runtime) Run(ctx context.Context) (*Summary, error) {
 	// job outlives the run and the lanes close without waiting on one.
 	// Work a call detaches from its turn (a background command) hangs off it too (tools.Detach),
 	// so an interrupt ends it instead of waiting for its own timeout.
+	parent := ctx
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	ctx = tools.WithRunLifetime(ctx)
@@ -464,6 +517,7 @@ func (r *Runtime) Run(ctx context.Context) (*Summary, error) {
 	start := time.Now()
 	stop, err := r.sched.Run(ctx, r.sc.MaxTicks)
 	elapsed := time.Since(start)
+	r.snapshots.wait()
 	var cause error
 	if ctx.Err() != nil {
 		cause = context.Cause(ctx)
@@ -529,6 +583,16 @@ func (r *Runtime) Run(ctx context.Context) (*Summary, error) {
 	}
 	sum.TraceEvents = r.trace.Events()
 	sum.Failures = append(scenarios.Check(r.sc, records), r.set.Hub.Unanswered()...)
+	if r.state.replayFailed(sum) {
+		r.opt.Log.Warn().Err(sum.Err).Uint64("tick", r.state.restored.Tick).Msg("the run restored from the world snapshot did not replay the committed ticks exactly; resuming from an earlier one")
+		reopen := r.state.reopen
+		r.Close()
+		next, err := reopen()
+		if err != nil {
+			return nil, err
+		}
+		return next.Run(parent)
+	}
 	if r.state != nil {
 		r.state.finish(sum)
 	}
@@ -584,6 +648,7 @@ func (*traceWatch) Finalize(*ecs.World) {}
 // Close releases what New made, in reverse order: the scheduler's lanes, the MCP sessions, the
 // script engine and a temporary work root. Run calls it; it is safe to call more than once.
 func (r *Runtime) Close() {
+	r.snapshots.wait() // its file is the state directory's
 	for i := len(r.cleanup) - 1; i >= 0; i-- {
 		r.cleanup[i]()
 	}

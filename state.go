@@ -55,6 +55,11 @@ type StateOptions struct {
 	// CommitEvery is the least wall time between two commits (0: DefaultCommitEvery; negative:
 	// every tick).
 	CommitEvery time.Duration
+	// SnapshotTicks takes a world snapshot every that many ticks, SnapshotEvery every that much
+	// wall time (either or both; neither: every DefaultSnapshotEvery; SnapshotEvery negative and
+	// no SnapshotTicks: never). A resume restores the last snapshot and replays only what follows.
+	SnapshotTicks uint64
+	SnapshotEvery time.Duration
 	// RetryOnResume names the side-effecting tools a resume may run again when the host stopped
 	// while they ran (idempotent ones); the others are answered as interrupted.
 	RetryOnResume []string
@@ -67,6 +72,9 @@ type StateOptions struct {
 	// and before it runs. Zero: never.
 	CrashAfterTick *uint64
 	CrashInEffect  int
+	// CrashInSnapshot kills the host with SIGKILL inside the n-th world snapshot's write (from 1),
+	// once its file is written and before it is indexed. Zero: never.
+	CrashInSnapshot int
 }
 
 // stateLaunch is how a run with a state directory was launched, kept in its Meta, so that a
@@ -77,6 +85,8 @@ type stateLaunch struct {
 	// WorkRoot is the agents' workdirs' root.
 	WorkRoot      string        `json:"work_root"`
 	CommitEvery   time.Duration `json:"commit_every"`
+	SnapshotTicks uint64        `json:"snapshot_ticks,omitempty"`
+	SnapshotWall  time.Duration `json:"snapshot_wall,omitempty"`
 	RetryOnResume []string      `json:"retry_on_resume,omitempty"`
 	Sync          string        `json:"sync,omitempty"`
 }
@@ -91,6 +101,20 @@ type stateRun struct {
 	resumeTicks uint64
 	resume      *resources.Resume
 	closed      bool
+	// snapTicks and snapWall say when world snapshots are taken (zero: not that way);
+	// crashInSnapshot kills the host inside that snapshot's write (StateOptions.CrashInSnapshot).
+	snapTicks       uint64
+	snapWall        time.Duration
+	crashInSnapshot int
+	// restored is the snapshot a resume restored (nil: it replayed from the start); reopen opens
+	// the same resume from the snapshot before it, for a restored run that did not replay the
+	// committed ticks exactly.
+	restored *state.Snapshot
+	reopen   func() (*Runtime, error)
+	// snapshotWait waits for the world snapshot being written, if any; crashing is set once a
+	// kill switch fired off the world's goroutine, and stops commits.
+	snapshotWait func()
+	crashing     atomic.Bool
 }
 
 // openState makes the state directory of a new run of sc with opt and fills the options' outputs
@@ -121,8 +145,15 @@ func openState(sc *Scenario, opt *Options, seed uint64, hash string) (*stateRun,
 	if every == 0 {
 		every = DefaultCommitEvery
 	}
+	snapTicks, snapWall := so.SnapshotTicks, so.SnapshotEvery
+	switch {
+	case snapWall < 0:
+		snapWall = 0
+	case snapWall == 0 && snapTicks == 0:
+		snapWall = DefaultSnapshotEvery
+	}
 	launch := stateLaunch{Header: recordingHeader(sc, *opt, seed, hash), WorkRoot: opt.WorkRoot, CommitEvery: every,
-		RetryOnResume: so.RetryOnResume, Sync: so.Sync}
+		SnapshotTicks: snapTicks, SnapshotWall: snapWall, RetryOnResume: so.RetryOnResume, Sync: so.Sync}
 	raw, err := json.Marshal(launch)
 	if err != nil {
 		return nil, err
@@ -131,12 +162,12 @@ func openState(sc *Scenario, opt *Options, seed uint64, hash string) (*stateRun,
 	if err != nil {
 		return nil, err
 	}
-	s := &stateRun{dir: dir, every: every, crashAfter: so.CrashAfterTick}
+	s := &stateRun{dir: dir, every: every, crashAfter: so.CrashAfterTick, snapTicks: snapTicks, snapWall: snapWall, crashInSnapshot: so.CrashInSnapshot}
 	if err := dir.SetSync(so.Sync); err != nil {
 		s.Close()
 		return nil, err
 	}
-	if err := s.open(0, 0, opt); err != nil {
+	if err := s.open(0, 0, nil, opt); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -144,18 +175,23 @@ func openState(sc *Scenario, opt *Options, seed uint64, hash string) (*stateRun,
 	return s, nil
 }
 
-// open opens the trace and the recording for appending past their committed lengths.
-func (s *stateRun) open(traceBytes, recBytes int64, opt *Options) error {
+// open opens the trace and the recording for appending past their committed lengths; a run
+// restored from snap writes them again from its offsets on.
+func (s *stateRun) open(traceBytes, recBytes int64, snap *state.Snapshot, opt *Options) error {
+	var traceFrom, recFrom int64
+	if snap != nil {
+		traceFrom, recFrom = snap.TraceBytes, snap.RecordingBytes
+	}
 	var err error
 	if opt.TraceFile == filepath.Join(s.dir.Path(), state.TraceFile) {
-		s.trace, err = s.dir.Appender(state.TraceFile, traceBytes)
+		s.trace, err = s.dir.AppenderFrom(state.TraceFile, traceBytes, traceFrom)
 	} else {
-		s.trace, err = s.dir.OpenAppender(opt.TraceFile, traceBytes)
+		s.trace, err = s.dir.OpenAppender(opt.TraceFile, traceBytes, traceFrom)
 	}
 	if err != nil {
 		return fmt.Errorf("trace: %w", err)
 	}
-	if s.rec, err = s.dir.Appender(state.RecordingFile, recBytes); err != nil {
+	if s.rec, err = s.dir.AppenderFrom(state.RecordingFile, recBytes, recFrom); err != nil {
 		return fmt.Errorf("recording: %w", err)
 	}
 	opt.Trace, opt.Record = s.trace, s.rec
@@ -208,6 +244,13 @@ func (s *stateRun) commit(w *ecs.World, tw *trace.Writer, rw *recording.Writer, 
 	return s.dir.Commit(c, s.journal.takeFiled())
 }
 
+// replayFailed reports whether a run restored from a snapshot failed before it had written the
+// committed trace and recording again: the snapshot did not reproduce the run, and the resume
+// goes back to the one before it.
+func (s *stateRun) replayFailed(sum *Summary) bool {
+	return s != nil && s.restored != nil && sum.Status == trace.RunFailed && (!s.trace.Caught() || !s.rec.Caught())
+}
+
 // stateCommit commits the run's state directory at tick boundaries, at most once per CommitEvery
 // of wall time: when it commits changes nothing in the world, so the interval may be measured in
 // real time. It is the pipeline's last system.
@@ -225,6 +268,9 @@ var _ ecs.System = (*stateCommit)(nil)
 func (*stateCommit) Name() string                { return "state_commit" }
 func (*stateCommit) Initialize(*ecs.World) error { return nil }
 func (c *stateCommit) Update(w *ecs.World) {
+	if c.state.crashing.Load() {
+		return // the host is being killed: nothing after the kill switch may become durable
+	}
 	crash := c.state.crashAfter != nil && *c.state.crashAfter == w.Tick()
 	if !crash && c.state.every > 0 && time.Since(c.last) < c.state.every && w.Tick()+1 != c.state.resumeTicks {
 		return
@@ -236,6 +282,9 @@ func (c *stateCommit) Update(w *ecs.World) {
 	c.last = time.Now()
 	if crash {
 		c.state.journal.quiesce()
+		if c.state.snapshotWait != nil {
+			c.state.snapshotWait() // the kill comes after a commit, not inside a snapshot's write
+		}
 		_ = syscall.Kill(syscall.Getpid(), syscall.SIGKILL)
 	}
 }
@@ -247,8 +296,12 @@ func (s *stateRun) finish(sum *Summary) {
 	if s.resume != nil {
 		r := s.resume
 		_ = s.dir.UpdateMeta(func(m *state.Meta) {
-			m.Resumes = append(m.Resumes, state.Resume{At: time.Now().UTC(), Ticks: s.resumeTicks,
-				Interrupted: r.Interrupted, Retried: r.Retried, Served: r.Served})
+			res := state.Resume{At: time.Now().UTC(), Ticks: s.resumeTicks,
+				Interrupted: r.Interrupted, Retried: r.Retried, Served: r.Served}
+			if s.restored != nil {
+				res.Snapshot, res.Ticks = &s.restored.Tick, s.resumeTicks-s.restored.Done
+			}
+			m.Resumes = append(m.Resumes, res)
 		})
 	}
 	switch sum.Status {
@@ -260,6 +313,16 @@ func (s *stateRun) finish(sum *Summary) {
 		_ = s.dir.UpdateMeta(func(m *state.Meta) { m.Status = state.StatusStopped })
 		sum.Status = RunStopped
 	}
+}
+
+// crash kills the host from off the world's goroutine (a durability test's kill switch) as the
+// tick kill switch does: once the side-effecting calls that started have returned, with no new one
+// started and nothing committed after it.
+func (s *stateRun) crash() {
+	s.crashing.Store(true)
+	s.journal.quiesce()
+	_ = syscall.Kill(syscall.Getpid(), syscall.SIGKILL)
+	select {} // the signal is on its way
 }
 
 // errCrashing is what a call whose intent was not written gets while the host waits to be killed.
@@ -463,16 +526,21 @@ type ResumeOptions struct {
 	Events   func(line []byte)
 	Log      zerolog.Logger
 	Progress func(finished, total int)
-	// CrashAfterTick and CrashInEffect are StateOptions'.
-	CrashAfterTick *uint64
-	CrashInEffect  int
+	// CrashAfterTick, CrashInEffect and CrashInSnapshot are StateOptions'.
+	CrashAfterTick  *uint64
+	CrashInEffect   int
+	CrashInSnapshot int
+	// NoSnapshot replays from the run's start even when the directory holds a snapshot.
+	NoSnapshot bool
 }
 
 // Resume goes on with the run in the state directory dir, which died or was stopped: it loads
 // the run's scenario as the run was launched (refused with ErrScenarioChanged when its files
-// changed), replays the committed ticks from the directory's recording, checking that they write
-// the committed trace and recording again byte for byte (ErrDiverged), then runs on live to the
-// end. A call that was running when the host stopped is given its journaled result when it had
+// changed), restores the last world snapshot taken at or before the last commit (or none: the
+// run's start), replays the committed ticks after it from the directory's recording, checking
+// that they write the committed trace and recording again byte for byte (ErrDiverged), then runs
+// on live to the end. A snapshot that does not read, does not restore or does not replay the
+// committed ticks exactly gives way to the one before it, and the last to the run's start. A call that was running when the host stopped is given its journaled result when it had
 // returned, run again when its tool is retry_on_resume or changes nothing, and otherwise answered
 // as interrupted. A finished run is refused with ErrFinished; a directory of another version
 // with ErrStateVersion.
@@ -486,10 +554,27 @@ func Resume(ctx context.Context, dir string, ro ResumeOptions) (*Summary, error)
 
 // OpenResume is Resume's first half: the resumed run built and ready to run (Runtime.Run), so
 // that a caller sees its scenario first.
-func OpenResume(dir string, ro ResumeOptions) (_ *Runtime, err error) {
+func OpenResume(dir string, ro ResumeOptions) (*Runtime, error) {
+	return openResume(dir, ro, 0)
+}
+
+// openResume opens the resumed run from the from-th usable snapshot on (last first), falling
+// back to the one after it when one does not restore.
+func openResume(dir string, ro ResumeOptions, from int) (*Runtime, error) {
+	r, next, err := openResumeAt(dir, ro, from)
+	if err != nil && next > 0 {
+		ro.Log.Warn().Err(err).Msg("the world snapshot does not restore; resuming from an earlier one")
+		return openResume(dir, ro, next)
+	}
+	return r, err
+}
+
+// openResumeAt is OpenResume restoring the first usable snapshot from the from-th; next is the
+// index of the one after it (0 when none was used).
+func openResumeAt(dir string, ro ResumeOptions, from int) (_ *Runtime, next int, err error) {
 	d, meta, err := state.Open(dir)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	s := &stateRun{dir: d}
 	defer func() {
@@ -499,39 +584,40 @@ func OpenResume(dir string, ro ResumeOptions) (_ *Runtime, err error) {
 	}()
 	switch {
 	case meta.Host != Version:
-		return nil, fmt.Errorf("%w: the run in %s was started by Warren %s; this is %s, which may run it differently: resume it with that version", ErrStateVersion, dir, meta.Host, Version)
+		return nil, 0, fmt.Errorf("%w: the run in %s was started by Warren %s; this is %s, which may run it differently: resume it with that version", ErrStateVersion, dir, meta.Host, Version)
 	case meta.Status == state.StatusFinished:
-		return nil, fmt.Errorf("%w: %s ended %s; its trace is %s", ErrFinished, dir, meta.End, meta.Trace)
+		return nil, 0, fmt.Errorf("%w: %s ended %s; its trace is %s", ErrFinished, dir, meta.End, meta.Trace)
 	case meta.Dir != d.Path():
-		return nil, fmt.Errorf("%w: %s was made at %s, and its recording names the scenario and the trace relative to that place: move it back to resume it", ErrStateMoved, d.Path(), meta.Dir)
+		return nil, 0, fmt.Errorf("%w: %s was made at %s, and its recording names the scenario and the trace relative to that place: move it back to resume it", ErrStateMoved, d.Path(), meta.Dir)
 	}
 	var launch stateLaunch
 	if err := json.Unmarshal(meta.Launch, &launch); err != nil {
-		return nil, fmt.Errorf("%w: %s: the run's launch does not read: %v", ErrNotState, dir, err)
+		return nil, 0, fmt.Errorf("%w: %s: the run's launch does not read: %v", ErrNotState, dir, err)
 	}
 	commit, _, err := d.LastCommit()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	effects, err := d.Effects()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	tape, err := committedTape(d, launch.Header, commit)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	sc, opt, err := LoadReplay(tape, "")
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if hash := launchHash(sc, opt); hash != meta.ScenarioHash {
-		return nil, fmt.Errorf("%w: %s was run from %s with hash %s; it now hashes to %s: a resume must run the same scenario", ErrScenarioChanged, dir, launch.Header.ScenarioFile, meta.ScenarioHash, hash)
+		return nil, 0, fmt.Errorf("%w: %s was run from %s with hash %s; it now hashes to %s: a resume must run the same scenario", ErrScenarioChanged, dir, launch.Header.ScenarioFile, meta.ScenarioHash, hash)
 	}
 	opt.Events, opt.Log, opt.Progress = ro.Events, ro.Log, ro.Progress
 	opt.WorkRoot, opt.TraceFile, opt.RecordNote = launch.WorkRoot, meta.Trace, launch.Header.Note
 	opt.RecordFile, opt.recordName = filepath.Join(d.Path(), state.RecordingFile), state.RecordingFile
 	s.every, s.crashAfter, s.resumeTicks = launch.CommitEvery, ro.CrashAfterTick, commit.Ticks
+	s.snapTicks, s.snapWall, s.crashInSnapshot = launch.SnapshotTicks, launch.SnapshotWall, ro.CrashInSnapshot
 	s.journal = newEffectJournal(d, ro.CrashInEffect)
 	retry := map[string]bool{}
 	for _, t := range launch.RetryOnResume {
@@ -542,16 +628,50 @@ func OpenResume(dir string, ro ResumeOptions) (_ *Runtime, err error) {
 		s.resume.Effects[k] = resources.ResumedEffect{Done: e.Done, Result: e.Result}
 	}
 	if err := d.SetSync(launch.Sync); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	if err := s.open(commit.TraceBytes, commit.RecordingBytes, &opt); err != nil {
-		return nil, err
+	snap, idx, next := usableSnapshot(d, commit, from, ro)
+	if err := s.open(commit.TraceBytes, commit.RecordingBytes, idx, &opt); err != nil {
+		return nil, 0, err
 	}
 	if err := d.UpdateMeta(func(m *state.Meta) { m.Status = state.StatusRunning }); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	opt.resumed = s
-	return New(sc, opt)
+	opt.resumed, opt.snapshot, s.restored = s, snap, idx
+	s.reopen = func() (*Runtime, error) { return openResume(dir, ro, next) }
+	r, err := New(sc, opt)
+	return r, next, err
+}
+
+// usableSnapshot reads the first snapshot, from the from-th of those taken at or before the last
+// commit (last first), that reads back whole; next is the index after it (0: none was found, and
+// the run replays from its start).
+func usableSnapshot(d *state.Dir, c state.Commit, from int, ro ResumeOptions) (*worldSnapshot, *state.Snapshot, int) {
+	if ro.NoSnapshot {
+		return nil, nil, 0
+	}
+	all, err := d.Snapshots()
+	if err != nil {
+		ro.Log.Warn().Err(err).Msg("the snapshot index does not read; resuming from the run's start")
+		return nil, nil, 0
+	}
+	var usable []state.Snapshot
+	for _, sn := range all {
+		if sn.Done <= c.Ticks && sn.TraceBytes <= c.TraceBytes && sn.RecordingBytes <= c.RecordingBytes {
+			usable = append(usable, sn)
+		}
+	}
+	for i := from; i < len(usable); i++ {
+		raw, err := d.ReadSnapshot(usable[i])
+		if err == nil {
+			var snap *worldSnapshot
+			if snap, err = readSnapshot(raw); err == nil {
+				return snap, &usable[i], i + 1
+			}
+		}
+		ro.Log.Warn().Err(err).Uint64("tick", usable[i].Tick).Msg("world snapshot unusable; trying an earlier one")
+	}
+	return nil, nil, 0
 }
 
 // committedTape reads the committed part of the directory's recording.
@@ -593,6 +713,8 @@ type StateInfo struct {
 	Effects, EffectsDone int
 	// Size is the bytes of the directory's own files.
 	Size int64
+	// Snapshots are the world snapshots kept, the last first.
+	Snapshots []state.Snapshot
 }
 
 // InspectState reads what the state directory dir holds, changing nothing. It fails while a host
@@ -605,6 +727,9 @@ func InspectState(dir string) (*StateInfo, error) {
 	defer d.Close()
 	info := &StateInfo{Meta: meta, Size: d.Size()}
 	if info.Commit, info.Committed, err = d.LastCommit(); err != nil {
+		return nil, err
+	}
+	if info.Snapshots, err = d.Snapshots(); err != nil {
 		return nil, err
 	}
 	effects, err := d.Effects()

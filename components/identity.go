@@ -51,6 +51,18 @@ type Profile struct {
 	// Watches are the scenario's result expectations that may concern the profile's agents,
 	// checked as each tool result is filed (nil: none, which costs nothing).
 	Watches []ResultWatch
+	// Origin is how a sub-agent's profile was made, set when the profile store takes it, so that
+	// a snapshot's restore makes it again (zero for a group's profile).
+	Origin ProfileOrigin
+}
+
+// ProfileOrigin is what a sub-agent profile is made from (resources.Offspring.Profile): its
+// parent's profile (by index), the stage its parent spawned from and the blueprint key.
+type ProfileOrigin struct {
+	Child  bool
+	Parent uint32
+	Stage  int32
+	Key    string
 }
 
 // Registry is the registry calls in stage resolve through: the stage's own registry when the

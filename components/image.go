@@ -66,6 +66,29 @@ type ToolResultImage struct {
 	Divergence string
 }
 
+// Image returns the result as data.
+func (r *ToolResult) Image() ToolResultImage {
+	img := ToolResultImage{Content: r.Content, IsError: r.IsError, Notes: slices.Clone(r.Notes), Panic: r.Panic,
+		Detached: r.Detached != nil, Ops: slices.Clone(r.Ops)}
+	if r.Divergence != nil {
+		img.Divergence = r.Divergence.Error()
+	}
+	return img
+}
+
+// Result returns the ToolResult img holds, with detached standing in for the background work
+// the result left running (nil drops it).
+func (img *ToolResultImage) Result(detached tools.Detached) ToolResult {
+	res := ToolResult{Content: img.Content, IsError: img.IsError, Notes: img.Notes, Panic: img.Panic, Ops: img.Ops}
+	if img.Divergence != "" {
+		res.Divergence = errors.New(img.Divergence)
+	}
+	if img.Detached {
+		res.Detached = detached
+	}
+	return res
+}
+
 // DynamicImage is what a dynamic-tools agent's last scan saw of its tools folder.
 type DynamicImage struct {
 	Stamps   map[string]FileStamp
@@ -106,15 +129,8 @@ func (d *AgentData) Image() AgentImage {
 	if d.Seen != nil {
 		img.Seen = slices.Clone(d.Seen.List)
 	}
-	for _, r := range d.Work.Results {
-		ri := ToolResultImage{
-			Content: r.Content, IsError: r.IsError, Notes: slices.Clone(r.Notes), Panic: r.Panic,
-			Detached: r.Detached != nil, Ops: slices.Clone(r.Ops),
-		}
-		if r.Divergence != nil {
-			ri.Divergence = r.Divergence.Error()
-		}
-		img.Work.Results = append(img.Work.Results, ri)
+	for i := range d.Work.Results {
+		img.Work.Results = append(img.Work.Results, d.Work.Results[i].Image())
 	}
 	if d.Dynamic != nil {
 		img.Dynamic = &DynamicImage{Stamps: maps.Clone(d.Dynamic.Stamps), Reported: maps.Clone(d.Dynamic.Reported)}
@@ -167,15 +183,12 @@ func RestoreAgent(img *AgentImage, detached func(callID string) tools.Detached) 
 	if img.Seen != nil {
 		d.Seen = &ResultsSeen{List: img.Seen}
 	}
-	for i, r := range img.Work.Results {
-		res := ToolResult{Content: r.Content, IsError: r.IsError, Notes: r.Notes, Panic: r.Panic, Ops: r.Ops}
-		if r.Divergence != "" {
-			res.Divergence = errors.New(r.Divergence)
+	for i := range img.Work.Results {
+		var work tools.Detached
+		if img.Work.Results[i].Detached && detached != nil && i < len(img.Work.Calls) {
+			work = detached(img.Work.Calls[i].ID)
 		}
-		if r.Detached && detached != nil && i < len(img.Work.Calls) {
-			res.Detached = detached(img.Work.Calls[i].ID)
-		}
-		d.Work.Results = append(d.Work.Results, res)
+		d.Work.Results = append(d.Work.Results, img.Work.Results[i].Result(work))
 	}
 	if img.Dynamic != nil {
 		d.Dynamic = &DynamicTools{Stamps: img.Dynamic.Stamps, Reported: img.Dynamic.Reported}

@@ -57,6 +57,15 @@ type Answerer interface {
 	Answer(req *PromptRequest) (answer string, delay uint64, ok bool)
 }
 
+// KeptAnswerer is an Answerer whose state between prompts a world snapshot keeps: a scripted
+// answerer's uses of each entry so far. An answerer without it has none, or cannot be saved.
+type KeptAnswerer interface {
+	Answerer
+	// AnswererImage returns the state as data; RestoreAnswerer gives a fresh answerer that state.
+	AnswererImage() []int
+	RestoreAnswerer(img []int) error
+}
+
 // Prompt is one open prompt: an agent parked on one call of its turn. The dispatcher fills the
 // call's fields before Add; Add sets Deadline, Answer and By, which the interact system reads
 // when the prompt comes due.

@@ -1,6 +1,7 @@
 package resources
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -78,6 +79,16 @@ func (in *Inference) install(w *ecs.World) {
 	in.Trees = map[uint64]*components.Spend{}
 	in.clock = w.Clock()
 	w.AddWaiter(in)
+}
+
+// Imageable says whether a world snapshot can hold the run's inference state: not yet once a live
+// model was routed (its pools' rate limiters, queues and breakers have no image yet), so such a
+// run's resume replays from its start.
+func (in *Inference) Imageable() error {
+	if len(in.routes) > 0 {
+		return errors.New("a live model's inference pools have no snapshot image yet")
+	}
+	return nil
 }
 
 // Route returns the route of the live model m whose id is id, made on its first use: the

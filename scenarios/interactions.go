@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"slices"
 
 	"github.com/warrenhq/warren/gate"
 	"github.com/warrenhq/warren/internal/tomlfile"
@@ -60,7 +61,19 @@ type script struct {
 	used    []int
 }
 
-var _ gate.Answerer = (*script)(nil)
+var _ gate.KeptAnswerer = (*script)(nil)
+
+// AnswererImage implements gate.KeptAnswerer: each entry's uses so far.
+func (s *script) AnswererImage() []int { return slices.Clone(s.used) }
+
+// RestoreAnswerer implements gate.KeptAnswerer.
+func (s *script) RestoreAnswerer(img []int) error {
+	if len(img) != len(s.entries) {
+		return fmt.Errorf("scripted answers: %d uses for %d [[interactions]] entries", len(img), len(s.entries))
+	}
+	copy(s.used, img)
+	return nil
+}
 
 // Answerer returns the scenario's scripted answerer: its [[interactions]], consulted in file order,
 // each entry with its own count of uses. Every run needs a fresh one, since the counts are per run.

@@ -93,6 +93,9 @@ type Resume struct {
 	Interrupted []string `json:"interrupted,omitempty"`
 	Retried     []string `json:"retried,omitempty"`
 	Served      int      `json:"served,omitempty"`
+	// Snapshot is the tick of the world snapshot it restored (nil: it replayed from the run's
+	// start); Ticks then counts the committed ticks replayed after it.
+	Snapshot *uint64 `json:"snapshot,omitempty"`
 }
 
 // Commit is the last tick boundary at which the run's trace and recording were made durable:
@@ -323,14 +326,18 @@ func (d *Dir) LastCommit() (Commit, bool, error) {
 	return c, found, err
 }
 
-// Size is the bytes the directory's own files take (its database, trace and recording; not the
-// workdirs).
+// Size is the bytes the directory's own files take (its database, trace, recording and
+// snapshots; not the workdirs).
 func (d *Dir) Size() int64 {
 	var n int64
 	for _, name := range []string{DBFile, TraceFile, RecordingFile} {
 		if info, err := d.root.Lstat(name); err == nil && info.Mode().IsRegular() {
 			n += info.Size()
 		}
+	}
+	snaps, _ := d.Snapshots()
+	for _, s := range snaps {
+		n += s.Bytes
 	}
 	return n
 }

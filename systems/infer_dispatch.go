@@ -327,17 +327,10 @@ func (s *InferDispatch) Update(w *ecs.World) {
 		// the agent is killed (kill.go cancels d.Work) and once infer_collect has the turn back.
 		ctx, cancel := context.WithCancel(s.run.Context)
 		d.Work.Ctx, d.Work.Cancel = ctx, cancel
-		s.lanes.Model.Submit(tick, ecs.Job{
-			Agent: id.ID, Entity: e, Latency: latency,
-			Run: func() any {
-				if replayed != nil {
-					return &modelOutcome{err: replayed, state: job.state, source: job.source}
-				}
-				out := callModel(ctx, model, &job.state, view)
-				out.state, out.source = job.state, job.source
-				return &out
-			},
-		})
+		recipe := &modelRecipe{Tick: tick, State: job.state}
+		recipe.Source, _ = s.maps.rng.Get(e).Source.MarshalBinary()
+		s.lanes.Model.Submit(tick, ecs.Job{Agent: id.ID, Entity: e, Latency: latency,
+			Run: modelWork(ctx, model, job, view, replayed), Recipe: recipe})
 		s.await.add(e)
 	}
 	w.Touch(s.tools.apply() + s.resolve.apply() + s.await.apply() + s.terminal.apply())

@@ -27,32 +27,51 @@ func recordedCall(d *components.AgentData, turn uint64, i int, call models.ToolC
 // replay files call i of the turn from the tape, through the tool lane as if it ran (so it comes
 // back at the tick it did), or stops the run when the recording does not have it.
 func (t *toolTurn) replay(tick uint64, e ecs.Entity, id *components.Identity, d *components.AgentData, turn uint64, i int, call models.ToolCall, latency uint64) {
-	entry, err := t.rec.Tape.Tool(tick, recordedCall(d, turn, i, call))
-	var res components.ToolResult
-	if err != nil {
-		t.rec.Fail(err)
-		res = components.ToolResult{Content: err.Error(), IsError: true}
-	} else {
-		res = fromRecording(entry.Result(), entry.Agent, entry.ID, t.rec.Tape)
-	}
+	res := t.replayed(tick, d, turn, i, call)
 	t.rec.Writer.Begin(tick, id.ID, recordedCall(d, turn, i, call)) // a resumed run records what it replays
 	d.Work.Outstanding++
-	t.lanes.Tool.Submit(tick, ecs.Job{Agent: id.ID, Entity: e, Index: i, Latency: latency, Run: func() any { return res }})
+	t.lanes.Tool.Submit(tick, ecs.Job{Agent: id.ID, Entity: e, Index: i, Latency: latency, Run: func() any { return res }, Recipe: res})
+}
+
+// replayed is call i's recorded result, or the divergence (which stops the run) when the
+// recording does not have it.
+func (t *toolTurn) replayed(tick uint64, d *components.AgentData, turn uint64, i int, call models.ToolCall) components.ToolResult {
+	entry, err := t.rec.Tape.Tool(tick, recordedCall(d, turn, i, call))
+	if err != nil {
+		t.rec.Fail(err)
+		return components.ToolResult{Content: err.Error(), IsError: true}
+	}
+	return fromRecording(entry.Result(), entry.Agent, entry.ID, t.rec.Tape)
 }
 
 // resumed settles call i of the turn in a resumed run whose committed recording does not have it
-// (Resume.Decide): a result the run before the crash got is filed from the effect journal, a
+// (resumeDecision): a result the run before the crash got is filed from the effect journal, a
 // side-effecting call that was running then is answered as interrupted (a resume note says so),
 // both through the tool lane at the call's latency. It returns the action: for RunLive and
 // RunAgain the caller runs the call live.
 func (t *toolTurn) resumed(tick uint64, e ecs.Entity, id *components.Identity, d *components.AgentData, turn uint64, i int, call models.ToolCall, h *tools.Handle, usesHost bool, latency uint64) (resources.ResumeAction, *recording.ToolEntry) {
+	action, res, entry := t.resumeDecision(d, call, h, usesHost)
+	if res == nil {
+		return action, entry
+	}
+	t.rec.Writer.Begin(tick, id.ID, recordedCall(d, turn, i, call))
+	d.Work.Outstanding++
+	t.lanes.Tool.Submit(tick, ecs.Job{Agent: id.ID, Entity: e, Index: i, Latency: latency, Run: func() any { return *res }, Recipe: *res})
+	return action, nil
+}
+
+// resumeDecision is what a resumed run does with a call its committed recording does not have
+// (Resume.Decide): its result, when the journal's or an interruption's answers it; the journaled
+// requests a script tool that runs again answers from (ServeJournaled); neither when it runs
+// live (RunLive, RunAgain).
+func (t *toolTurn) resumeDecision(d *components.AgentData, call models.ToolCall, h *tools.Handle, usesHost bool) (resources.ResumeAction, *components.ToolResult, *recording.ToolEntry) {
 	r := t.rec.Resume
 	action, journaled := r.Decide(resources.ToolEffect(d.Name, call.ID), d.Name+" "+call.ID+" ("+call.Name+")",
 		!h.Effects().ReadOnly(), r != nil && r.Retry != nil && r.Retry(call.Name))
 	var res components.ToolResult
 	switch action {
 	case resources.RunLive, resources.RunAgain:
-		return action, nil
+		return action, nil, nil
 	case resources.ServeJournaled:
 		var r recording.Result
 		if err := json.Unmarshal(journaled, &r); err != nil {
@@ -63,17 +82,14 @@ func (t *toolTurn) resumed(tick uint64, e ecs.Entity, id *components.Identity, d
 			// A script tool is run again, as a replay runs it: what it does inside the world
 			// (a callTool to the checklist, its notes) happens again, and its requests of the
 			// world outside are answered from the journaled ones.
-			return action, &recording.ToolEntry{Agent: d.Name, ID: call.ID, Tool: call.Name, Ops: r.Ops}
+			return action, nil, &recording.ToolEntry{Agent: d.Name, ID: call.ID, Tool: call.Name, Ops: r.Ops}
 		}
 		res = fromRecording(r, d.Name, call.ID, t.rec.Tape)
 	case resources.AnswerInterrupted:
 		res = components.ToolResult{Content: resources.Interrupted, IsError: true,
 			Notes: []tools.Note{{Fn: ResumeNote, Text: "interrupted: running when the host stopped; not run again"}}}
 	}
-	t.rec.Writer.Begin(tick, id.ID, recordedCall(d, turn, i, call))
-	d.Work.Outstanding++
-	t.lanes.Tool.Submit(tick, ecs.Job{Agent: id.ID, Entity: e, Index: i, Latency: latency, Run: func() any { return res }})
-	return action, nil
+	return action, &res, nil
 }
 
 // ranAgain marks the result of a call a resumed run ran again (retry_on_resume) with a resume note.
@@ -92,20 +108,27 @@ func ranAgain(run func() any) func() any {
 // answered as interrupted, or run again (retry_on_resume).
 const ResumeNote = "resume"
 
-// laneRun is the work of lane call i of the agent's turn. In a recorded run it notes the call in
-// the recording and gives a script tool (usesHost) a Recorder its requests go through, whose ops
-// join the result; in a replay (only script tools get here: other calls are replayed whole) it
-// gives the script a Player answering its requests from entry, the recorded call (or, in a resumed
-// run, the journaled one), and the script runs again. A side-effecting call of a run with a state
-// directory runs under the effect journal (journaled).
+// laneRun is the work of lane call i of the agent's turn (laneWork), noted in the recording when
+// the run records: a resumed run records what it replays too.
 func (t *toolTurn) laneRun(tick, agent uint64, d *components.AgentData, turn uint64, i int, call models.ToolCall, h *tools.Handle, ec *tools.ExecContext, usesHost bool, entry *recording.ToolEntry) func() any {
+	if entry != nil || t.rec.Writer != nil {
+		t.rec.Writer.Begin(tick, agent, recordedCall(d, turn, i, call))
+	}
+	return t.laneWork(tick, d, turn, i, call, h, ec, usesHost, entry)
+}
+
+// laneWork is what runs on the lane for call i. In a recorded run it gives a script tool
+// (usesHost) a Recorder its requests go through, whose ops join the result; in a replay (only
+// script tools get here: other calls are replayed whole) it gives the script a Player answering
+// its requests from entry, the recorded call (or, in a resumed run, the journaled one), and the
+// script runs again. A side-effecting call of a run with a state directory runs under the effect
+// journal (journaled). A restored snapshot makes a waiting call's work again through it.
+func (t *toolTurn) laneWork(tick uint64, d *components.AgentData, turn uint64, i int, call models.ToolCall, h *tools.Handle, ec *tools.ExecContext, usesHost bool, entry *recording.ToolEntry) func() any {
 	args := call.Args
 	run := func() any { return runTool(h, ec, args) }
 	switch {
 	case entry != nil:
-		c := recordedCall(d, turn, i, call)
-		t.rec.Writer.Begin(tick, agent, c) // a resumed run records what it replays
-		player := &recording.Player{Tick: tick, Call: c, Ops: entry.Ops}
+		player := &recording.Player{Tick: tick, Call: recordedCall(d, turn, i, call), Ops: entry.Ops}
 		ec.Outside = player
 		return func() any {
 			res := runTool(h, ec, args)
@@ -113,16 +136,13 @@ func (t *toolTurn) laneRun(tick, agent uint64, d *components.AgentData, turn uin
 			res.Ops = entry.Ops
 			return res
 		}
-	case t.rec.Writer != nil:
-		t.rec.Writer.Begin(tick, agent, recordedCall(d, turn, i, call))
-		if usesHost {
-			rec := &recording.Recorder{}
-			ec.Outside = rec
-			run = func() any {
-				res := runTool(h, ec, args)
-				res.Ops = rec.Ops()
-				return res
-			}
+	case t.rec.Writer != nil && usesHost:
+		rec := &recording.Recorder{}
+		ec.Outside = rec
+		run = func() any {
+			res := runTool(h, ec, args)
+			res.Ops = rec.Ops()
+			return res
 		}
 	}
 	if j := t.rec.Journal; j != nil && !h.Effects().ReadOnly() {

@@ -229,7 +229,7 @@ func (s *Subagents) spawnChild(w *ecs.World, tick uint64, c caller, key, task st
 	ident, status, cur, _, rng, _ := s.sp.Get(e)
 	slot := s.agents.Alloc()
 	d := s.agents.Get(slot)
-	*ident = components.Identity{ID: cid, Slot: slot, Index: int32(index), Profile: s.profileIndex(cp)}
+	*ident = components.Identity{ID: cid, Slot: slot, Index: int32(index), Profile: s.profileIndex(cp, components.ProfileOrigin{Child: true, Parent: c.id.Profile, Stage: c.d.Tools.Stage, Key: key})}
 	*status = components.Status{Kind: components.Active}
 	*cur = components.Cursor{Stage: int32(bp.Entry)}
 	rng.Source = ecs.AgentRNG(w.Seed(), cid)
@@ -263,11 +263,12 @@ func (s *Subagents) spawnChild(w *ecs.World, tick uint64, c caller, key, task st
 }
 
 // profileIndex returns the index of p in the world's profiles, adding it on first use.
-func (s *Subagents) profileIndex(p *components.Profile) uint32 {
+func (s *Subagents) profileIndex(p *components.Profile, origin components.ProfileOrigin) uint32 {
 	t := s.tree
 	if i, ok := t.Profiles[p]; ok {
 		return i
 	}
+	p.Origin = origin
 	i := s.profiles.Add(p)
 	t.Profiles[p] = i
 	t.Blueprints[p.Group] = p.Blueprint.Name

@@ -312,7 +312,7 @@ func (t *toolTurn) start(tick uint64, e ecs.Entity, id *components.Identity, p *
 			t.rec.Fail(err)
 			res := components.ToolResult{Content: err.Error(), IsError: true}
 			work.Outstanding++
-			t.lanes.Tool.Submit(tick, ecs.Job{Agent: id.ID, Entity: e, Index: i, Latency: latency, Run: func() any { return res }})
+			t.lanes.Tool.Submit(tick, ecs.Job{Agent: id.ID, Entity: e, Index: i, Latency: latency, Run: func() any { return res }, Recipe: res})
 			return
 		}
 	}
@@ -337,7 +337,11 @@ func (t *toolTurn) start(tick uint64, e ecs.Entity, id *components.Identity, p *
 	if again {
 		run = ranAgain(run)
 	}
-	t.lanes.Tool.Submit(tick, ecs.Job{Agent: id.ID, Entity: e, Index: i, Latency: latency, Run: run})
+	recipe := &toolRecipe{Tick: tick, Turn: turn, Call: i, MsgIndex: msgIndex, Now: ec.Now, UsesHost: usesHost, Again: again, Entry: entry}
+	if usesHost {
+		recipe.Grants = d.Tools.Grants.Image()
+	}
+	t.lanes.Tool.Submit(tick, ecs.Job{Agent: id.ID, Entity: e, Index: i, Latency: latency, Run: run, Recipe: recipe})
 }
 
 // injectFault files an injected tool error, timeout or MCP crash as call i's result, through the tool lane:
@@ -353,7 +357,7 @@ func (t *toolTurn) injectFault(tick uint64, e ecs.Entity, id *components.Identit
 	}
 	res := components.ToolResult{Content: err.Error(), IsError: true, Notes: []tools.Note{{Fn: faults.NoteFn, Text: fault.String()}}}
 	d.Work.Outstanding++
-	t.lanes.Tool.Submit(tick, ecs.Job{Agent: id.ID, Entity: e, Index: i, Latency: latency, Run: func() any { return res }})
+	t.lanes.Tool.Submit(tick, ecs.Job{Agent: id.ID, Entity: e, Index: i, Latency: latency, Run: func() any { return res }, Recipe: res})
 }
 
 // fillContext sets up the ExecContext of one call: every field the reference's ExecContext has

@@ -35,6 +35,7 @@ type runCmd struct {
 	stateFlags
 	State         string        `help:"Keep the run's durable state in DIR (its trace, recording, effect journal and workdirs), so that host resume DIR goes on after a crash (docs/state.md)." placeholder:"DIR"`
 	CommitEvery   time.Duration `help:"With --state: the least wall time between two commits of the state (a commit makes the trace and recording durable at a tick boundary; negative: every tick)." default:"50ms"`
+	SnapshotEvery string        `help:"With --state: take a world snapshot every N ticks (a number) or every so much wall time (a duration, 30s), or never (off); a resume restores the last one and replays only the ticks after it." default:"30s" placeholder:"N|DURATION|off"`
 	RetryOnResume []string      `help:"With --state: side-effecting tools a resume may run again when the host stopped while they ran (idempotent ones); the others are answered as interrupted." placeholder:"TOOL,..."`
 	StateSync     string        `help:"With --state: full syncs every commit and intent (the state survives a power cut); process syncs nothing (it survives the host's death, SIGKILL or OOM, not the machine's), far cheaper where agents make many files." default:"full" enum:"full,process"`
 }
@@ -42,8 +43,9 @@ type runCmd struct {
 // stateFlags are the durability tests' kill switches (hidden): host run --state and host resume
 // take them.
 type stateFlags struct {
-	CrashAfterTick *uint64 `hidden:"" help:"Kill the host with SIGKILL after committing tick N, once no side-effecting call is running (durability tests)."`
-	CrashInEffect  int     `hidden:"" help:"Kill the host with SIGKILL inside the N-th side-effecting call, after its intent is journaled and before it runs (durability tests)."`
+	CrashAfterTick  *uint64 `hidden:"" help:"Kill the host with SIGKILL after committing tick N, once no side-effecting call is running (durability tests)."`
+	CrashInEffect   int     `hidden:"" help:"Kill the host with SIGKILL inside the N-th side-effecting call, after its intent is journaled and before it runs (durability tests)."`
+	CrashInSnapshot int     `hidden:"" help:"Kill the host with SIGKILL inside the N-th world snapshot's write, its file written and not yet indexed (durability tests)."`
 }
 
 func stderrIsTerminal() bool {

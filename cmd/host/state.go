@@ -7,12 +7,14 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/warrenhq/warren"
+	"github.com/warrenhq/warren/state"
 )
 
 // runWithState runs sc keeping its durable state in --state DIR.
@@ -28,7 +30,11 @@ func (r *runCmd) runWithState(e *env, sc *warren.Scenario, opt warren.Options) e
 	}
 	opt.TraceFile = r.Trace
 	opt.State = &warren.StateOptions{Dir: r.State, CommitEvery: r.CommitEvery, RetryOnResume: r.RetryOnResume, Sync: r.StateSync,
-		CrashAfterTick: r.CrashAfterTick, CrashInEffect: r.CrashInEffect}
+		CrashAfterTick: r.CrashAfterTick, CrashInEffect: r.CrashInEffect, CrashInSnapshot: r.CrashInSnapshot}
+	if err := parseSnapshotEvery(r.SnapshotEvery, opt.State); err != nil {
+		fmt.Fprintf(e.stderr, "host: run %s: %v\n", r.File, err)
+		return errBadInput
+	}
 	bar := progressBar(e, r.NoProgress, len(sc.Groups), &opt.Progress)
 	rt, err := warren.New(sc, opt)
 	if err != nil {
@@ -51,10 +57,31 @@ func (r *runCmd) runWithState(e *env, sc *warren.Scenario, opt warren.Options) e
 	return runExit(e, r.File, sum)
 }
 
+// parseSnapshotEvery reads --snapshot-every: a tick count, a wall-clock duration, or off.
+func parseSnapshotEvery(v string, so *warren.StateOptions) error {
+	switch v = strings.TrimSpace(v); {
+	case v == "off":
+		so.SnapshotEvery = -1
+		return nil
+	case v == "":
+		return nil
+	}
+	if n, err := strconv.ParseUint(v, 10, 64); err == nil && n > 0 {
+		so.SnapshotTicks, so.SnapshotEvery = n, -1
+		return nil
+	}
+	if d, err := time.ParseDuration(v); err == nil && d > 0 {
+		so.SnapshotEvery = d
+		return nil
+	}
+	return fmt.Errorf("--snapshot-every %q: give a number of ticks (100), a wall-clock duration (30s, 5m) or off", v)
+}
+
 type resumeCmd struct {
 	Dir        string `arg:"" help:"The state directory (host run --state DIR)."`
 	LogLevel   string `help:"Log level: debug, info, warn, error." default:"warn" enum:"debug,info,warn,error"`
 	NoProgress bool   `help:"Never show the progress bar (it only shows on a terminal)."`
+	NoSnapshot bool   `help:"Replay from the run's start even when the directory holds a world snapshot."`
 	stateFlags
 }
 
@@ -62,7 +89,8 @@ func (r *resumeCmd) Run(e *env) error {
 	level, _ := zerolog.ParseLevel(r.LogLevel)
 	log := zerolog.New(zerolog.ConsoleWriter{Out: e.stderr, NoColor: !e.isTerminal, TimeFormat: time.TimeOnly}).
 		Level(level).With().Timestamp().Logger()
-	ro := warren.ResumeOptions{Log: log, CrashAfterTick: r.CrashAfterTick, CrashInEffect: r.CrashInEffect}
+	ro := warren.ResumeOptions{Log: log, CrashAfterTick: r.CrashAfterTick, CrashInEffect: r.CrashInEffect,
+		CrashInSnapshot: r.CrashInSnapshot, NoSnapshot: r.NoSnapshot}
 	bar := progressBar(e, r.NoProgress, 1, &ro.Progress) // its total follows the run's agents
 	rt, err := warren.OpenResume(r.Dir, ro)
 	if err != nil && bar != nil {
@@ -93,14 +121,22 @@ func (r *resumeCmd) Run(e *env) error {
 	printSummary(e.stdout, sc, sum, trace)
 	if ierr == nil && len(info.Resumes) > 0 {
 		last := info.Resumes[len(info.Resumes)-1]
-		fmt.Fprintf(e.stdout, "resumed      after %s replayed: %d journaled results given back, %d calls interrupted, %d run again\n",
-			ticks(last.Ticks), last.Served, len(last.Interrupted), len(last.Retried))
+		fmt.Fprintf(e.stdout, "resumed      %s: %d journaled results given back, %d calls interrupted, %d run again\n",
+			resumedFrom(last), last.Served, len(last.Interrupted), len(last.Retried))
 		for _, c := range last.Interrupted {
 			fmt.Fprintf(e.stdout, "  interrupted %s\n", c)
 		}
 	}
 	fmt.Fprintf(e.stdout, "state        %s\n", r.Dir)
 	return runExit(e, r.Dir, sum)
+}
+
+// resumedFrom says where a resume picked the run up.
+func resumedFrom(r state.Resume) string {
+	if r.Snapshot != nil {
+		return fmt.Sprintf("from the snapshot at tick %d, %s replayed after it", *r.Snapshot, ticks(r.Ticks))
+	}
+	return "from the run's start, " + ticks(r.Ticks) + " replayed"
 }
 
 type stateCmd struct {
@@ -139,11 +175,24 @@ func (s *stateInspectCmd) Run(e *env) error {
 		fmt.Fprintf(w, "committed    nothing yet: a resume starts from tick 0\n")
 	}
 	fmt.Fprintf(w, "in flight    %d journaled calls (%d returned, %d may or may not have happened)\n", info.Effects, info.EffectsDone, info.Effects-info.EffectsDone)
-	fmt.Fprintf(w, "snapshot     none: a resume replays the committed ticks from the recording\n")
-	fmt.Fprintf(w, "size         %d bytes (state.db, trace, recording; workdirs not counted)\n", info.Size)
+	if len(info.Snapshots) == 0 {
+		fmt.Fprintf(w, "snapshot     none: a resume replays the committed ticks from the run's start\n")
+	}
+	for i, sn := range info.Snapshots {
+		label := "snapshot"
+		if i > 0 {
+			label = "earlier"
+		}
+		use := "a resume restores it and replays the " + ticks(info.Commit.Ticks-min(sn.Done, info.Commit.Ticks)) + " committed after it"
+		if sn.Done > info.Commit.Ticks {
+			use = "past the last commit: not used"
+		}
+		fmt.Fprintf(w, "%-12s at tick %d: %d agents, %d bytes; %s\n", label, sn.Tick, sn.Agents, sn.Bytes, use)
+	}
+	fmt.Fprintf(w, "size         %d bytes (state.db, trace, recording, snapshots; workdirs not counted)\n", info.Size)
 	fmt.Fprintf(w, "trace        %s\n", info.Trace)
 	for i, r := range info.Resumes {
-		fmt.Fprintf(w, "resume %-5d %s: after %s, %d served, %d interrupted, %d run again\n", i+1, r.At.Format(time.RFC3339), ticks(r.Ticks), r.Served, len(r.Interrupted), len(r.Retried))
+		fmt.Fprintf(w, "resume %-5d %s: %s, %d served, %d interrupted, %d run again\n", i+1, r.At.Format(time.RFC3339), resumedFrom(r), r.Served, len(r.Interrupted), len(r.Retried))
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package agenttree
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -72,9 +73,12 @@ type FanOutImage struct {
 	Err        string
 }
 
-// ProfileIndex is one child profile's place in the world's profile store, which the profile
-// store's own snapshot rebuilds (profiles are shared pointers, not data).
-type ProfileIndex struct{ Index uint32 }
+// ProfileIndex is one child profile's place in the world's profile store and how it was made,
+// from which a restore makes it again (profiles are shared pointers, not data).
+type ProfileIndex struct {
+	Index  uint32
+	Origin components.ProfileOrigin
+}
 
 // Blueprint is the blueprint one group of spawned agents was made from.
 type Blueprint struct{ Group, Blueprint string }
@@ -136,18 +140,20 @@ func (t *State) Image() (StateImage, error) {
 			img.Ended = append(img.Ended, EndedImage{Node: nodeImage(nd)})
 		}
 	}
-	for _, i := range slices.Sorted(maps.Values(t.Profiles)) {
-		img.Profiles = append(img.Profiles, ProfileIndex{Index: i})
+	for p, i := range t.Profiles {
+		img.Profiles = append(img.Profiles, ProfileIndex{Index: i, Origin: p.Origin})
 	}
+	slices.SortFunc(img.Profiles, func(a, b ProfileIndex) int { return cmp.Compare(a.Index, b.Index) })
 	for _, g := range slices.Sorted(maps.Keys(t.Blueprints)) {
 		img.Blueprints = append(img.Blueprints, Blueprint{Group: g, Blueprint: t.Blueprints[g]})
 	}
 	return img, nil
 }
 
-// Restore returns the state img holds. profile gives the profile at an index of the world's
-// restored profile store.
-func Restore(img *StateImage, profile func(index uint32) (*components.Profile, error)) (*State, error) {
+// Restore returns the state img holds. profile gives the child profile at an index of the
+// world's restored profile store, which it makes again from the index's origin; it is called in
+// index order.
+func Restore(img *StateImage, profile func(ProfileIndex) (*components.Profile, error)) (*State, error) {
 	tree, err := subagents.RestoreTree(&img.Tree)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStateImage, err)
@@ -211,7 +217,7 @@ func Restore(img *StateImage, profile func(index uint32) (*components.Profile, e
 		t.Ended = append(t.Ended, nd)
 	}
 	for _, p := range img.Profiles {
-		prof, err := profile(p.Index)
+		prof, err := profile(p)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrStateImage, err)
 		}

@@ -17,7 +17,7 @@ import (
 func busy(t *testing.T) (*State, []*components.Profile) {
 	t.Helper()
 	s := New()
-	profiles := []*components.Profile{{Group: "lead"}, {Group: "lead/worker"}}
+	profiles := []*components.Profile{{Group: "lead"}, {Group: "lead/worker", Origin: components.ProfileOrigin{Child: true, Parent: 0, Stage: 1, Key: "worker"}}}
 	s.Profiles[profiles[1]] = 1
 	s.Blueprints["lead/worker"] = "worker"
 	root := s.Tree.Root(1, "lead", 3)
@@ -47,7 +47,12 @@ func TestStateImageRestoresSharingAndOrder(t *testing.T) {
 	if len(img.FanOuts) != 1 {
 		t.Fatalf("image holds %d fan-outs, want the shared one once", len(img.FanOuts))
 	}
-	back, err := Restore(ptr(gobtest.RoundTrip(t, img)), func(i uint32) (*components.Profile, error) { return profiles[i], nil })
+	back, err := Restore(ptr(gobtest.RoundTrip(t, img)), func(pi ProfileIndex) (*components.Profile, error) {
+		if pi.Origin != profiles[pi.Index].Origin {
+			t.Errorf("profile %d comes back made from %+v, want %+v", pi.Index, pi.Origin, profiles[pi.Index].Origin)
+		}
+		return profiles[pi.Index], nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +82,7 @@ func TestStateImageRestoresSharingAndOrder(t *testing.T) {
 	if _, err := s.Image(); !errors.Is(err, ErrStateImage) {
 		t.Fatalf("Image with parked requests = %v", err)
 	}
-	if _, err := Restore(&img, func(uint32) (*components.Profile, error) { return nil, fmt.Errorf("no profile") }); !errors.Is(err, ErrStateImage) {
+	if _, err := Restore(&img, func(ProfileIndex) (*components.Profile, error) { return nil, fmt.Errorf("no profile") }); !errors.Is(err, ErrStateImage) {
 		t.Fatalf("Restore without the profiles = %v", err)
 	}
 }
