@@ -14,7 +14,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/warrenhq/warren"
-	"github.com/warrenhq/warren/state"
 )
 
 // runWithState runs sc keeping its durable state in --state DIR.
@@ -122,7 +121,7 @@ func (r *resumeCmd) Run(e *env) error {
 	if ierr == nil && len(info.Resumes) > 0 {
 		last := info.Resumes[len(info.Resumes)-1]
 		fmt.Fprintf(e.stdout, "resumed      %s: %d journaled results given back, %d calls interrupted, %d run again\n",
-			resumedFrom(last), last.Served, len(last.Interrupted), len(last.Retried))
+			resumedFrom(last.Snapshot, last.Ticks), last.Served, len(last.Interrupted), len(last.Retried))
 		for _, c := range last.Interrupted {
 			fmt.Fprintf(e.stdout, "  interrupted %s\n", c)
 		}
@@ -132,11 +131,11 @@ func (r *resumeCmd) Run(e *env) error {
 }
 
 // resumedFrom says where a resume picked the run up.
-func resumedFrom(r state.Resume) string {
-	if r.Snapshot != nil {
-		return fmt.Sprintf("from the snapshot at tick %d, %s replayed after it", *r.Snapshot, ticks(r.Ticks))
+func resumedFrom(snapshot *uint64, replayed uint64) string {
+	if snapshot != nil {
+		return fmt.Sprintf("from the snapshot at tick %d, %s replayed after it", *snapshot, ticks(replayed))
 	}
-	return "from the run's start, " + ticks(r.Ticks) + " replayed"
+	return "from the run's start, " + ticks(replayed) + " replayed"
 }
 
 type stateCmd struct {
@@ -192,7 +191,7 @@ func (s *stateInspectCmd) Run(e *env) error {
 	fmt.Fprintf(w, "size         %d bytes (state.db, trace, recording, snapshots; workdirs not counted)\n", info.Size)
 	fmt.Fprintf(w, "trace        %s\n", info.Trace)
 	for i, r := range info.Resumes {
-		fmt.Fprintf(w, "resume %-5d %s: %s, %d served, %d interrupted, %d run again\n", i+1, r.At.Format(time.RFC3339), resumedFrom(r), r.Served, len(r.Interrupted), len(r.Retried))
+		fmt.Fprintf(w, "resume %-5d %s: %s, %d served, %d interrupted, %d run again\n", i+1, r.At.Format(time.RFC3339), resumedFrom(r.Snapshot, r.Ticks), r.Served, len(r.Interrupted), len(r.Retried))
 	}
 	return nil
 }

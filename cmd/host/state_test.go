@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -550,5 +551,101 @@ func TestDamagedState(t *testing.T) {
 				t.Error("the refused resume changed the trace")
 			}
 		})
+	}
+}
+
+// TestSnapshotFallback: a resume whose last world snapshot is damaged (its file no longer matches
+// its checksum) or restores to a run that does not write the committed trace again (its index
+// names the wrong offset) restores the snapshot before it instead, and still ends with the
+// uninterrupted run's trace; state inspect lists both snapshots, and the resume names the one it
+// restored.
+func TestSnapshotFallback(t *testing.T) {
+	base := []string{"run", filepath.Join("scenarios", "examples", "planner.toml"), "--no-progress"}
+	refDir := filepath.Join(t.TempDir(), "state")
+	if code, out, errOut := stateRun(t, append(slicesClone(base), "--state", refDir, "--snapshot-every", "off")...); code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	ref, _ := readBoth(t, refDir)
+	for _, c := range []struct {
+		name   string
+		damage func(t *testing.T, dir string, last state.Snapshot)
+	}{
+		{"damaged file", func(t *testing.T, dir string, last state.Snapshot) {
+			p := filepath.Join(dir, state.SnapshotDir, last.File)
+			raw, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw[len(raw)/2] ^= 0xff
+			if err := os.WriteFile(p, raw, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"wrong offset", func(t *testing.T, dir string, last state.Snapshot) {
+			editSnapshot(t, dir, last.Done, func(s *state.Snapshot) { s.TraceBytes -= 10 })
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(filepath.Dir(refDir), "state") // the reference's path: paths in the trace agree
+			if err := os.RemoveAll(dir); err != nil {
+				t.Fatal(err)
+			}
+			run := append(slicesClone(base), "--state", dir, "--snapshot-every", "20", "--crash-after-tick", "90")
+			if code, out, errOut := stateRun(t, run...); code != -int(syscall.SIGKILL) {
+				t.Fatalf("exit %d, want killed\n%s\n%s", code, out, errOut)
+			}
+			info, err := warren.InspectState(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(info.Snapshots) != 2 {
+				t.Fatalf("the directory keeps %d snapshots, want the last two", len(info.Snapshots))
+			}
+			code, out, errOut := stateRun(t, "state", "inspect", dir)
+			if code != 0 || !strings.Contains(out, fmt.Sprintf("snapshot     at tick %d", info.Snapshots[0].Tick)) ||
+				!strings.Contains(out, fmt.Sprintf("earlier      at tick %d", info.Snapshots[1].Tick)) {
+				t.Fatalf("state inspect (exit %d) does not list both snapshots:\n%s%s", code, out, errOut)
+			}
+			c.damage(t, dir, info.Snapshots[0])
+			code, out, errOut = stateRun(t, "resume", dir, "--log-level", "warn")
+			if code != 0 {
+				t.Fatalf("resume exited %d\n%s\n%s", code, out, errOut)
+			}
+			want := fmt.Sprintf("from the snapshot at tick %d", info.Snapshots[1].Tick)
+			if !strings.Contains(out, want) || !strings.Contains(errOut, "earlier one") {
+				t.Errorf("the resume does not say it restored the earlier snapshot (%q) after warning of the last:\n%s%s", want, out, errOut)
+			}
+			got, _ := readBoth(t, dir)
+			if !bytes.Equal(got, ref) {
+				t.Errorf("the resumed trace differs from the uninterrupted one at %s", firstDiffLine(ref, got))
+			}
+		})
+	}
+}
+
+// editSnapshot changes the index entry of the snapshot taken after done ticks.
+func editSnapshot(t *testing.T, dir string, done uint64, edit func(*state.Snapshot)) {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(dir, state.DBFile), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte("snapshots"))
+		key := binary.BigEndian.AppendUint64(nil, done)
+		var s state.Snapshot
+		if err := json.Unmarshal(b.Get(key), &s); err != nil {
+			return err
+		}
+		edit(&s)
+		raw, err := json.Marshal(s)
+		if err != nil {
+			return err
+		}
+		return b.Put(key, raw)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
