@@ -155,6 +155,23 @@ type Summary struct {
 	Trees  map[string]components.Spend
 	// Pools is what each inference pool did, in order (configured pools first).
 	Pools []PoolSummary
+	// Snapshots is what the run's world snapshots cost (a run with a state directory).
+	Snapshots SnapshotStats
+}
+
+// SnapshotStats is what a run's world snapshots cost: how many were written, how long the world
+// waited while each was copied (the only part it waits for: encoding and writing happen beside
+// it), how long the writes took, and the last one's size. A due snapshot that the state it fell
+// due in could not be saved as yet is Deferred, taken at a later tick.
+type SnapshotStats struct {
+	Taken, Deferred int
+	MaxPause        time.Duration
+	TotalPause      time.Duration
+	TotalWrite      time.Duration
+	LastBytes       int64
+	LastAgents      int
+	// Why is the reason of the last deferral, Failed the last write's error ("" when none was).
+	Why, Failed string
 }
 
 // PoolSummary is what one inference pool did in a run.
@@ -547,6 +564,9 @@ func (r *Runtime) Run(ctx context.Context) (*Summary, error) {
 		Ticks: ticks, Stop: stop, Status: status, Err: why, Elapsed: elapsed, Records: records,
 		Recorded: r.record.Entries(), RealTimeLimits: r.set.Run.RealTimeLimits}
 	r.spendSummary(sum)
+	if r.snapshots != nil {
+		sum.Snapshots = r.snapshots.stats()
+	}
 	if r.set.Faults != nil {
 		fs := r.set.Faults.Seed()
 		sum.FaultsSeed = &fs

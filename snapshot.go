@@ -65,11 +65,24 @@ type snapshotter struct {
 	mu      sync.Mutex
 	writing bool
 	// taken counts the snapshots written; deferred says why the last due one was not taken,
-	// failed why the last write failed; pause is the longest copy the world waited for.
+	// failed why the last write failed; st is what they cost.
 	taken    int
 	deferred string
 	failed   error
-	pause    time.Duration
+	st       SnapshotStats
+}
+
+// stats returns what the snapshots cost so far (once the last write is done).
+func (s *snapshotter) stats() SnapshotStats {
+	s.wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.st
+	st.Taken, st.Why = s.taken, s.deferred
+	if s.failed != nil {
+		st.Failed = s.failed.Error()
+	}
+	return st
 }
 
 // boundary takes a snapshot when one is due.
@@ -99,6 +112,7 @@ func (s *snapshotter) boundary(w *ecs.World) {
 			s.r.opt.Log.Debug().Err(err).Uint64("tick", w.Tick()).Msg("world snapshot waits for a later tick")
 		}
 		s.deferred = err.Error()
+		s.st.Deferred++
 		return
 	}
 	// The files' lengths at the boundary: what is buffered goes to them first (not synced: the
@@ -110,25 +124,30 @@ func (s *snapshotter) boundary(w *ecs.World) {
 		return
 	}
 	idx := state.Snapshot{Done: done, Tick: w.Tick(), TraceBytes: st.trace.Len(), RecordingBytes: st.rec.Len(), Agents: w.Entities()}
-	s.pause = max(s.pause, time.Since(start))
-	s.lastTick, s.lastWall, s.deferred = w.Tick(), time.Now(), ""
+	pause := time.Since(start)
+	s.lastTick, s.lastWall = w.Tick(), time.Now()
 	s.mu.Lock()
 	s.writing = true
+	s.st.MaxPause = max(s.st.MaxPause, pause)
+	s.st.TotalPause += pause
 	s.mu.Unlock()
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
+		began := time.Now()
 		var crash func()
 		if st.crashInSnapshot == s.taken+1 {
 			crash = st.crash
 		}
-		err := writeSnapshot(st.dir, idx, snap, crash)
+		n, err := writeSnapshot(st.dir, idx, snap, crash)
 		s.mu.Lock()
 		s.writing = false
+		s.st.TotalWrite += time.Since(began)
 		if err != nil {
 			s.failed = err
 		} else {
 			s.taken++
+			s.st.LastBytes, s.st.LastAgents = n, idx.Agents
 		}
 		s.mu.Unlock()
 		if err != nil {
@@ -147,20 +166,23 @@ func (s *snapshotter) wait() {
 // writeSnapshot encodes snap into the state directory's snapshot file of idx; crash (if set)
 // kills the host once the file is written and before it is indexed (a durability test's kill
 // switch).
-func writeSnapshot(d *state.Dir, idx state.Snapshot, snap *worldSnapshot, crash func()) error {
+func writeSnapshot(d *state.Dir, idx state.Snapshot, snap *worldSnapshot, crash func()) (int64, error) {
+	if err := snap.World.Encode(); err != nil {
+		return 0, fmt.Errorf("snapshot at tick %d: %w", idx.Tick, err)
+	}
 	w, err := d.NewSnapshot(idx)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if err := gob.NewEncoder(w).Encode(snap); err != nil {
 		w.Abort()
-		return fmt.Errorf("snapshot at tick %d: %w", idx.Tick, err)
+		return 0, fmt.Errorf("snapshot at tick %d: %w", idx.Tick, err)
 	}
 	if crash != nil {
 		crash()
 	}
-	_, err = w.Commit()
-	return err
+	written, err := w.Commit()
+	return written.Bytes, err
 }
 
 // errNotImageable wraps the reasons a boundary's state has no image yet.

@@ -208,10 +208,12 @@ type AgentsImage struct {
 // Image returns the store as data, live slots in ascending order.
 func (a *Agents) Image() AgentsImage {
 	img := AgentsImage{Next: a.next, Free: slices.Clone(a.free)}
-	free := make(map[uint32]bool, len(a.free))
+	free := make([]bool, a.next)
 	for _, s := range a.free {
 		free[s] = true
 	}
+	live := int(a.next) - len(a.free)
+	img.Slots, img.Data = make([]uint32, 0, live), make([]AgentImage, 0, live)
 	for slot := range a.next {
 		if free[slot] {
 			continue

@@ -60,6 +60,26 @@ type Column struct {
 	Name     string
 	Entities []uint32
 	Values   []byte
+	// copied holds the values as World.Image copied them, until Encode encodes them into Values.
+	copied any
+}
+
+// Encode encodes the columns' copied values into Values (gob): call it before the image itself
+// is encoded. It is separate from World.Image so that the world waits only for the copy, not for
+// the encoding, which may run on another goroutine.
+func (img *WorldImage) Encode() error {
+	for i := range img.Columns {
+		c := &img.Columns[i]
+		if c.copied == nil {
+			continue
+		}
+		var buf bytes.Buffer
+		if err := gob.NewEncoder(&buf).Encode(c.copied); err != nil {
+			return fmt.Errorf("component %s: %w", c.Name, err)
+		}
+		c.Values, c.copied = buf.Bytes(), nil
+	}
+	return nil
 }
 
 // ComponentCodec saves and restores one component type. Build one with Codec.
@@ -85,24 +105,23 @@ func isMarker[A any]() bool { return reflect.TypeFor[A]().Size() == 0 }
 func (c codec[A]) save(w *World, alive []Entity) (Column, error) {
 	m := generic.NewMap[A](&w.arche)
 	col := Column{Name: c.key}
+	marker := isMarker[A]()
 	var values []A
+	if !marker {
+		values = make([]A, 0, len(alive))
+	}
 	for _, e := range alive {
 		if !m.Has(e) {
 			continue
 		}
 		col.Entities = append(col.Entities, e.ID())
-		if !isMarker[A]() {
+		if !marker {
 			values = append(values, *m.Get(e))
 		}
 	}
-	if isMarker[A]() {
-		return col, nil
+	if !marker {
+		col.copied = values
 	}
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(values); err != nil {
-		return Column{}, fmt.Errorf("component %s: %w", c.key, err)
-	}
-	col.Values = buf.Bytes()
 	return col, nil
 }
 
@@ -130,7 +149,8 @@ var ErrImage = errors.New("world image does not fit")
 
 // Image copies the world's state into a WorldImage, with the component types codecs name (every
 // component type an entity of the world can carry: one left out is lost). Call it between ticks,
-// on the world's goroutine; the image shares nothing with the world.
+// on the world's goroutine; the image shares nothing with the world, and Encode readies it for
+// gob anywhere after.
 func (w *World) Image(codecs ...ComponentCodec) (*WorldImage, error) {
 	dump := w.arche.DumpEntities()
 	img := &WorldImage{

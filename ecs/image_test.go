@@ -78,6 +78,9 @@ func TestImageRestoresEntitiesComponentsAndOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := img.Encode(); err != nil {
+		t.Fatal(err)
+	}
 	back := NewWorld(Config{})
 	if err := back.Restore(gobtest.RoundTrip(t, img), imageCodecs...); err != nil {
 		t.Fatal(err)
@@ -128,6 +131,9 @@ func TestEntityRefRoundTrips(t *testing.T) {
 func TestRestoreRefusesWhatDoesNotFit(t *testing.T) {
 	img, err := churned(t).Image(imageCodecs...)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := img.Encode(); err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {

@@ -264,6 +264,13 @@ func printSummary(w io.Writer, sc *warren.Scenario, s *warren.Summary, tracePath
 	if s.Recorded > 0 {
 		fmt.Fprintf(w, "recording    %d entries\n", s.Recorded)
 	}
+	if n := s.Snapshots; n.Taken > 0 {
+		fmt.Fprintf(w, "snapshots    %d taken, the world paused %s at most (%s on average) while each was copied; the last %d bytes for %d agents\n",
+			n.Taken, n.MaxPause.Round(time.Microsecond), (n.TotalPause / time.Duration(n.Taken)).Round(time.Microsecond), n.LastBytes, n.LastAgents)
+	}
+	if n := s.Snapshots; n.Failed != "" {
+		fmt.Fprintf(w, "snapshots    the last write failed: %s (a resume restores an earlier snapshot, or replays from the start)\n", n.Failed)
+	}
 	if s.RealTimeLimits > 0 {
 		fmt.Fprintf(w, "real time    %d calls ended by a limit measured in real time (tool_note fn realtime_limit): there the trace depends on the machine\n", s.RealTimeLimits)
 	}
