@@ -136,7 +136,8 @@ func (j wallJournal) Handed(lane string, agent uint64, index int, started, hande
 	j.rec.Handed(recording.Handed{Lane: lane, Agent: agent, Index: index, Started: started, Handed: handed, Rank: rank})
 }
 
-// wallPlan is the plan that replays the wall-clock run tape recorded.
+// wallPlan is the plan that replays the wall-clock run tape recorded (its committed passes, for a
+// resumed run, which then goes on live).
 func wallPlan(tape *recording.Tape) (*ecs.Plan, error) {
 	p := &ecs.Plan{Lanes: map[string]ecs.LanePlan{}}
 	for _, pass := range tape.Passes {
@@ -150,6 +151,11 @@ func wallPlan(tape *recording.Tape) (*ecs.Plan, error) {
 			p.Lanes[h.Lane] = lane
 		}
 		lane[ecs.PlanKey{Agent: h.Agent, Index: h.Index, Started: h.Started}] = ecs.PlanSlot{Handed: h.Handed, Rank: h.Rank}
+	}
+	if tape.Resuming() {
+		// A resumed run's committed passes: past them, the run goes on in wall time.
+		p.Live = true
+		return p, nil
 	}
 	for _, stop := range []ecs.Stop{ecs.FixedPoint, ecs.MaxTicks, ecs.Cancelled} {
 		if stop.String() == tape.End.Stop {

@@ -407,9 +407,6 @@ func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
 		pipeline = append(pipeline, &traceWatch{trace: r.trace, record: r.record, halt: func(err error) { r.halt(err) }})
 	}
 	if r.state != nil {
-		if sc.Clock.Mode == ecs.Wall {
-			return nil, errors.New("a run with a state directory needs the virtual clock for now ([clock] mode = \"virtual\"): a wall-clock run cannot be resumed yet (docs/state.md)")
-		}
 		// After the trace watch: a tick whose trace failed is not committed.
 		pipeline = append(pipeline, &stateCommit{state: r.state, trace: r.trace, rec: r.record, records: r.records, halt: func(err error) { r.halt(err) }})
 	}
@@ -422,14 +419,14 @@ func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
 	r.set.Lanes = resources.Lanes{Latency: sc.Latency,
 		Model: r.sched.AddLane(modelLane(sc, host)),
 		Tool:  r.sched.AddLane(ecs.LaneConfig{Name: "tool", Capacity: sc.Lanes.ToolCapacity, Workers: sc.Lanes.ToolWorkers})}
-	switch {
-	case wallReplay:
+	if wallReplay {
 		plan, err := wallPlan(opt.Replay)
 		if err != nil {
 			return nil, err
 		}
 		r.sched.SetPlan(plan)
-	case r.record != nil && sc.Clock.Mode == ecs.Wall:
+	}
+	if r.record != nil && sc.Clock.Mode == ecs.Wall {
 		r.sched.SetJournal(wallJournal{r.record})
 	}
 	r.installed = r.set.Install(r.world)

@@ -67,8 +67,8 @@ type StateOptions struct {
 	// state.SyncProcess (the process's death only, far cheaper).
 	Sync string
 	// CrashAfterTick and CrashInEffect kill the host with SIGKILL (for durability tests): after
-	// the commit of that tick, once every side-effecting call that started has returned and no
-	// new one starts; or inside the n-th side-effecting call (from 1), once its intent is on disk
+	// the commit of the first tick at or past that one (a wall-clock run's ticks skip), once every
+	// side-effecting call that started has returned and no new one starts; or inside the n-th side-effecting call (from 1), once its intent is on disk
 	// and before it runs. Zero: never.
 	CrashAfterTick *uint64
 	CrashInEffect  int
@@ -271,7 +271,7 @@ func (c *stateCommit) Update(w *ecs.World) {
 	if c.state.crashing.Load() {
 		return // the host is being killed: nothing after the kill switch may become durable
 	}
-	crash := c.state.crashAfter != nil && *c.state.crashAfter == w.Tick()
+	crash := c.state.crashAfter != nil && w.Tick() >= *c.state.crashAfter
 	if !crash && c.state.every > 0 && time.Since(c.last) < c.state.every && w.Tick()+1 != c.state.resumeTicks {
 		return
 	}

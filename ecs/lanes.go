@@ -283,7 +283,7 @@ func (l *Lane) pass() uint64 {
 }
 
 func (l *Lane) handOver(t *task, now uint64) {
-	if l.journal != nil && l.mode == Wall {
+	if l.journal != nil && (l.mode == Wall || l.planned) {
 		l.journal.Handed(l.name, t.job.Agent, t.job.Index, t.started, l.pass(), l.handed)
 	}
 	l.handed++

@@ -32,6 +32,9 @@ type Plan struct {
 	Stop Stop
 	// Lanes gives each lane's hand-overs, by lane name.
 	Lanes map[string]LanePlan
+	// Live makes the run go on in wall time once every pass has run, instead of stopping: a
+	// resumed wall-clock run replays its committed passes, then runs on live (Stop is unused).
+	Live bool
 }
 
 // LanePlan is one lane's recorded hand-overs.
@@ -63,7 +66,9 @@ func (s *Scheduler) SetJournal(j Journal) {
 	}
 }
 
-// SetPlan makes the scheduler replay p: call it before Run, on a world in virtual time.
+// SetPlan makes the scheduler replay p: call it before Run, on a world in virtual time. A
+// journal set as well (SetJournal) receives the replayed passes and hand-overs as a recorded run's
+// would, so that a resumed run writes its recording again alike.
 func (s *Scheduler) SetPlan(p *Plan) {
 	s.plan = p
 	for _, l := range s.world.lanes {
@@ -85,4 +90,30 @@ func (l *Lane) placed(t *task) {
 // sortPlanned orders a pass's hand-overs as recorded.
 func sortPlanned(ts []*task) {
 	slices.SortFunc(ts, func(a, b *task) int { return cmp.Compare(a.rank, b.rank) })
+}
+
+// goLive turns a world that replayed a plan (Plan.Live) into a wall-clock one going on from the
+// last replayed tick: its clock counts the machine's time from there, and its lanes hand their
+// results over as they arrive. The jobs the plan never handed over (their results came after the
+// recording's end) are handed over at the first live pass, in canonical order.
+func (s *Scheduler) goLive() {
+	w := s.world
+	c := w.clock
+	c.mode, c.fixed = Wall, time.Time{}
+	c.start = time.Now().Add(-time.Duration(c.tick+1) * c.length)
+	for _, l := range w.lanes {
+		l.goLive()
+	}
+}
+
+// goLive makes a planned lane a wall-clock one (Scheduler.goLive).
+func (l *Lane) goLive() {
+	held := l.due.PopDue(neverHanded, nil)
+	slices.SortFunc(held, func(a, b *task) int {
+		return cmp.Or(cmp.Compare(a.ready, b.ready), cmp.Compare(a.rank, b.rank), cmp.Compare(a.job.Agent, b.job.Agent), cmp.Compare(a.job.Index, b.job.Index))
+	})
+	l.mu.Lock()
+	l.finished = append(held, l.finished...)
+	l.mu.Unlock()
+	l.mode, l.planned, l.plan = Wall, false, nil
 }

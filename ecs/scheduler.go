@@ -200,7 +200,12 @@ func (s *Scheduler) Run(ctx context.Context, maxTicks uint64) (Stop, error) {
 		w.clock.startWall()
 	}
 	if p := s.plan; p != nil {
-		return s.runPlan(ctx, p)
+		stop, err := s.runPlan(ctx, p)
+		if err != nil || !p.Live || stop == Cancelled {
+			return stop, err
+		}
+		s.goLive()
+		w.clock.advance(w.clock.wallTick())
 	}
 	for {
 		if ctx.Err() != nil {
@@ -267,6 +272,9 @@ func (s *Scheduler) runPlan(ctx context.Context, p *Plan) (Stop, error) {
 		w.clock.advance(tick)
 		if i < len(p.Nows) {
 			w.clock.fixed = p.Nows[i]
+			if s.journal != nil {
+				s.journal.Step(tick, p.Nows[i])
+			}
 		}
 		if _, err := s.Step(); err != nil {
 			return 0, err

@@ -252,3 +252,56 @@ func TestSchedulerImageKeepsTheLastStep(t *testing.T) {
 		t.Fatalf("restored LastStep = %d, %v; want 3, true", last, ok)
 	}
 }
+
+// passJournal records a run's passes and hand-overs as a recording would.
+type passJournal struct{ lines []string }
+
+func (j *passJournal) Step(tick uint64, _ time.Time) { j.lines = append(j.lines, fmt.Sprintf("pass %d", tick)) }
+func (j *passJournal) Handed(lane string, agent uint64, index int, started, handed uint64, rank int) {
+	j.lines = append(j.lines, fmt.Sprintf("handed %s %d/%d %d->%d #%d", lane, agent, index, started, handed, rank))
+}
+
+// TestPlanGoesLive: a plan with Live (a resumed wall-clock run) replays its passes at their ticks
+// and times, journaling them as the recorded run did, then goes on in wall time from the tick
+// after its last: a job the plan never handed over (its result came after the recording's end)
+// is handed over at the first live pass, and the run ends at its fixed point with the clock in
+// wall mode, never going back.
+func TestPlanGoesLive(t *testing.T) {
+	w := NewWorld(Config{Clock: ClockConfig{Mode: Virtual, TickLength: time.Millisecond}})
+	s := NewScheduler(w)
+	lane := s.AddLane(LaneConfig{Name: "tool", Capacity: 4})
+	at := time.Unix(1000, 0).UTC()
+	s.SetPlan(&Plan{Ticks: []uint64{0, 5, 9}, Nows: []time.Time{at, at.Add(5 * time.Millisecond), at.Add(9 * time.Millisecond)}, Live: true,
+		Lanes: map[string]LanePlan{"tool": {{Agent: 1, Index: 0, Started: 0}: {Handed: 1, Rank: 0}}}})
+	j := &passJournal{}
+	s.SetJournal(j)
+	var seen []string
+	sys := &recorder{name: "collect", journal: new([]string), work: func(w *World) {
+		if w.Tick() == 0 {
+			lane.Submit(0, Job{Agent: 1, Run: func() any { return "planned" }})
+			lane.Submit(0, Job{Agent: 2, Run: func() any { return "late" }}) // not in the plan
+			w.Touch(1)
+		}
+		for _, d := range lane.Collect() {
+			seen = append(seen, fmt.Sprintf("%v at %d (%s)", d.Value, d.Tick, w.Clock().Mode()))
+			w.Touch(1)
+		}
+	}}
+	s.systems = []System{sys}
+	stop, err := s.Run(context.Background(), 0)
+	s.Finalize()
+	if err != nil || stop != FixedPoint {
+		t.Fatalf("stop=%v err=%v", stop, err)
+	}
+	if len(seen) != 2 || seen[0] != "planned at 5 (virtual)" || !strings.HasPrefix(seen[1], "late at ") || !strings.HasSuffix(seen[1], "(wall)") {
+		t.Fatalf("results %q, want the planned one at its recorded pass and the late one live", seen)
+	}
+	var late uint64
+	fmt.Sscanf(seen[1], "late at %d", &late)
+	if late < 10 {
+		t.Errorf("the first live pass is at tick %d, before the plan's last tick 9", late)
+	}
+	if want := []string{"pass 0", "pass 5", "handed tool 1/0 0->1 #0", "pass 9"}; len(j.lines) < 5 || !slices.Equal(j.lines[:4], want) || !strings.HasPrefix(j.lines[4], "pass ") {
+		t.Errorf("journal %q, want the plan's passes and hand-overs as recorded, then live passes", j.lines)
+	}
+}

@@ -81,6 +81,10 @@ func benchmarkStateOverhead(b *testing.B, sc *warren.Scenario, agents int) {
 			opt.State = &warren.StateOptions{Dir: filepath.Join(dir, "state"), SnapshotTicks: 100}
 			return func() {}
 		}},
+		{"state-sync-process-snapshot-100", func(dir string, opt *warren.Options) func() {
+			opt.State = &warren.StateOptions{Dir: filepath.Join(dir, "state"), Sync: "process", SnapshotTicks: 100}
+			return func() {}
+		}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			var steps uint64
@@ -104,9 +108,9 @@ func benchmarkStateOverhead(b *testing.B, sc *warren.Scenario, agents int) {
 }
 
 // BenchmarkResume is the ten-step scenario at 10^5 agents with a state directory: run whole
-// (uninterrupted), and stopped at a tick boundary (an interrupt, after 18 of its 23 ticks) and
+// (uninterrupted), and stopped at a tick boundary (an interrupt, after 10 of its 12 ticks) and
 // then resumed, the resume timed: from the run's start (no snapshot: every committed tick is
-// replayed) or from the world snapshot taken after 15 ticks (restored, then the 3 committed ticks
+// replayed) or from the world snapshot taken after 8 ticks (restored, then the 2 committed ticks
 // after it replayed), every committed trace and recording byte compared, and the rest of the run
 // live. It reports wall time per agent.
 func BenchmarkResume(b *testing.B) {
@@ -114,7 +118,7 @@ func BenchmarkResume(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	const agents, stopAt = 100_000, 18
+	const agents, stopAt = 100_000, 10
 	b.Run("uninterrupted", func(b *testing.B) {
 		var took time.Duration
 		for i := 0; i < b.N; i++ {
@@ -133,7 +137,7 @@ func BenchmarkResume(b *testing.B) {
 		so   warren.StateOptions
 	}{
 		{"resumed-from-start", warren.StateOptions{CommitEvery: -1, SnapshotEvery: -1}},
-		{"resumed-from-snapshot", warren.StateOptions{CommitEvery: -1, SnapshotTicks: 15}},
+		{"resumed-from-snapshot", warren.StateOptions{CommitEvery: -1, SnapshotTicks: 8}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			var took time.Duration

@@ -43,7 +43,7 @@ type runCmd struct {
 // stateFlags are the durability tests' kill switches (hidden): host run --state and host resume
 // take them.
 type stateFlags struct {
-	CrashAfterTick  *uint64 `hidden:"" help:"Kill the host with SIGKILL after committing tick N, once no side-effecting call is running (durability tests)."`
+	CrashAfterTick  *uint64 `hidden:"" help:"Kill the host with SIGKILL after committing the first tick at or past N, once no side-effecting call is running (durability tests)."`
 	CrashInEffect   int     `hidden:"" help:"Kill the host with SIGKILL inside the N-th side-effecting call, after its intent is journaled and before it runs (durability tests)."`
 	CrashInSnapshot int     `hidden:"" help:"Kill the host with SIGKILL inside the N-th world snapshot's write, its file written and not yet indexed (durability tests)."`
 }

@@ -649,3 +649,58 @@ func editSnapshot(t *testing.T, dir string, done uint64, edit func(*state.Snapsh
 		t.Fatal(err)
 	}
 }
+
+// TestResumeWallClock: a wall-clock run killed with SIGKILL (and its resume killed again) resumes:
+// the committed passes replay as recorded (their times, and each lane result at the pass it came
+// in), writing the committed trace and recording again byte for byte, and the run goes on live in
+// wall time to its end. The whole resumed run is then a recorded wall-clock run like any other:
+// host replay --check replays its recording to its trace exactly.
+func TestResumeWallClock(t *testing.T) {
+	for example, c := range map[string]struct {
+		args []string
+		kill string // a tick well before the run's end, which at 1 ms a tick comes soon
+	}{"quickstart.toml": {[]string{"--agents", "200"}, "5"}, "on_error.toml": {nil, "1"}} {
+		t.Run(strings.TrimSuffix(example, ".toml"), func(t *testing.T) {
+			dir := t.TempDir()
+			src, err := os.ReadFile(filepath.Join(examples, example))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.CopyFS(filepath.Join(dir, "blueprints"), os.DirFS(filepath.Join(examples, "blueprints"))); err != nil {
+				t.Fatal(err)
+			}
+			text := string(src)
+			at := strings.Index(text, "\n[")
+			scenario := writeFile(t, dir, "wall.toml", text[:at]+"\n\n[clock]\nmode = \"wall\"\ntick = \"1ms\"\n"+text[at:])
+			state := filepath.Join(dir, "state")
+			run := append([]string{"run", scenario, "--state", state, "--no-progress", "--commit-every", "1ms"}, c.args...)
+			if code, out, errOut := stateRun(t, append(run, "--crash-after-tick", c.kill)...); code != -int(syscall.SIGKILL) {
+				t.Fatalf("exit %d, want killed\n%s\n%s", code, out, errOut)
+			}
+			info, err := warren.InspectState(state)
+			if err != nil {
+				t.Fatal(err)
+			}
+			crashed, _ := readBoth(t, state)
+			prefix := crashed[:info.Commit.TraceBytes]
+			if code, out, errOut := stateRun(t, "resume", state, "--crash-after-tick", strconv.FormatUint(info.Commit.Ticks+5, 10)); code != -int(syscall.SIGKILL) && code != 0 {
+				t.Fatalf("the first resume exited %d\n%s\n%s", code, out, errOut)
+			}
+			code, out, errOut := stateRun(t, "resume", state)
+			if code != 0 && !strings.Contains(out, "nothing to resume") {
+				t.Fatalf("resume exited %d\n%s\n%s", code, out, errOut)
+			}
+			got, _ := readBoth(t, state)
+			if !bytes.HasPrefix(got, prefix) {
+				t.Fatalf("the resumed trace does not begin with the %d bytes committed before the kill: %s", len(prefix), firstDiffLine(prefix, got[:min(len(got), len(prefix))]))
+			}
+			if !bytes.Contains(got[bytes.LastIndexByte(bytes.TrimSpace(got), '\n'):], []byte(`"status":"finished"`)) {
+				t.Fatalf("the resumed trace does not end finished: %s", got[bytes.LastIndexByte(bytes.TrimSpace(got), '\n'):])
+			}
+			code, out, errOut = stateRun(t, "replay", filepath.Join(state, "recording.jsonl"), "--check")
+			if code != 0 || !strings.Contains(out, "replay       identical to") || !strings.Contains(out, "wall clock") {
+				t.Fatalf("host replay --check of the resumed recording exited %d\n%s\n%s", code, out, errOut)
+			}
+		})
+	}
+}
