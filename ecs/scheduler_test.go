@@ -256,7 +256,9 @@ func TestSchedulerImageKeepsTheLastStep(t *testing.T) {
 // passJournal records a run's passes and hand-overs as a recording would.
 type passJournal struct{ lines []string }
 
-func (j *passJournal) Step(tick uint64, _ time.Time) { j.lines = append(j.lines, fmt.Sprintf("pass %d", tick)) }
+func (j *passJournal) Step(tick uint64, _ time.Time) {
+	j.lines = append(j.lines, fmt.Sprintf("pass %d", tick))
+}
 func (j *passJournal) Handed(lane string, agent uint64, index int, started, handed uint64, rank int) {
 	j.lines = append(j.lines, fmt.Sprintf("handed %s %d/%d %d->%d #%d", lane, agent, index, started, handed, rank))
 }

@@ -15,8 +15,9 @@ import (
 // BenchmarkStateOverhead runs three workloads: the quickstart pipeline at 2,000 agents (files:
 // write_file, read_file and the checklist, so every agent makes side-effecting calls the effect
 // journal takes and creates files), the ten-step scenario at 10^4 agents (checklist: todo_add
-// with arguments, state that changes inside the world) and the long one at 2,000 agents (twenty
-// file calls each, 40 ticks apiece, about 900 ticks with calls always on the tool lane), each of
+// with arguments, state that changes inside the world), the long one at 2,000 agents (twenty
+// file calls each, 40 ticks apiece, about 900 ticks with calls always on the tool lane) and the
+// long checklist at 10^4 agents (150 todo_add steps each, about 150 ticks, no file), each of
 // these ways: its trace written to a file, the same with the trace and the recording written
 // (what a run that can be replayed costs), and with a state directory (the trace, the recording,
 // the effect journal and the commits; no world snapshot), committing at the default interval
@@ -31,6 +32,7 @@ func BenchmarkStateOverhead(b *testing.B) {
 		{"files", "examples/quickstart.toml", 2000},
 		{"checklist", "testdata/bench/steps.toml", 10_000},
 		{"long", "testdata/bench/long.toml", 2000},
+		{"checklist-long", "testdata/bench/steps_long.toml", 10_000},
 	} {
 		sc, err := scenarios.Load(w.file, scenarios.KnownTools())
 		if err != nil {
