@@ -57,6 +57,22 @@ func TestRecordAndReplay(t *testing.T) {
 	}
 }
 
+// wallScenario writes into dir a copy of the shipped example with its clock made the wall's, at
+// 1 ms a tick (with the blueprints it names), and returns its path.
+func wallScenario(t *testing.T, dir, example string) string {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join(examples, example))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(filepath.Join(dir, "blueprints"), os.DirFS(filepath.Join(examples, "blueprints"))); err != nil {
+		t.Fatal(err)
+	}
+	text := string(src)
+	at := strings.Index(text, "\n[")
+	return writeFile(t, dir, "wall.toml", text[:at]+"\n\n[clock]\nmode = \"wall\"\ntick = \"1ms\"\n"+text[at:])
+}
+
 // TestReplayWallClock: a wall-clock run, whose lane results arrive whenever the machine finishes
 // them and whose ticks follow the machine's clock, replays exactly from its recording: the passes,
 // the hand-overs and the times are recorded, and the replay steps them in virtual time.
@@ -64,17 +80,7 @@ func TestReplayWallClock(t *testing.T) {
 	for example, agents := range map[string]string{"on_error.toml": "0", "quickstart.toml": "40"} {
 		t.Run(strings.TrimSuffix(example, ".toml"), func(t *testing.T) {
 			dir := t.TempDir()
-			src, err := os.ReadFile(filepath.Join(examples, example))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.CopyFS(filepath.Join(dir, "blueprints"), os.DirFS(filepath.Join(examples, "blueprints"))); err != nil {
-				t.Fatal(err)
-			}
-			text := string(src)
-			at := strings.Index(text, "\n[")
-			text = text[:at] + "\n\n[clock]\nmode = \"wall\"\ntick = \"1ms\"\n" + text[at:]
-			scenario := writeFile(t, dir, "wall.toml", text)
+			scenario := wallScenario(t, dir, example)
 			for round := range 3 {
 				tr, rec := filepath.Join(dir, fmt.Sprintf("t%d.jsonl", round)), filepath.Join(dir, fmt.Sprintf("r%d.jsonl", round))
 				args := []string{"run", scenario, "--trace", tr, "--record", rec}

@@ -411,23 +411,29 @@ func TestStateRefusals(t *testing.T) {
 // editMeta changes a state directory's run description as another host would have written it.
 func editMeta(t *testing.T, dir string, edit func(*state.Meta)) {
 	t.Helper()
+	editEntry(t, dir, "meta", []byte("meta"), edit)
+}
+
+// editEntry changes the JSON entry at key of a bucket of a state directory's state.db.
+func editEntry[T any](t *testing.T, dir, bucket string, key []byte, edit func(*T)) {
+	t.Helper()
 	db, err := bolt.Open(filepath.Join(dir, state.DBFile), 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 	err = db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket([]byte("meta"))
-		var m state.Meta
-		if err := json.Unmarshal(b.Get([]byte("meta")), &m); err != nil {
+		b := tx.Bucket([]byte(bucket))
+		var v T
+		if err := json.Unmarshal(b.Get(key), &v); err != nil {
 			return err
 		}
-		edit(&m)
-		raw, err := json.Marshal(m)
+		edit(&v)
+		raw, err := json.Marshal(v)
 		if err != nil {
 			return err
 		}
-		return b.Put([]byte("meta"), raw)
+		return b.Put(key, raw)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -626,28 +632,7 @@ func TestSnapshotFallback(t *testing.T) {
 // editSnapshot changes the index entry of the snapshot taken after done ticks.
 func editSnapshot(t *testing.T, dir string, done uint64, edit func(*state.Snapshot)) {
 	t.Helper()
-	db, err := bolt.Open(filepath.Join(dir, state.DBFile), 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	err = db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket([]byte("snapshots"))
-		key := binary.BigEndian.AppendUint64(nil, done)
-		var s state.Snapshot
-		if err := json.Unmarshal(b.Get(key), &s); err != nil {
-			return err
-		}
-		edit(&s)
-		raw, err := json.Marshal(s)
-		if err != nil {
-			return err
-		}
-		return b.Put(key, raw)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	editEntry(t, dir, "snapshots", binary.BigEndian.AppendUint64(nil, done), edit)
 }
 
 // TestResumeWallClock: a wall-clock run killed with SIGKILL (and its resume killed again) resumes:
@@ -662,16 +647,7 @@ func TestResumeWallClock(t *testing.T) {
 	}{"quickstart.toml": {[]string{"--agents", "200"}, "5"}, "on_error.toml": {nil, "1"}} {
 		t.Run(strings.TrimSuffix(example, ".toml"), func(t *testing.T) {
 			dir := t.TempDir()
-			src, err := os.ReadFile(filepath.Join(examples, example))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.CopyFS(filepath.Join(dir, "blueprints"), os.DirFS(filepath.Join(examples, "blueprints"))); err != nil {
-				t.Fatal(err)
-			}
-			text := string(src)
-			at := strings.Index(text, "\n[")
-			scenario := writeFile(t, dir, "wall.toml", text[:at]+"\n\n[clock]\nmode = \"wall\"\ntick = \"1ms\"\n"+text[at:])
+			scenario := wallScenario(t, dir, example)
 			state := filepath.Join(dir, "state")
 			run := append([]string{"run", scenario, "--state", state, "--no-progress", "--commit-every", "1ms"}, c.args...)
 			if code, out, errOut := stateRun(t, append(run, "--crash-after-tick", c.kill)...); code != -int(syscall.SIGKILL) {
