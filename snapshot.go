@@ -112,7 +112,9 @@ func (s *snapshotter) boundary(w *ecs.World) {
 			s.r.opt.Log.Debug().Err(err).Uint64("tick", w.Tick()).Msg("world snapshot waits for a later tick")
 		}
 		s.deferred = err.Error()
+		s.mu.Lock()
 		s.st.Deferred++
+		s.mu.Unlock()
 		return
 	}
 	// The files' lengths at the boundary: what is buffered goes to them first (not synced: the
@@ -126,19 +128,19 @@ func (s *snapshotter) boundary(w *ecs.World) {
 	idx := state.Snapshot{Done: done, Tick: w.Tick(), TraceBytes: st.trace.Len(), RecordingBytes: st.rec.Len(), Agents: w.Entities()}
 	pause := time.Since(start)
 	s.lastTick, s.lastWall = w.Tick(), time.Now()
+	var crash func()
 	s.mu.Lock()
 	s.writing = true
 	s.st.MaxPause = max(s.st.MaxPause, pause)
 	s.st.TotalPause += pause
+	if st.crashInSnapshot == s.taken+1 {
+		crash = st.crash
+	}
 	s.mu.Unlock()
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		began := time.Now()
-		var crash func()
-		if st.crashInSnapshot == s.taken+1 {
-			crash = st.crash
-		}
 		n, err := writeSnapshot(st.dir, idx, snap, crash)
 		s.mu.Lock()
 		s.writing = false
