@@ -12,6 +12,8 @@ import (
 	"github.com/warrenhq/warren/ecs"
 	"github.com/warrenhq/warren/gate"
 	"github.com/warrenhq/warren/internal/agenttree"
+	"github.com/warrenhq/warren/internal/leases"
+	"github.com/warrenhq/warren/mcp"
 	"github.com/warrenhq/warren/recording"
 	"github.com/warrenhq/warren/resources"
 	"github.com/warrenhq/warren/state"
@@ -43,6 +45,9 @@ type worldSnapshot struct {
 	Answers []int
 	Tasks   []tools.TaskList
 	Lanes   systems.LanesImage
+	// Servers and Leases are the MCP sessions' state (none without MCP servers).
+	Servers []mcp.ServerImage
+	Leases  leases.Image
 	// TraceEvents and Recording are the writers' state at the boundary.
 	TraceEvents    uint64
 	Recording      recording.WriterImage
@@ -194,8 +199,9 @@ var errNotImageable = systems.ErrNotImageable
 // the world goes on while it is encoded.
 func (r *Runtime) image() (*worldSnapshot, error) {
 	w := r.world
-	if len(r.sc.MCPServers) > 0 {
-		return nil, fmt.Errorf("%w: MCP sessions have no image yet", errNotImageable)
+	servers, err := r.servers.Image()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errNotImageable, err)
 	}
 	if err := r.set.Inference.Imageable(); err != nil {
 		return nil, fmt.Errorf("%w: %w", errNotImageable, err)
@@ -239,6 +245,7 @@ func (r *Runtime) image() (*worldSnapshot, error) {
 		Format: snapshotFormat, Host: Version, RunHash: r.hash,
 		World: world, Last: r.sched.Image(), Agents: agents, Records: r.records.Image(), Tree: tree,
 		Hub: r.set.Hub.Image(), Answers: kept.AnswererImage(), Tasks: r.set.Tasks.Image(), Lanes: lanes,
+		Servers: servers, Leases: r.installed.Leases.Image(),
 		TraceEvents: r.trace.Events(), Recording: r.record.Image(), RealTimeLimits: r.set.Run.RealTimeLimits,
 	}, nil
 }
@@ -317,5 +324,6 @@ func (r *Runtime) restoreWorld(snap *worldSnapshot, groups []*components.Profile
 		return err
 	}
 	r.sched.Restore(snap.Last)
-	return nil
+	r.installed.Leases.Restore(snap.Leases)
+	return r.servers.Restore(snap.Servers)
 }

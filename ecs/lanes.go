@@ -187,9 +187,10 @@ func (l *Lane) worker() {
 			if l.chains[t.job.Agent] == t {
 				delete(l.chains, t.job.Agent)
 			}
+			wall := l.mode == Wall // read under mu: a resumed wall-clock run's lane turns wall (goLive)
 			l.mu.Unlock()
 			l.running.Done()
-			if l.mode == Wall && l.wake != nil {
+			if wall && l.wake != nil {
 				select {
 				case l.wake <- struct{}{}:
 				default:

@@ -114,6 +114,7 @@ func (l *Lane) goLive() {
 	})
 	l.mu.Lock()
 	l.finished = append(held, l.finished...)
+	l.mode = Wall
 	l.mu.Unlock()
-	l.mode, l.planned, l.plan = Wall, false, nil
+	l.planned, l.plan = false, nil
 }

@@ -368,3 +368,64 @@ func (m *Manager) shutdown(sess *session, kill bool) {
 		m.errMu.Unlock()
 	}
 }
+
+// ServerImage is one server's session state as a world snapshot keeps it: the last session
+// number handed out, the session live at the snapshot (0: none; its process dies with the host,
+// so a restore leaves it detached, as a resume's replay does), its leases and why its previous
+// session ended, when it ended on its own.
+type ServerImage struct {
+	Name          string
+	Sessions      uint64
+	Live          uint64
+	Leases        int
+	Leased        bool
+	RestartReason string
+}
+
+// ErrImage is wrapped by the errors Image and Restore return for sessions that cannot be saved
+// as they stand (a call or a start in flight, events not yet drained) or an image that does not
+// fit the manager.
+var ErrImage = errors.New("MCP sessions image")
+
+// Image returns every server's session state, by name, for a snapshot taken at a tick boundary
+// (after the tick's events were drained, with no call in flight).
+func (m *Manager) Image() ([]ServerImage, error) {
+	m.mu.RLock()
+	names := slices.Clone(m.names)
+	m.mu.RUnlock()
+	out := make([]ServerImage, 0, len(names))
+	for _, name := range names {
+		s := m.lookup(name)
+		s.mu.Lock()
+		img := ServerImage{Name: name, Sessions: s.sessions, Live: s.detached, Leases: s.leases, Leased: s.leased, RestartReason: s.restartReason}
+		if s.current != nil {
+			img.Live = s.current.number
+		}
+		busy := s.inflight > 0 || s.starting != nil || len(s.events) > 0
+		s.mu.Unlock()
+		if busy {
+			return nil, fmt.Errorf("%w: server %s has a call, a start or events in flight", ErrImage, name)
+		}
+		out = append(out, img)
+	}
+	return out, nil
+}
+
+// Restore gives a manager whose servers never ran the session state img holds: the session that
+// was live is detached (the next call starts a process for it under its number, with no event).
+func (m *Manager) Restore(img []ServerImage) error {
+	for _, si := range img {
+		s := m.lookup(si.Name)
+		if s == nil {
+			return fmt.Errorf("%w: no server %q", ErrImage, si.Name)
+		}
+		s.mu.Lock()
+		if s.current != nil || s.sessions != 0 || s.leases != 0 {
+			s.mu.Unlock()
+			return fmt.Errorf("%w: server %s is in use", ErrImage, si.Name)
+		}
+		s.sessions, s.detached, s.leases, s.leased, s.restartReason = si.Sessions, si.Live, si.Leases, si.Leased, si.RestartReason
+		s.mu.Unlock()
+	}
+	return nil
+}

@@ -1,6 +1,7 @@
 package mcp_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -86,5 +87,45 @@ func TestDataFolderOutlivesTheProcess(t *testing.T) {
 				t.Errorf("the store file: %v", err)
 			}
 		})
+	}
+}
+
+// TestImageRestoresSessionsDetached: a manager's image holds each server's session numbers,
+// leases and the session live then; a fresh manager restored from it carries the live session on
+// detached, as a replayed resume does: the next call starts a process under its number with no
+// event, and the last release stops it with its own stop event. Events not yet drained make the
+// image wait (ErrImage).
+func TestImageRestoresSessionsDetached(t *testing.T) {
+	m := newManager(t, mcp.Options{}, stdioConfig(t, "kv"))
+	m.Lease("kv")
+	mustOK(t, call(t, toolOf(m, "kv", "echo"), `{"text":"x"}`))
+	if _, err := m.Image(); !errors.Is(err, mcp.ErrImage) {
+		t.Fatalf("Image with the start event not drained = %v, want ErrImage", err)
+	}
+	m.Drain()
+	img, err := m.Image()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(img) != 1 || img[0].Live != 1 || img[0].Sessions != 1 || img[0].Leases != 1 || !img[0].Leased {
+		t.Fatalf("image %+v, want session 1 live with one lease", img)
+	}
+	back := newManager(t, mcp.Options{}, stdioConfig(t, "kv"))
+	if err := back.Restore(img); err != nil {
+		t.Fatal(err)
+	}
+	if err := back.Restore(img); !errors.Is(err, mcp.ErrImage) {
+		t.Fatalf("a second Restore = %v, want ErrImage", err)
+	}
+	if res := call(t, toolOf(back, "kv", "echo"), `{"text":"y"}`); res.Notes[0].Text != "kv/echo session 1" {
+		t.Errorf("the restored session's call: %+v", res.Notes[0])
+	}
+	if got := back.Drain(); len(got) != 0 {
+		t.Errorf("the reconnect wrote events: %+v", got)
+	}
+	back.Release("kv")
+	want := []string{"kv:stop:1:no agent holds a lease"}
+	if got := eventKinds(back.Drain()); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("events = %q, want %q", got, want)
 	}
 }

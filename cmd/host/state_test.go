@@ -93,7 +93,6 @@ func crashEnv(t *testing.T, name string) []string {
 // noSnapshot names the shipped scenarios whose runs take no world snapshot yet, and why: their
 // resumes replay from the run's start (docs/state.md, "Limits").
 var noSnapshot = map[string]string{
-	"mcp":  "MCP sessions have no image yet",
 	"live": "a live model's inference pools have no image yet",
 }
 

@@ -157,3 +157,26 @@ func (l *Leases) Close(tick uint64) error {
 	l.write(tick, true)
 	return err
 }
+
+// Image is what the leases keep between ticks, for a world snapshot: the crashes a fault set for
+// the next tick, and where the writes of the current tick stand.
+type Image struct {
+	Crashes []string
+	Tick    uint64
+	Pass    int
+}
+
+// Image returns the leases' state as data.
+func (l *Leases) Image() Image {
+	if l == nil {
+		return Image{}
+	}
+	return Image{Crashes: slices.Clone(l.crashes), Tick: l.tick, Pass: l.pass}
+}
+
+// Restore gives the leases the state img holds.
+func (l *Leases) Restore(img Image) {
+	if l != nil {
+		l.crashes, l.tick, l.pass = slices.Clone(img.Crashes), img.Tick, img.Pass
+	}
+}
