@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/gammazero/deque"
-	"golang.org/x/time/rate"
 )
 
 // Ticket is one live model turn in a pool: waiting to be sent, in flight, or waiting to be retried.
@@ -93,7 +92,7 @@ type Pool struct {
 	cfg      Config
 	fallback *Pool
 	inflight int
-	rpm, tpm *rate.Limiter
+	rpm, tpm *meter
 	state    BreakerState
 	failures int
 	until    time.Time // when an open breaker half-opens
@@ -130,17 +129,6 @@ func New(cfgs []Config, events Events) []*Pool {
 		p.fallback = byName[p.cfg.Fallback]
 	}
 	return pools
-}
-
-// perMinute is a token bucket that lets at most limit through in any minute: its burst is a
-// 1/parts share of the limit (at least 1) and it refills the rest over the minute, so a full
-// bucket plus a minute's refill is the limit (for a limit of 1, one in any half-open minute).
-// Requests take a second's share as burst and tokens three seconds' share, so a pool starts at its
-// pace and keeps 95 to 98% of its limit in the long run.
-func perMinute(limit int64, parts int64) *rate.Limiter {
-	burst := max(limit/parts, 1)
-	refill := max(limit-burst, 1)
-	return rate.NewLimiter(rate.Limit(float64(refill)/60), int(min(burst, math.MaxInt32)))
 }
 
 // Config returns the pool's configuration, defaults filled in.
@@ -209,7 +197,7 @@ func (p *Pool) Admit(now time.Time, decide func(*Ticket) Verdict) {
 		}
 		est := t.Estimate
 		if p.tpm != nil {
-			est = min(est, int64(p.tpm.Burst())) // a turn bigger than the bucket waits for a full one
+			est = min(est, int64(p.tpm.burst())) // a turn bigger than the bucket waits for a full one
 		}
 		if at, ok := p.wait(now, est); !ok {
 			p.blocked = at
@@ -221,10 +209,10 @@ func (p *Pool) Admit(now time.Time, decide func(*Ticket) Verdict) {
 			continue
 		}
 		if p.rpm != nil {
-			p.rpm.ReserveN(now, 1)
+			p.rpm.reserve(now, 1)
 		}
 		if p.tpm != nil {
-			charge(p.tpm, now, t.Estimate) // the whole estimate: past the bucket, the pool goes into debt
+			p.tpm.charge(now, t.Estimate) // the whole estimate: past the bucket, the pool goes into debt
 		}
 		p.send(t)
 	}
@@ -235,28 +223,20 @@ func (p *Pool) Admit(now time.Time, decide func(*Ticket) Verdict) {
 func (p *Pool) wait(now time.Time, est int64) (time.Time, bool) {
 	at := now
 	for _, l := range [...]struct {
-		lim *rate.Limiter
+		lim *meter
 		n   float64
 	}{{p.rpm, 1}, {p.tpm, float64(est)}} {
 		if l.lim == nil || l.n <= 0 {
 			continue
 		}
-		if have := l.lim.TokensAt(now); have < l.n {
-			d := time.Duration(math.Ceil((l.n - have) / float64(l.lim.Limit()) * float64(time.Second)))
+		if have := l.lim.tokensAt(now); have < l.n {
+			d := time.Duration(math.Ceil((l.n - have) / float64(l.lim.limit()) * float64(time.Second)))
 			if t := now.Add(d); t.After(at) {
 				at = t
 			}
 		}
 	}
 	return at, !at.After(now)
-}
-
-// charge takes n tokens from lim at now, into debt when the bucket holds fewer (a reservation
-// takes at most a full bucket, so n is taken a bucket at a time): later sends then wait it out.
-func charge(lim *rate.Limiter, now time.Time, n int64) {
-	for b := int64(lim.Burst()); n > 0; n -= b {
-		lim.ReserveN(now, int(min(n, b)))
-	}
 }
 
 // send counts t in flight.
@@ -318,7 +298,7 @@ func (p *Pool) Finish(now time.Time, t *Ticket, o Outcome) (retried bool) {
 		p.probing = false
 	}
 	if o.Tokens > t.Estimate && p.tpm != nil {
-		charge(p.tpm, now, o.Tokens-t.Estimate)
+		p.tpm.charge(now, o.Tokens-t.Estimate)
 	}
 	switch {
 	case o.Uncounted:
