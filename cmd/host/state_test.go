@@ -369,10 +369,15 @@ func TestStateRefusals(t *testing.T) {
 		{"not a state directory", []string{"resume", tmp}, "not a Warren state directory: " + tmp + " has no state.db"},
 		{"inspect not a state directory", []string{"state", "inspect", tmp}, "not a Warren state directory"},
 		{"record beside state", []string{"run", scenario, "--state", filepath.Join(tmp, "other"), "--record", filepath.Join(tmp, "r.jsonl")}, "--record with --state"},
+		{"a snapshot interval that is neither", []string{"run", scenario, "--state", filepath.Join(tmp, "other"), "--snapshot-every", "10q"},
+			`--snapshot-every "10q": give a number of ticks (100), a wall-clock duration (30s, 5m) or off`},
 	} {
 		if code, _, errOut := stateRun(t, c.args...); code != 2 || !strings.Contains(errOut, c.want) {
 			t.Errorf("%s: exit %d, stderr %q, want 2 and %q", c.name, code, errOut, c.want)
 		}
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "other")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused run made its state directory: %v", err)
 	}
 	// The scenario changes under the stopped run: refused, and the directory is untouched.
 	before, _ := readBoth(t, dir)
