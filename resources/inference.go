@@ -3,6 +3,7 @@ package resources
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/warrenhq/warren/components"
@@ -63,6 +64,7 @@ type Inference struct {
 	ReservedTokens int64
 	ReservedCost   inference.Cost
 	routes         map[string]*Route
+	routeOrder     []string // route ids in the order the run first used them
 	byName         map[string]*inference.Pool
 	clock          *ecs.Clock
 }
@@ -134,6 +136,7 @@ func (in *Inference) Route(id string, m models.Live) (*Route, error) {
 		r.bound[p] = b
 	}
 	in.routes[id] = r
+	in.routeOrder = append(in.routeOrder, id)
 	return r, nil
 }
 
@@ -190,4 +193,89 @@ func (in *Inference) FallBack(t *inference.Ticket, from, to *inference.Pool, rea
 	if in.Events != nil {
 		in.Events.FallBack(t, from, to, reason)
 	}
+}
+
+// InferenceImage is the run's inference state as data, for a world snapshot: the live models it
+// routed, in the order it first did (which orders the implicit pools), every pool's image in
+// order, what was spent (the groups' and trees' sorted by name and id) and what the turns in flight
+// hold against the budgets.
+type InferenceImage struct {
+	Routes         []string
+	Pools          []inference.PoolImage
+	Run            components.Spend
+	Groups         []GroupSpend
+	Trees          []TreeSpend
+	ReservedTokens int64
+	ReservedCost   inference.Cost
+}
+
+// GroupSpend is one group's spend; TreeSpend one agent tree's, by its top-level agent's id.
+type GroupSpend struct {
+	Group string
+	Spend components.Spend
+}
+
+// TreeSpend is one agent tree's spend, by its top-level agent's id.
+type TreeSpend struct {
+	Root  uint64
+	Spend components.Spend
+}
+
+// Image returns the inference state as data; value gives the host's image of each queued ticket's
+// Value (inference.Pool.Image).
+func (in *Inference) Image(value func(*inference.Ticket) (any, error)) (InferenceImage, error) {
+	img := InferenceImage{Routes: slices.Clone(in.routeOrder), Run: in.Run, ReservedTokens: in.ReservedTokens, ReservedCost: in.ReservedCost}
+	for _, p := range in.Pools {
+		pi, err := p.Image(value)
+		if err != nil {
+			return InferenceImage{}, err
+		}
+		img.Pools = append(img.Pools, pi)
+	}
+	for _, g := range slices.Sorted(maps.Keys(in.Groups)) {
+		img.Groups = append(img.Groups, GroupSpend{Group: g, Spend: *in.Groups[g]})
+	}
+	for _, r := range slices.Sorted(maps.Keys(in.Trees)) {
+		img.Trees = append(img.Trees, TreeSpend{Root: r, Spend: *in.Trees[r]})
+	}
+	return img, nil
+}
+
+// ErrInferenceImage is wrapped by the errors Restore returns for an image that does not fit.
+var ErrInferenceImage = errors.New("inference image does not fit")
+
+// Restore gives an installed Inference that routed nothing the state img holds: it routes the
+// image's models again in order (live gives the model of a route id), so the implicit pools come
+// back in their places, then restores every pool (value makes each queued ticket's Value again).
+func (in *Inference) Restore(img *InferenceImage, live func(id string) (models.Live, error), value func(*inference.Ticket, any) (any, error)) error {
+	if len(in.routeOrder) > 0 {
+		return fmt.Errorf("%w: the run has routed models already", ErrInferenceImage)
+	}
+	for _, id := range img.Routes {
+		m, err := live(id)
+		if err != nil {
+			return fmt.Errorf("%w: model %s: %w", ErrInferenceImage, id, err)
+		}
+		if _, err := in.Route(id, m); err != nil {
+			return fmt.Errorf("%w: %w", ErrInferenceImage, err)
+		}
+	}
+	if len(img.Pools) != len(in.Pools) {
+		return fmt.Errorf("%w: %d pool images for %d pools", ErrInferenceImage, len(img.Pools), len(in.Pools))
+	}
+	for i, p := range in.Pools {
+		if err := p.Restore(&img.Pools[i], value); err != nil {
+			return fmt.Errorf("%w: %w", ErrInferenceImage, err)
+		}
+	}
+	in.Run, in.ReservedTokens, in.ReservedCost = img.Run, img.ReservedTokens, img.ReservedCost
+	for _, g := range img.Groups {
+		s := g.Spend
+		in.Groups[g.Group] = &s
+	}
+	for _, t := range img.Trees {
+		s := t.Spend
+		in.Trees[t.Root] = &s
+	}
+	return nil
 }
