@@ -164,12 +164,13 @@ type Summary struct {
 // it), how long the writes took, and the last one's size. A due snapshot that the state it fell
 // due in could not be saved as yet is Deferred, taken at a later tick.
 type SnapshotStats struct {
-	Taken, Deferred int
-	MaxPause        time.Duration
-	TotalPause      time.Duration
-	TotalWrite      time.Duration
-	LastBytes       int64
-	LastAgents      int
+	// Copied counts the snapshots the world paused for, Taken those written.
+	Copied, Taken, Deferred int
+	MaxPause                time.Duration
+	TotalPause              time.Duration
+	TotalWrite              time.Duration
+	LastBytes               int64
+	LastAgents              int
 	// Why is the reason of the last deferral, Failed the last write's error ("" when none was).
 	Why, Failed string
 }

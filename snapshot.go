@@ -14,6 +14,7 @@ import (
 	"github.com/warrenhq/warren/internal/agenttree"
 	"github.com/warrenhq/warren/internal/leases"
 	"github.com/warrenhq/warren/mcp"
+	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/recording"
 	"github.com/warrenhq/warren/resources"
 	"github.com/warrenhq/warren/state"
@@ -45,6 +46,8 @@ type worldSnapshot struct {
 	Answers []int
 	Tasks   []tools.TaskList
 	Lanes   systems.LanesImage
+	// Inference is the live models' pools, routes and spend.
+	Inference resources.InferenceImage
 	// Servers and Leases are the MCP sessions' state (none without MCP servers).
 	Servers []mcp.ServerImage
 	Leases  leases.Image
@@ -138,6 +141,7 @@ func (s *snapshotter) boundary(w *ecs.World) {
 	s.writing = true
 	s.st.MaxPause = max(s.st.MaxPause, pause)
 	s.st.TotalPause += pause
+	s.st.Copied++
 	if st.crashInSnapshot == s.taken+1 {
 		crash = st.crash
 	}
@@ -203,7 +207,8 @@ func (r *Runtime) image() (*worldSnapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errNotImageable, err)
 	}
-	if err := r.set.Inference.Imageable(); err != nil {
+	inf, err := r.set.Inference.Image(systems.TicketValueImage)
+	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errNotImageable, err)
 	}
 	bg, err := resources.Get[resources.Background](w)
@@ -245,7 +250,7 @@ func (r *Runtime) image() (*worldSnapshot, error) {
 		Format: snapshotFormat, Host: Version, RunHash: r.hash,
 		World: world, Last: r.sched.Image(), Agents: agents, Records: r.records.Image(), Tree: tree,
 		Hub: r.set.Hub.Image(), Answers: kept.AnswererImage(), Tasks: r.set.Tasks.Image(), Lanes: lanes,
-		Servers: servers, Leases: r.installed.Leases.Image(),
+		Servers: servers, Leases: r.installed.Leases.Image(), Inference: inf,
 		TraceEvents: r.trace.Events(), Recording: r.record.Image(), RealTimeLimits: r.set.Run.RealTimeLimits,
 	}, nil
 }
@@ -320,10 +325,29 @@ func (r *Runtime) restoreWorld(snap *worldSnapshot, groups []*components.Profile
 		return err
 	}
 	*r.installed.Tree = *tree
+	value, err := systems.RestoreTicketValue(w)
+	if err != nil {
+		return err
+	}
+	if err := r.set.Inference.Restore(&snap.Inference, r.liveModel, value); err != nil {
+		return err
+	}
 	if err := systems.RestoreLanes(w, &snap.Lanes); err != nil {
 		return err
 	}
 	r.sched.Restore(snap.Last)
 	r.installed.Leases.Restore(snap.Leases)
 	return r.servers.Restore(snap.Servers)
+}
+
+// liveModel is the live model whose id is id, from the profiles that name it.
+func (r *Runtime) liveModel(id string) (models.Live, error) {
+	ps := r.set.Profiles
+	for i := range ps.Len() {
+		p := ps.Get(uint32(i))
+		if lm, ok := p.Model.(models.Live); ok && p.ModelID == id {
+			return lm, nil
+		}
+	}
+	return nil, fmt.Errorf("no profile runs model %s", id)
 }

@@ -86,6 +86,9 @@ func (ps *Profiles) Add(p *Profile) uint32 {
 // Get returns the profile at index i.
 func (ps *Profiles) Get(i uint32) *Profile { return ps.list[i] }
 
+// Len is how many profiles the table holds.
+func (ps *Profiles) Len() int { return len(ps.list) }
+
 // Identity names an agent. ID is stable for the whole run and unique in the world; Index is the
 // agent's position in its group; Slot is where its reference-holding data lives in Agents;
 // Profile is its profile's index in Profiles.

@@ -83,16 +83,6 @@ func (in *Inference) install(w *ecs.World) {
 	w.AddWaiter(in)
 }
 
-// Imageable says whether a world snapshot can hold the run's inference state: not yet once a live
-// model was routed (its pools' rate limiters, queues and breakers have no image yet), so such a
-// run's resume replays from its start.
-func (in *Inference) Imageable() error {
-	if len(in.routes) > 0 {
-		return errors.New("a live model's inference pools have no snapshot image yet")
-	}
-	return nil
-}
-
 // Route returns the route of the live model m whose id is id, made on its first use: the
 // configured pool serving m's model name, else an implicit pool of its own (named by id, with the
 // default cap and no rate limits), with m bound to each pool of the fallback chain (the pool's

@@ -199,12 +199,13 @@ func BenchmarkSnapshot(b *testing.B) {
 				}
 				n := sum.Snapshots
 				st.Taken += n.Taken
+				st.Copied += n.Copied
 				st.TotalPause += n.TotalPause
 				st.MaxPause = max(st.MaxPause, n.MaxPause)
 				st.TotalWrite += n.TotalWrite
 				st.LastBytes, st.LastAgents = n.LastBytes, n.LastAgents
 			}
-			per := float64(st.Taken) * float64(agents)
+			per := float64(st.Copied) * float64(agents)
 			b.ReportMetric(float64(st.TotalPause.Nanoseconds())/per, "pause-ns/agent")
 			b.ReportMetric(float64(st.MaxPause.Nanoseconds())/float64(agents), "max-pause-ns/agent")
 			b.ReportMetric(float64(st.TotalWrite.Nanoseconds())/per, "write-ns/agent")

@@ -9,6 +9,7 @@ import (
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
 	"github.com/warrenhq/warren/inference"
+	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/recording"
 	"github.com/warrenhq/warren/resources"
 	"github.com/warrenhq/warren/trace"
@@ -111,14 +112,29 @@ func (s *PoolAdmit) decide(t *inference.Ticket) inference.Verdict {
 	s.inf.ReservedTokens += t.Estimate
 	s.inf.ReservedCost += bound
 	job.reserved, job.sentFrom = bound, s.pool
-	attempt := t.Attempt + 1
+	s.lanes.Model.Submit(s.tick, ecs.Job{Agent: t.Agent, Entity: job.entity, Latency: job.latency,
+		Run: s.sendWork(s.tick, t.Attempt+1, t, job, model), Recipe: &liveSend{tick: s.tick, ticket: t}})
+	return inference.Send
+}
+
+// liveSend is what a live send waiting for a model-lane slot was made from: its tick and its
+// ticket (whose Value is its liveJob), for a snapshot of the lane.
+type liveSend struct {
+	tick   uint64
+	ticket *inference.Ticket
+}
+
+// sendWork is the work of attempt of t's turn, sent at tick from job.sentFrom: the recorded or
+// journaled answer when the run replays or resumes one, else the model asked (under the effect
+// journal when the run has a state directory).
+func (s *PoolAdmit) sendWork(tick uint64, attempt uint32, t *inference.Ticket, job *liveJob, model models.Live) func() any {
 	var asked *recording.ModelTurn
 	var answered *modelOutcome
 	if s.rec.Tape != nil || s.rec.Writer != nil {
-		asked = &recording.ModelTurn{Agent: job.agent, Turn: job.turn, Attempt: attempt, Model: job.modelID, Pool: s.pool.Name(),
+		asked = &recording.ModelTurn{Agent: job.agent, Turn: job.turn, Attempt: attempt, Model: job.modelID, Pool: job.sentFrom.Name(),
 			Request: liveRequest(job.modelID, model, job.view)}
 		if s.rec.Tape != nil {
-			m, err := s.rec.Tape.Model(s.tick, job.agent, job.turn, attempt, asked.Request)
+			m, err := s.rec.Tape.Model(tick, job.agent, job.turn, attempt, asked.Request)
 			switch {
 			case err == nil:
 				answered = fromRecordedModel(m)
@@ -138,40 +154,36 @@ func (s *PoolAdmit) decide(t *inference.Ticket) inference.Verdict {
 	if answered == nil && asked != nil {
 		journal = s.rec.Journal
 	}
-	pool, tick := s.pool.Name(), s.tick
+	pool := job.sentFrom.Name()
 	ctx, runCtx := job.ctx, s.run.Context
-	s.lanes.Model.Submit(s.tick, ecs.Job{
-		Agent: t.Agent, Entity: job.entity, Latency: job.latency,
-		Run: func() any {
-			var out modelOutcome
-			switch {
-			case answered != nil:
-				out = *answered
-			case journal != nil:
-				// A live request spends money: journaled as an intent before it goes and with its
-				// answer after, so that a resume gives back an answer the run paid for.
-				if err := journal.Intent(key, tick); err != nil {
-					out = modelOutcome{err: fmt.Errorf("the request was not sent: the state directory could not journal it: %w", err)}
-					break
-				}
-				st := job.state
-				out = callModel(ctx, model, &st, job.view)
-				var raw []byte
-				if runCtx.Err() == nil {
-					m := *asked
-					toRecordedModel(&m, &out)
-					raw, _ = json.Marshal(m)
-				}
-				journal.Done(key, tick, raw)
-			default:
-				st := job.state
-				out = callModel(ctx, model, &st, job.view)
+	return func() any {
+		var out modelOutcome
+		switch {
+		case answered != nil:
+			out = *answered
+		case journal != nil:
+			// A live request spends money: journaled as an intent before it goes and with its
+			// answer after, so that a resume gives back an answer the run paid for.
+			if err := journal.Intent(key, tick); err != nil {
+				out = modelOutcome{err: fmt.Errorf("the request was not sent: the state directory could not journal it: %w", err)}
+				break
 			}
-			out.state, out.source, out.live, out.ticket, out.pool = job.state, job.source, asked, t, pool
-			return &out
-		},
-	})
-	return inference.Send
+			st := job.state
+			out = callModel(ctx, model, &st, job.view)
+			var raw []byte
+			if runCtx.Err() == nil {
+				m := *asked
+				toRecordedModel(&m, &out)
+				raw, _ = json.Marshal(m)
+			}
+			journal.Done(key, tick, raw)
+		default:
+			st := job.state
+			out = callModel(ctx, model, &st, job.view)
+		}
+		out.state, out.source, out.live, out.ticket, out.pool = job.state, job.source, asked, t, pool
+		return &out
+	}
 }
 
 // resumed is the outcome of an attempt a resumed run's committed recording does not have: the

@@ -80,14 +80,15 @@ type toolDue struct{ Result components.ToolResultImage }
 
 // modelDue is a lane model turn's outcome waiting for its due tick.
 type modelDue struct {
-	Reply         models.Reply
-	Err           string
-	HasErr        bool
-	RealTime      bool
-	Panic         string
-	State         models.State
-	Source        []byte
-	HasLiveTicket bool
+	Reply    models.Reply
+	Err      string
+	HasErr   bool
+	RealTime bool
+	Panic    string
+	State    models.State
+	Source   []byte
+	// Live is set for a live model's attempt.
+	Live *liveDue
 }
 
 func init() {
@@ -131,25 +132,43 @@ func ImageLanes(w *ecs.World) (LanesImage, error) {
 		if o == nil {
 			continue // an agent that was gone when the turn ran: nothing is read from it
 		}
-		if o.live != nil || o.ticket != nil {
-			return LanesImage{}, fmt.Errorf("%w: agent %d's live model turn is in flight", ErrNotImageable, h.Agent)
-		}
 		src, _ := o.source.MarshalBinary()
 		due := &modelDue{Reply: o.reply, Panic: o.panic, State: o.state, Source: src}
 		due.Reply.Calls = slices.Clone(o.reply.Calls)
 		if o.err != nil {
 			due.Err, due.HasErr, due.RealTime = o.err.Error(), true, tools.IsRealTime(o.err)
 		}
+		if o.ticket != nil {
+			job, ok := o.ticket.Value.(*liveJob)
+			if !ok {
+				return LanesImage{}, fmt.Errorf("%w: agent %d's live turn has a ticket of a %T", ErrNotImageable, h.Agent, o.ticket.Value)
+			}
+			ji := job.image()
+			due.Live = &liveDue{Ticket: o.ticket.Image(&ji), Pool: o.pool, Err: imageErr(o.err)}
+			if o.live != nil {
+				m := *o.live
+				due.Live.Live = &m
+			}
+		}
 		h.Value = due
 	}
 	for i := range img.Model.Waiting {
 		h := &img.Model.Waiting[i]
-		r, ok := h.Value.(*modelRecipe)
-		if !ok {
+		switch r := h.Value.(type) {
+		case *modelRecipe:
+			c := *r
+			h.Value = &c
+		case *liveSend:
+			job, ok := r.ticket.Value.(*liveJob)
+			if !ok {
+				return LanesImage{}, fmt.Errorf("%w: agent %d's live send has a ticket of a %T", ErrNotImageable, h.Agent, r.ticket.Value)
+			}
+			ji := job.image()
+			h.Value = &liveSendImage{Tick: r.tick, Ticket: r.ticket.Image(&ji)}
+		case *liveSendImage: // restored from a snapshot and still waiting: already data
+		default:
 			return LanesImage{}, fmt.Errorf("%w: agent %d's model turn waits for a slot with no recipe", ErrNotImageable, h.Agent)
 		}
-		c := *r
-		h.Value = &c
 	}
 	for i := range img.Tool.Due {
 		h := &img.Tool.Due[i]
@@ -200,47 +219,68 @@ func RestoreLanes(w *ecs.World, img *LanesImage) error {
 		return err
 	}
 	t.maps = newAgentMaps(w)
-	if err := t.lanes.Model.Restore(restoredDue(&img.Model, loadModelDue), func(h ecs.HeldJob) (func() any, error) {
+	lr, err := newLiveRestorer(w)
+	if err != nil {
+		return err
+	}
+	var pa PoolAdmit
+	if err := pa.Initialize(w); err != nil {
+		return err
+	}
+	model, err := restoredModelDue(&img.Model, lr)
+	if err != nil {
+		return err
+	}
+	if err := t.lanes.Model.Restore(model, func(h ecs.HeldJob) (func() any, error) {
+		if send, ok := h.Value.(*liveSendImage); ok {
+			return pa.rebuildSend(lr, send)
+		}
 		return t.rebuildModel(w, h)
 	}); err != nil {
 		return err
 	}
-	return t.lanes.Tool.Restore(restoredDue(&img.Tool, loadToolDue), func(h ecs.HeldJob) (func() any, error) {
+	return t.lanes.Tool.Restore(restoredToolDue(&img.Tool), func(h ecs.HeldJob) (func() any, error) {
 		return t.rebuildTool(w, h)
 	})
 }
 
-// restoredDue is img with its due values turned back into what the collect systems read.
-func restoredDue(img *ecs.LaneImage, load func(any) any) *ecs.LaneImage {
+// restoredToolDue is the tool lane's image with its due results made again.
+func restoredToolDue(img *ecs.LaneImage) *ecs.LaneImage {
 	out := *img
 	out.Due = slices.Clone(img.Due)
 	for i := range out.Due {
-		if out.Due[i].Value != nil {
-			out.Due[i].Value = load(out.Due[i].Value)
+		if d, ok := out.Due[i].Value.(*toolDue); ok {
+			out.Due[i].Value = d.Result.Result(nil)
 		}
 	}
 	return &out
 }
 
-func loadModelDue(v any) any {
-	d, ok := v.(*modelDue)
-	if !ok {
-		return nil
+// restoredModelDue is the model lane's image with its due outcomes made again, live ones with
+// their tickets in flight.
+func restoredModelDue(img *ecs.LaneImage, lr *liveRestorer) (*ecs.LaneImage, error) {
+	out := *img
+	out.Due = slices.Clone(img.Due)
+	for i := range out.Due {
+		d, ok := out.Due[i].Value.(*modelDue)
+		if !ok {
+			continue
+		}
+		o := &modelOutcome{reply: d.Reply, panic: d.Panic, state: d.State}
+		_ = o.source.UnmarshalBinary(d.Source)
+		if d.HasErr {
+			o.err = &restoredError{msg: d.Err, realTime: d.RealTime}
+		}
+		if l := d.Live; l != nil {
+			t, err := lr.ticket(&l.Ticket)
+			if err != nil {
+				return nil, fmt.Errorf("agent %d's live turn: %w", out.Due[i].Agent, err)
+			}
+			o.ticket, o.pool, o.live, o.err = t, l.Pool, l.Live, l.Err.err()
+		}
+		out.Due[i].Value = o
 	}
-	o := &modelOutcome{reply: d.Reply, panic: d.Panic, state: d.State}
-	_ = o.source.UnmarshalBinary(d.Source)
-	if d.HasErr {
-		o.err = &restoredError{msg: d.Err, realTime: d.RealTime}
-	}
-	return o
-}
-
-func loadToolDue(v any) any {
-	d, ok := v.(*toolDue)
-	if !ok {
-		return nil
-	}
-	return d.Result.Result(nil)
+	return &out, nil
 }
 
 // rebuildModel makes a waiting lane turn's work again, as infer_dispatch submitted it.

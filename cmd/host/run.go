@@ -266,7 +266,7 @@ func printSummary(w io.Writer, sc *warren.Scenario, s *warren.Summary, tracePath
 	}
 	if n := s.Snapshots; n.Taken > 0 {
 		fmt.Fprintf(w, "snapshots    %d taken, the world paused %s at most (%s on average) while each was copied; the last %d bytes for %d agents\n",
-			n.Taken, n.MaxPause.Round(time.Microsecond), (n.TotalPause / time.Duration(n.Taken)).Round(time.Microsecond), n.LastBytes, n.LastAgents)
+			n.Taken, n.MaxPause.Round(time.Microsecond), (n.TotalPause / time.Duration(max(n.Copied, 1))).Round(time.Microsecond), n.LastBytes, n.LastAgents)
 	}
 	if n := s.Snapshots; n.Failed != "" {
 		fmt.Fprintf(w, "snapshots    the last write failed: %s (a resume restores an earlier snapshot, or replays from the start)\n", n.Failed)

@@ -90,18 +90,12 @@ func crashEnv(t *testing.T, name string) []string {
 	return nil
 }
 
-// noSnapshot names the shipped scenarios whose runs take no world snapshot yet, and why: their
-// resumes replay from the run's start (docs/state.md, "Limits").
-var noSnapshot = map[string]string{
-	"live": "a live model's inference pools have no image yet",
-}
-
 // TestCrashResumeProperty is the durability property: a shipped scenario run with --state and
 // killed with SIGKILL at a tick (after its commit, once the side-effecting calls that started have
 // returned), resumed, possibly killed and resumed again, ends with the trace and the recording of
 // the same run never interrupted, byte for byte. The killed runs take a world snapshot every two
-// ticks, which their resumes restore (the reference run takes none: snapshots change nothing), and
-// one kill falls inside a snapshot's write. The kill points are drawn from a seeded RNG over the
+// ticks, which their resumes restore and never set aside (the reference run takes none: snapshots
+// change nothing), and one kill falls inside a snapshot's write. The kill points are drawn from a seeded RNG over the
 // run's ticks, so a failure names a kill point that reproduces it. Every run uses the same state
 // directory path (one after the other), so paths in the trace agree.
 func TestCrashResumeProperty(t *testing.T) {
@@ -155,12 +149,6 @@ func TestCrashResumeProperty(t *testing.T) {
 				crashAndResume(t, env, dir, append(slicesClone(run), "--crash-after-tick", strconv.FormatUint(kills[0], 10)), kills[1:])
 				check(fmt.Sprintf("at ticks %v", kills))
 			}
-			if why, ok := noSnapshot[c.name]; ok {
-				if restored > 0 {
-					t.Errorf("%d resumes restored a snapshot of a run that takes none (%s)", restored, why)
-				}
-				return
-			}
 			if ticks > 3 && restored == 0 {
 				t.Errorf("no resume of the %d-tick run restored a world snapshot", ticks)
 			}
@@ -182,12 +170,27 @@ func crashAndResume(t *testing.T, env []string, dir string, run []string, kills 
 		t.Fatalf("host %s exited %d, want killed\n%s\n%s", strings.Join(run, " "), code, out, errOut)
 	}
 	for _, k := range kills {
-		if code, out, errOut := stateRunEnv(t, env, "resume", dir, "--crash-after-tick", strconv.FormatUint(k, 10)); code != -int(syscall.SIGKILL) {
+		code, out, errOut := stateRunEnv(t, env, "resume", dir, "--crash-after-tick", strconv.FormatUint(k, 10))
+		if code != -int(syscall.SIGKILL) {
 			t.Fatalf("resume killed at %d exited %d\n%s\n%s", k, code, out, errOut)
 		}
+		noFallback(t, errOut)
 	}
-	if code, out, errOut := stateRunEnv(t, env, "resume", dir); code != 0 && code != 1 {
+	code, out, errOut := stateRunEnv(t, env, "resume", dir)
+	if code != 0 && code != 1 {
 		t.Fatalf("resume after kills at %v exited %d\n%s\n%s", kills, code, out, errOut)
+	}
+	noFallback(t, errOut)
+}
+
+// noFallback fails when a resume set a snapshot aside: one the run wrote whole must restore and
+// replay exactly (a fallback would hide it behind a replay from an earlier one).
+func noFallback(t *testing.T, stderr string) {
+	t.Helper()
+	for _, w := range []string{"does not restore", "did not replay the committed ticks exactly", "unusable"} {
+		if strings.Contains(stderr, w) {
+			t.Errorf("the resume set a snapshot aside:\n%s", stderr)
+		}
 	}
 }
 
