@@ -63,6 +63,11 @@ type heapWatch struct {
 	// collecting is set while a collection judge forced runs.
 	collecting atomic.Bool
 	ticks      uint64 // ticks so far, under mu
+	// late is, in nanoseconds, the most any of the sampler's ticks came later than
+	// heapWatchPeriod while calls ran: the longest the machine kept it off the CPU, during which a
+	// call allocates unwatched. It is what the watch's bound stretches by on a busy machine (the
+	// tests read and reset it).
+	late atomic.Int64
 }
 
 // sample is what the sampler reads at a tick.
@@ -153,8 +158,15 @@ func (h *heapWatch) run() {
 	ticker := time.NewTicker(heapWatchPeriod)
 	defer ticker.Stop()
 	idle := 0
+	prev := time.Now()
 	for range ticker.C {
+		now := time.Now()
+		gap := now.Sub(prev)
+		prev = now
 		if h.tick() {
+			if d := int64(gap - heapWatchPeriod); d > h.late.Load() {
+				h.late.Store(d) // the sampler alone stores it; tests reset it between calls
+			}
 			idle = 0
 			continue
 		}
