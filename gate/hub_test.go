@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/warrenhq/warren/gate"
+	"github.com/warrenhq/warren/internal/gobtest"
 	"github.com/warrenhq/warren/tools"
 )
 
@@ -270,4 +271,9 @@ func TestHubImageSettlesAlike(t *testing.T) {
 	if err := h.Restore(&img); err == nil {
 		t.Fatal("a hub with failures accepted an image")
 	}
+}
+
+// TestPromptImageMirrorsEveryField fails when a prompt gains a field its image does not keep.
+func TestPromptImageMirrorsEveryField(t *testing.T) {
+	gobtest.Mirrors[gate.Prompt, gate.PromptImage](t)
 }

@@ -327,8 +327,7 @@ func (s *InferDispatch) Update(w *ecs.World) {
 		// the agent is killed (kill.go cancels d.Work) and once infer_collect has the turn back.
 		ctx, cancel := context.WithCancel(s.run.Context)
 		d.Work.Ctx, d.Work.Cancel = ctx, cancel
-		recipe := &modelRecipe{Tick: tick, State: job.state}
-		recipe.Source, _ = s.maps.rng.Get(e).Source.MarshalBinary()
+		recipe := &modelRecipe{Tick: tick, State: job.state, Source: s.maps.rng.Get(e).Source}
 		s.lanes.Model.Submit(tick, ecs.Job{Agent: id.ID, Entity: e, Latency: latency,
 			Run: modelWork(ctx, model, job, view, replayed), Recipe: recipe})
 		s.await.add(e)

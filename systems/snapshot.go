@@ -72,7 +72,7 @@ type toolRecipe struct {
 type modelRecipe struct {
 	Tick   uint64
 	State  models.State
-	Source []byte // the agent's rand.PCG, marshalled
+	Source rand.PCG // gob encodes it through its MarshalBinary
 }
 
 // toolDue is a tool-lane result waiting for its due tick.
@@ -86,7 +86,7 @@ type modelDue struct {
 	RealTime bool
 	Panic    string
 	State    models.State
-	Source   []byte
+	Source   rand.PCG
 	// Live is set for a live model's attempt.
 	Live *liveDue
 }
@@ -132,8 +132,7 @@ func ImageLanes(w *ecs.World) (LanesImage, error) {
 		if o == nil {
 			continue // an agent that was gone when the turn ran: nothing is read from it
 		}
-		src, _ := o.source.MarshalBinary()
-		due := &modelDue{Reply: o.reply, Panic: o.panic, State: o.state, Source: src}
+		due := &modelDue{Reply: o.reply, Panic: o.panic, State: o.state, Source: o.source}
 		due.Reply.Calls = slices.Clone(o.reply.Calls)
 		if o.err != nil {
 			due.Err, due.HasErr, due.RealTime = o.err.Error(), true, tools.IsRealTime(o.err)
@@ -266,8 +265,7 @@ func restoredModelDue(img *ecs.LaneImage, lr *liveRestorer) (*ecs.LaneImage, err
 		if !ok {
 			continue
 		}
-		o := &modelOutcome{reply: d.Reply, panic: d.Panic, state: d.State}
-		_ = o.source.UnmarshalBinary(d.Source)
+		o := &modelOutcome{reply: d.Reply, panic: d.Panic, state: d.State, source: d.Source}
 		if d.HasErr {
 			o.err = &restoredError{msg: d.Err, realTime: d.RealTime}
 		}
@@ -289,10 +287,7 @@ func (t *toolTurn) rebuildModel(w *ecs.World, h ecs.HeldJob) (func() any, error)
 	if !ok {
 		return nil, fmt.Errorf("model turn recipe is a %T", h.Value)
 	}
-	job := &modelOutcome{state: r.State}
-	if err := job.source.UnmarshalBinary(r.Source); err != nil {
-		return nil, fmt.Errorf("model turn's random source: %w", err)
-	}
+	job := &modelOutcome{state: r.State, source: r.Source}
 	e := h.Entity.Entity()
 	if !w.Alive(e) {
 		// Its agent is gone: infer_collect drops what comes back, and a model changes nothing.

@@ -32,7 +32,7 @@ type liveJobImage struct {
 	ModelID         string
 	View            viewImage
 	State           models.State
-	Source          []byte
+	Source          rand.PCG
 	Latency         uint64
 	Bytes, Prompt   int64
 	Reserved        inference.Cost
@@ -127,12 +127,11 @@ func TicketValueImage(t *inference.Ticket) (any, error) {
 }
 
 func (j *liveJob) image() liveJobImage {
-	src, _ := j.source.MarshalBinary()
 	v := j.view
 	img := liveJobImage{Entity: ecs.RefOf(j.entity), Agent: j.agent, Group: j.group, Root: j.root, Turn: j.turn, ModelID: j.modelID,
 		View: viewImage{Agent: v.Agent, Stage: v.Stage, StageIndex: v.StageIndex, Iteration: v.Iteration, Visit: v.Visit, Turn: v.Turn,
 			System: v.System, Messages: slices.Clone(v.Messages), Tools: slices.Clone(v.Tools)},
-		State: j.state, Source: src, Latency: j.latency, Bytes: j.bytes, Prompt: j.prompt, Reserved: j.reserved,
+		State: j.state, Source: j.source, Latency: j.latency, Bytes: j.bytes, Prompt: j.prompt, Reserved: j.reserved,
 		Dropped: j.dropped, Copied: j.copied, ContextCanceled: j.ctx != nil && j.ctx.Err() != nil}
 	if j.sentFrom != nil {
 		img.SentFrom = j.sentFrom.Name()
@@ -192,10 +191,7 @@ func (lr *liveRestorer) job(img *liveJobImage) (*liveJob, error) {
 	}
 	j := &liveJob{entity: img.Entity.Entity(), agent: img.Agent, group: img.Group, root: img.Root, turn: img.Turn, modelID: img.ModelID,
 		route: route, state: img.State, latency: img.Latency, bytes: img.Bytes, prompt: img.Prompt, reserved: img.Reserved,
-		dropped: img.Dropped, copied: img.Copied}
-	if err := j.source.UnmarshalBinary(img.Source); err != nil {
-		return nil, err
-	}
+		dropped: img.Dropped, copied: img.Copied, source: img.Source}
 	v := img.View
 	j.view = &models.View{Agent: v.Agent, Stage: v.Stage, StageIndex: v.StageIndex, Iteration: v.Iteration, Visit: v.Visit, Turn: v.Turn,
 		System: v.System, Messages: v.Messages, Tools: v.Tools, Rand: rand.New(&j.source)}

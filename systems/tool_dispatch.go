@@ -319,7 +319,8 @@ func (t *toolTurn) start(tick uint64, e ecs.Entity, id *components.Identity, p *
 	if d.Tools.Writes == nil && p.Policy != nil {
 		d.Tools.Writes = tools.NewWriteBudget(p.Policy.WritePerCall, p.Policy.WritePerRun)
 	}
-	ec := &tools.ExecContext{}
+	lc := &laneCall{} // the call's context and its recipe in one allocation
+	ec := &lc.ec
 	t.fillContext(ec, id, d, p, turn, call.ID, msgIndex)
 	if usesHost {
 		scripthost.Bind(ec, t.gate, t.seed, id, d, p, d.Tools.Stage)
@@ -337,11 +338,18 @@ func (t *toolTurn) start(tick uint64, e ecs.Entity, id *components.Identity, p *
 	if again {
 		run = ranAgain(run)
 	}
-	recipe := &toolRecipe{Tick: tick, Turn: turn, Call: i, MsgIndex: msgIndex, Now: ec.Now, UsesHost: usesHost, Again: again, Entry: entry}
+	lc.recipe = toolRecipe{Tick: tick, Turn: turn, Call: i, MsgIndex: msgIndex, Now: ec.Now, UsesHost: usesHost, Again: again, Entry: entry}
 	if usesHost {
-		recipe.Grants = d.Tools.Grants.Image()
+		lc.recipe.Grants = d.Tools.Grants.Image()
 	}
-	t.lanes.Tool.Submit(tick, ecs.Job{Agent: id.ID, Entity: e, Index: i, Latency: latency, Run: run, Recipe: recipe})
+	t.lanes.Tool.Submit(tick, ecs.Job{Agent: id.ID, Entity: e, Index: i, Latency: latency, Run: run, Recipe: &lc.recipe})
+}
+
+// laneCall is what a lane call's work holds: its context, and the recipe a snapshot keeps of it
+// while it waits for a slot.
+type laneCall struct {
+	ec     tools.ExecContext
+	recipe toolRecipe
 }
 
 // injectFault files an injected tool error, timeout or MCP crash as call i's result, through the tool lane:

@@ -108,3 +108,11 @@ func TestStateImageCoversEveryField(t *testing.T) {
 		}
 	}
 }
+
+// TestImagesMirrorEveryField fails when a node, a waiter or a fan-out gains a field its image
+// does not keep.
+func TestImagesMirrorEveryField(t *testing.T) {
+	gobtest.Mirrors[Node, NodeImage](t)
+	gobtest.Mirrors[Waiter, WaiterImage](t)
+	gobtest.Mirrors[FanOut, FanOutImage](t)
+}
