@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/expr-lang/expr/vm"
 	"github.com/warrenhq/warren/internal/tomlfile"
 	"github.com/warrenhq/warren/mcp/mcpconfig"
 	"github.com/warrenhq/warren/models"
@@ -132,15 +133,57 @@ func (on On) matches(o Outcome) bool {
 	return false
 }
 
-// Transition moves an agent to another stage when its condition matches how
-// the current stage ended.
+// Transition moves an agent to another stage, or ends it, when its condition matches how the
+// current stage ended: its On, and its When when it has one.
 type Transition struct {
-	// On is the condition the transition fires on.
+	// On is the outcome the transition fires on.
 	On On
-	// To is the index of the target stage in Blueprint.Stages; ToName is its
-	// name, kept for traces and messages.
+	// When, when not nil, must also hold (docs/blueprints.md, "Conditions"): the transition
+	// fires only if it evaluates to true over what the visit produced.
+	When *Expression
+	// Set are the memory writes the transition makes when it fires, sorted by key; each value
+	// is evaluated before any is written, over the same environment as When.
+	Set []Assignment
+	// To is the index of the target stage in Blueprint.Stages; ToName is its name, kept for
+	// traces and messages. To is -1 when the transition ends the agent (End).
 	To     int
 	ToName string
+	// End, when not EndNone, makes the transition end the agent (done or failed) instead of
+	// moving it to a stage.
+	End Ending
+}
+
+// Ending is how a transition with end ends its agent; the zero value moves it to a stage.
+type Ending uint8
+
+// The endings a transition's end key names.
+const (
+	// EndNone: the transition moves the agent to its To stage.
+	EndNone Ending = iota
+	// EndDone ends the agent done.
+	EndDone
+	// EndFailed ends the agent failed.
+	EndFailed
+)
+
+// String returns the ending as written in the end key ("" for EndNone).
+func (e Ending) String() string {
+	switch e {
+	case EndDone:
+		return "done"
+	case EndFailed:
+		return "failed"
+	}
+	return ""
+}
+
+// Target names where the transition leads, for messages and graphs: its stage, or "end
+// (done)".
+func (t *Transition) Target() string {
+	if t.End != EndNone {
+		return "end (" + t.End.String() + ")"
+	}
+	return strconv.Quote(t.ToName)
 }
 
 // Stage is one compiled stage. It is shared by every agent of the
@@ -184,6 +227,8 @@ type Stage struct {
 	Connectors []string
 	// advertised holds AvailableTools for O(1) membership tests.
 	advertised map[string]struct{}
+	// conditional: some transition has a When or a Set (see Conditional).
+	conditional bool
 }
 
 // Advertises reports whether the stage offers tool to the model, the first
@@ -194,16 +239,45 @@ func (s *Stage) Advertises(tool string) bool {
 	return ok
 }
 
-// Next returns the index of the stage that follows when this stage ends
-// with outcome o: the target of the first matching transition. ok is false
-// (and to is -1) when no transition matches, which ends the run.
+// Next returns the index of the stage that follows when this stage ends with outcome o, for a
+// stage whose transitions have no conditions (Conditional is false): the target of the first
+// matching transition. ok is false (and to is -1) when no transition matches, which ends the
+// agent, or when the one that matches ends it (End).
 func (s *Stage) Next(o Outcome) (to int, ok bool) {
 	for i := range s.Transitions {
 		if s.Transitions[i].On.matches(o) {
-			return s.Transitions[i].To, true
+			return s.Transitions[i].To, s.Transitions[i].To >= 0
 		}
 	}
 	return -1, false
+}
+
+// Conditional reports whether the stage has a transition with a condition or a set action, so
+// that resolving its end needs Fire and a ConditionEnv rather than Next.
+func (s *Stage) Conditional() bool { return s.conditional }
+
+// Fire returns the index in Transitions of the transition that fires when the stage ends with
+// outcome o: the first whose On matches and whose When, if any, holds over env. It is -1 when
+// none matches (the agent ends: done for outcome done, failed otherwise). An error evaluating a
+// condition wraps ErrConditionFailed and names the transition.
+func (s *Stage) Fire(o Outcome, machine *vm.VM, env *ConditionEnv) (int, error) {
+	for i := range s.Transitions {
+		t := &s.Transitions[i]
+		if !t.On.matches(o) {
+			continue
+		}
+		if t.When == nil {
+			return i, nil
+		}
+		ok, err := t.When.Holds(machine, env)
+		if err != nil {
+			return -1, err
+		}
+		if ok {
+			return i, nil
+		}
+	}
+	return -1, nil
 }
 
 // Blueprint is a compiled blueprint, shared read-only by every agent spawned
@@ -273,6 +347,9 @@ type Blueprint struct {
 	// blueprint may declare servers is the host's [mcp]
 	// allow_blueprint_servers, which the scenario loader checks.
 	MCPServers []mcpconfig.Server
+	// Reads is what the blueprint's conditions and set values read, so the host keeps only
+	// that for its agents.
+	Reads Reads
 }
 
 // CheckScriptCeiling reports every [tool_script_permissions] entry of the

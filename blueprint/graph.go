@@ -18,60 +18,73 @@ func (st *Stage) outcomes() []Outcome {
 	return []Outcome{OutcomeDone, OutcomeError, OutcomeMaxIterations}
 }
 
-// match returns the index in Transitions of the transition that fires when the stage ends
-// with o (the first whose condition matches), or -1 when none does and the agent ends.
-func (st *Stage) match(o Outcome) int {
+// candidates returns the indices in Transitions of the transitions that may fire when the
+// stage ends with o: those whose On matches o, in order, up to and including the first with no
+// When (which fires whenever the ones before it do not). Empty when no transition matches,
+// and the agent ends.
+func (st *Stage) candidates(o Outcome) []int {
+	var out []int
 	for i := range st.Transitions {
 		if st.Transitions[i].On.matches(o) {
-			return i
+			out = append(out, i)
+			if st.Transitions[i].When == nil {
+				break
+			}
 		}
 	}
-	return -1
+	return out
 }
 
 // ending computes, for every stage, whether an agent in it can still end: whether some sequence
-// of stage outcomes leads from it to an outcome no transition catches (which ends the agent,
-// done or failed). Those are the stages with such an outcome, and, backwards, every stage with
-// a firing transition into one.
+// of stage outcomes and conditions leads from it to an outcome no transition catches or to a
+// transition with end (which ends the agent, done or failed). Those are the stages with such an
+// outcome or transition, and, backwards, every stage with a transition that may fire into one.
 func (b *Blueprint) ending() []bool {
 	n := len(b.Stages)
 	ends := make([]bool, n)
-	from := make([][]int, n) // from[j]: the stages with a firing transition to j
+	from := make([][]int, n) // from[j]: the stages with a transition to j that may fire
 	var queue []int
+	mark := func(i int) {
+		if !ends[i] {
+			ends[i] = true
+			queue = append(queue, i)
+		}
+	}
 	for i := range b.Stages {
 		st := &b.Stages[i]
 		for _, o := range st.outcomes() {
-			k := st.match(o)
-			if k < 0 {
-				if !ends[i] {
-					ends[i] = true
-					queue = append(queue, i)
-				}
-				continue
+			cands := st.candidates(o)
+			if len(cands) == 0 || st.Transitions[cands[len(cands)-1]].When != nil {
+				mark(i) // no transition, or none left when the conditions fail
 			}
-			to := st.Transitions[k].To
-			from[to] = append(from[to], i)
+			for _, k := range cands {
+				if to := st.Transitions[k].To; to >= 0 {
+					from[to] = append(from[to], i)
+				} else {
+					mark(i)
+				}
+			}
 		}
 	}
 	for len(queue) > 0 {
 		j := queue[len(queue)-1]
 		queue = queue[:len(queue)-1]
 		for _, i := range from[j] {
-			if !ends[i] {
-				ends[i] = true
-				queue = append(queue, i)
-			}
+			mark(i)
 		}
 	}
 	return ends
 }
 
-// successors lists the distinct stages a visit of st can lead to, in outcome order.
+// successors lists the distinct stages a visit of st can lead to, in outcome and then
+// transition order.
 func (st *Stage) successors() []int {
 	var out []int
 	for _, o := range st.outcomes() {
-		if k := st.match(o); k >= 0 && !slices.Contains(out, st.Transitions[k].To) {
-			out = append(out, st.Transitions[k].To)
+		for _, k := range st.candidates(o) {
+			if to := st.Transitions[k].To; to >= 0 && !slices.Contains(out, to) {
+				out = append(out, to)
+			}
 		}
 	}
 	return out
@@ -212,9 +225,13 @@ func (c *compiler) reportLoop(bp *Blueprint, loop []int) {
 	last := loop[len(loop)-1]
 	st := &bp.Stages[last]
 	closing := -1
-	for _, o := range st.outcomes() {
-		if k := st.match(o); k >= 0 && st.Transitions[k].To <= last && slices.Contains(loop, st.Transitions[k].To) && (closing < 0 || k < closing) {
-			closing = k
+	outs := st.outcomes()
+	catches := func(o Outcome, k int) bool { return slices.Contains(st.candidates(o), k) }
+	for _, o := range outs {
+		for _, k := range st.candidates(o) {
+			if to := st.Transitions[k].To; to >= 0 && to <= last && slices.Contains(loop, to) && (closing < 0 || k < closing) {
+				closing = k
+			}
 		}
 	}
 	if closing < 0 {
@@ -222,20 +239,19 @@ func (c *compiler) reportLoop(bp *Blueprint, loop []int) {
 	}
 	t := &st.Transitions[closing]
 	var caught []string
-	outs := st.outcomes()
 	for _, o := range outs {
-		if st.match(o) == closing {
+		if catches(o, closing) {
 			caught = append(caught, o.String())
 		}
 	}
 	through := fmt.Sprintf("this transition (on %s to %q, catching %s)", t.On, t.ToName, strings.Join(caught, ", "))
 	remedy := func(whose string) string {
-		return "give an outcome of " + whose + " no transition (that outcome then ends the agent), or set endless = true if the blueprint's agents are meant to run until a limit stops them"
+		return "give an outcome of " + whose + " no transition (that outcome then ends the agent) or a transition with end = \"done\", or set endless = true if the blueprint's agents are meant to run until a limit stops them"
 	}
 	const limits = "so an agent that enters it runs until the scenario's limits.max_turns_per_agent or limits.max_ticks stops it"
 	path := tomlfile.JoinIndex(tomlfile.JoinIndex("stages", last)+".transitions", closing)
 	if len(loop) == 1 {
-		if len(caught) < len(outs) {
+		if len(caught) < len(outs) || len(st.Transitions) > 1 {
 			through += " and the stage's other transitions"
 		}
 		c.errorf(path, "%w: every outcome of stage %q (%s) leads back to it, through %s, %s; %s",

@@ -75,6 +75,10 @@ var (
 	// (every outcome of every stage in it has a transition into it), so the agent could only be
 	// stopped by a limit. endless = true allows it.
 	ErrNoEnd = errors.New("stage graph has no end")
+	// ErrConflict: a transition has both to and end.
+	ErrConflict = errors.New("conflicting keys")
+	// ErrUnknownEnding: a transition's end is not done or failed.
+	ErrUnknownEnding = errors.New("unknown ending")
 )
 
 // nameRule says what a valid blueprint name is, in messages.
@@ -125,6 +129,11 @@ type fileStage struct {
 type fileTransition struct {
 	On string `toml:"on"`
 	To string `toml:"to"`
+	// End ends the agent ("done" or "failed") instead of moving it to a stage To names.
+	End string `toml:"end"`
+	// When is a condition (see condition.go); Set writes memory keys from expressions.
+	When *string          `toml:"when"`
+	Set  map[string]string `toml:"set"`
 }
 
 // toolSet is the host's known tools, built once per Cache.
@@ -249,6 +258,11 @@ type compiler struct {
 	doc   *tomlfile.Doc
 	tools *toolSet
 	errs  tomlfile.Errors
+	// pending are the transitions with a when or a set, compiled once every stage is (see
+	// conditions).
+	pending []pendingCondition
+	// offeredTools lists every stage's tools, sorted, for messages about tools.<name>.
+	offeredTools string
 	// stageIndex maps each stage name to its first index.
 	stageIndex map[string]int
 	// validStages lists the stage names, sorted, for messages.
@@ -330,7 +344,9 @@ func (c *compiler) compile(raw *fileBlueprint) *Blueprint {
 			c.badGraph = true
 		}
 	}
+	c.conditions(bp)
 	if !c.badGraph {
+		c.checkFallbacks(bp)
 		c.checkEnds(bp)
 	}
 	return bp
@@ -422,7 +438,11 @@ func (c *compiler) stage(i int, raw *fileStage, st *Stage) {
 		st.Transitions = make([]Transition, 0, len(raw.Transitions))
 	}
 	for k := range raw.Transitions {
-		if t, ok := c.transition(tomlfile.JoinIndex(path+".transitions", k), &raw.Transitions[k]); ok {
+		at := tomlfile.JoinIndex(path+".transitions", k)
+		if t, ok := c.transition(at, &raw.Transitions[k]); ok {
+			if raw.Transitions[k].When != nil || len(raw.Transitions[k].Set) > 0 {
+				c.pending = append(c.pending, pendingCondition{stage: i, transition: len(st.Transitions), path: at, raw: &raw.Transitions[k]})
+			}
 			st.Transitions = append(st.Transitions, t)
 		} else {
 			c.badGraph = true
@@ -519,7 +539,9 @@ func (c *compiler) scriptPermissions(path string, raw map[string]string) (map[st
 	return verdicts, at
 }
 
-// transition resolves one transition; ok is false when it has a problem.
+// transition resolves one transition's on, to and end; ok is false when it has a problem. Its
+// when and set are compiled once every stage is known (conditions), since they may name any
+// stage's tools.
 func (c *compiler) transition(path string, raw *fileTransition) (Transition, bool) {
 	on, onOK := parseOn(raw.On)
 	if !onOK {
@@ -529,10 +551,22 @@ func (c *compiler) transition(path string, raw *fileTransition) (Transition, boo
 			c.errorf(path+".on", "%w %q; valid: %s", ErrUnknownCondition, raw.On, validOn)
 		}
 	}
+	hasTo, hasEnd := raw.To != "" || c.present(path+".to"), raw.End != "" || c.present(path+".end")
+	switch {
+	case hasTo && hasEnd:
+		c.errorf(path+".end", "%w: a transition either moves the agent (to) or ends it (end), not both; remove one", ErrConflict)
+		return Transition{}, false
+	case hasEnd:
+		end := map[string]Ending{"done": EndDone, "failed": EndFailed}[raw.End]
+		if end == EndNone {
+			c.errorf(path+".end", "%w %q; valid: done, failed", ErrUnknownEnding, raw.End)
+		}
+		return Transition{On: on, To: -1, End: end}, onOK && end != EndNone
+	}
 	to, toOK := c.stageIndex[raw.To]
 	if !toOK {
-		if raw.To == "" && !c.present(path+".to") {
-			c.errorf(path+".to", "%w; valid stages: %s", ErrMissingKey, c.validStages)
+		if !hasTo {
+			c.errorf(path+".to", "%w; valid stages: %s (or end = \"done\" or \"failed\" to end the agent)", ErrMissingKey, c.validStages)
 		} else {
 			c.errorf(path+".to", "%w %q; valid stages: %s", ErrUnknownStage, raw.To, c.validStages)
 		}

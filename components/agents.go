@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 
+	"github.com/warrenhq/warren/memory"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/recording"
 	"github.com/warrenhq/warren/sandbox"
@@ -52,6 +53,11 @@ type AgentData struct {
 	// Dynamic holds the script tools an agent whose blueprint sets dynamic_tools found in its
 	// own workdir (nil for every other agent).
 	Dynamic *DynamicTools
+	// Memory is the agent's own key-value memory (memory_set, memory_get, a transition's set).
+	Memory memory.Store
+	// Output is what the agent's stage visits produced that its blueprint's conditions read
+	// (nil when they read none of it).
+	Output *StageOutput
 	// Sandbox runs the agent's shell commands; made on its first command, pointed at each
 	// stage's boundary by sync_stage, closed (every process killed) at reap.
 	Sandbox *sandbox.Manager

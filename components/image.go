@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/warrenhq/warren/memory"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/policy"
 	"github.com/warrenhq/warren/recording"
@@ -43,6 +44,8 @@ type AgentImage struct {
 	Spend                       Spend
 	ContextTokens, ContextBytes int64
 	Dynamic                     *DynamicImage
+	Memory                      []memory.Entry
+	Output                      *StageOutput
 }
 
 // ToolWorkImage is the current turn's ToolWork as data.
@@ -120,6 +123,8 @@ func (d *AgentData) Image() AgentImage {
 		Spend:         d.Spend,
 		ContextTokens: d.ContextTokens,
 		ContextBytes:  d.ContextBytes,
+		Memory:        d.Memory.Image(),
+		Output:        d.Output.Image(),
 		Work: ToolWorkImage{
 			Calls:       slices.Clone(d.Work.Calls),
 			Keys:        slices.Clone(d.Work.Keys),
@@ -174,6 +179,8 @@ func RestoreAgent(img *AgentImage, detached func(callID string) tools.Detached) 
 		Spend:         img.Spend,
 		ContextTokens: img.ContextTokens,
 		ContextBytes:  img.ContextBytes,
+		Memory:        memory.Restore(img.Memory),
+		Output:        img.Output.Image(),
 		Work: ToolWork{
 			Calls:       img.Work.Calls,
 			Keys:        img.Work.Keys,

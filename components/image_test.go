@@ -51,6 +51,12 @@ func busyAgent() AgentData {
 		Outstanding: 1,
 	}
 	d.Dynamic = &DynamicTools{Stamps: map[string]FileStamp{"count.js": {Size: 10, ModNano: 5}}, Reported: map[string]string{"bad.js": "syntax"}}
+	for key, v := range map[string]any{"rounds": 2, "verdict": "revise", "notes": []string{"a", "b"}} {
+		if err := d.Memory.Set(key, v); err != nil {
+			panic(err)
+		}
+	}
+	d.Output = &StageOutput{Result: `{"verdict":"revise"}`, HasResult: true, Text: "see notes", Tools: []ToolOutput{{Tool: "review", Content: "{}"}}}
 	return d
 }
 
@@ -98,6 +104,10 @@ func TestAgentImageSharesNothing(t *testing.T) {
 	d.Work.Keys[2] = nil
 	d.Tools.Grants.Grant([]string{"shell:rm"}, policy.ScopeRun, 2)
 	d.Dynamic.Stamps["new.js"] = FileStamp{}
+	if err := d.Memory.Set("rounds", 3); err != nil {
+		t.Fatal(err)
+	}
+	d.Output.Tools[0].Content = "later"
 	if !reflect.DeepEqual(img, before) {
 		t.Fatalf("the image changed with the agent:\n%+v\nwas\n%+v", img, before)
 	}
@@ -111,7 +121,7 @@ func TestAgentImageCoversEveryField(t *testing.T) {
 		"Seen": "image", "Model": "image", "Workdir": "image", "Work": "image", "Tools": "image",
 		"Inbox": "image", "Parent": "image", "Depth": "image", "Root": "image", "Spend": "image",
 		"ContextTokens": "image", "ContextBytes": "image", "Dynamic": "what the scan saw; compiled again",
-		"Sandbox": "made again by the next command",
+		"Sandbox": "made again by the next command", "Memory": "image", "Output": "image",
 	}
 	typ := reflect.TypeFor[AgentData]()
 	for i := range typ.NumField() {

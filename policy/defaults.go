@@ -13,6 +13,8 @@ var builtinDefaults = map[string]Verdict{
 	"todo_add":         Allow,
 	"todo_done":        Allow,
 	"todo_list":        Allow,
+	"memory_set":       Allow,
+	"memory_get":       Allow,
 	"ask_user_text":    Allow,
 	"ask_user_choice":  Allow,
 	"ask_user_confirm": Allow,

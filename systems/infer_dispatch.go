@@ -143,6 +143,12 @@ func (a *turnApplier) apply(tick uint64, e ecs.Entity, id *components.Identity, 
 		}
 	}
 	d.Conversation.Append(models.Message{Role: models.RoleAssistant, Content: out.reply.Text, Calls: calls})
+	if p.Blueprint.Reads.Text {
+		if d.Output == nil {
+			d.Output = &components.StageOutput{}
+		}
+		d.Output.Text = out.reply.Text
+	}
 	a.run.Trace.ModelTurn(tick, ref(id, d), stage.Name, iteration, out.reply.Text, len(calls), "", liveTrace(&out))
 	if len(calls) == 0 {
 		cur.Outcome = blueprint.OutcomeDone

@@ -57,6 +57,9 @@ func (s *SyncStage) Update(w *ecs.World) {
 			d.Tools.Grants.EnterStage(int(cur.Stage))
 		}
 		d.Tools.Stage = cur.Stage
+		if d.Output != nil {
+			d.Output.EnterStage()
+		}
 		profile := s.profiles.Get(id.Profile)
 		if d.Sandbox != nil {
 			d.Sandbox.Point(sandboxwire.StageBoundary(profile, cur.Stage))

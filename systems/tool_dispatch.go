@@ -265,6 +265,7 @@ func (t *toolTurn) start(tick uint64, e ecs.Entity, id *components.Identity, p *
 		// Inline tools finish before this call returns and never keep their context, so one
 		// scratch context serves them all.
 		t.fillContext(&t.scratch, id, d, p, turn, call.ID, msgIndex)
+		t.scratch.Memory = &d.Memory // the world's own order: see tools.ExecContext.Memory
 		work.Results[i] = runTool(h, &t.scratch, call.Args)
 		t.scratch = tools.ExecContext{}
 		return
@@ -399,7 +400,8 @@ func (t *toolTurn) fillContext(ec *tools.ExecContext, id *components.Identity, d
 // Terminal if a tool panicked.
 func (t *toolTurn) finish(tick uint64, e ecs.Entity, id *components.Identity, d *components.AgentData, stage *blueprint.Stage) {
 	counters := t.maps.counters.Get(e)
-	watches := t.profiles.Get(id.Profile).Watches
+	p := t.profiles.Get(id.Profile)
+	watches := p.Watches
 	work := &d.Work
 	panicked := ""
 	for i, call := range work.Calls {
@@ -412,6 +414,13 @@ func (t *toolTurn) finish(tick uint64, e ecs.Entity, id *components.Identity, d 
 		d.ByTool.Add(call.Name)
 		if len(watches) > 0 {
 			d.WatchResult(watches, call.Name, r.Content, r.IsError)
+		}
+		if p.Blueprint != nil && p.Blueprint.Reads.Any() {
+			reads := &p.Blueprint.Reads
+			if d.Output == nil {
+				d.Output = &components.StageOutput{}
+			}
+			d.Output.FileResult(reads, call.Name, r.Content, r.IsError)
 		}
 		for _, n := range r.Notes {
 			t.run.Trace.ToolNote(tick, ref(id, d), stage.Name, call.ID, call.Name, n.Fn, n.Text, n.OK, n.Err)

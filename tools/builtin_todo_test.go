@@ -152,7 +152,7 @@ func TestBuiltins(t *testing.T) {
 	if err := RegisterBuiltins(r); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{NameAskUserChoice, NameAskUserConfirm, NameAskUserText, NameEditFile, NameListDir, NameReadFile,
+	want := []string{NameAskUserChoice, NameAskUserConfirm, NameAskUserText, NameEditFile, NameListDir, NameMemoryGet, NameMemorySet, NameReadFile,
 		NameShell, NameTodoAdd, NameTodoDone, NameTodoList, NameWriteFile}
 	if !slices.Equal(r.Names(), want) {
 		t.Fatalf("Names = %v, want %v", r.Names(), want)

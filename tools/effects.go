@@ -98,6 +98,8 @@ var (
 	_ Declarer   = TodoAdd{}
 	_ Declarer   = TodoDone{}
 	_ Declarer   = TodoList{}
+	_ Declarer   = MemorySet{}
+	_ Declarer   = MemoryGet{}
 	_ Declarer   = AskUserText{}
 	_ Declarer   = AskUserChoice{}
 	_ Declarer   = AskUserConfirm{}
@@ -129,6 +131,12 @@ func (TodoDone) Effects() Effects { return nothing }
 
 // Effects implements Declarer: the checklist is the agent's own notes, in memory.
 func (TodoList) Effects() Effects { return nothing }
+
+// Effects implements Declarer: the agent's memory is world data, like the checklist.
+func (MemorySet) Effects() Effects { return nothing }
+
+// Effects implements Declarer: reading the agent's memory touches nothing outside the world.
+func (MemoryGet) Effects() Effects { return nothing }
 
 // Effects implements Declarer: a question to a person changes nothing.
 func (AskUserText) Effects() Effects { return nothing }

@@ -83,7 +83,7 @@ func ExampleScopedToolRegistry() {
 	_, err := reg.Execute(ec, "shout", nil)
 	fmt.Println(err)
 	// Output:
-	// Ahoy, Ada! depth 1 tools 12
+	// Ahoy, Ada! depth 1 tools 14
 	// Hello, Ada! depth 0
 	// Added task 1: say hello
 	// tool not found: "shout"

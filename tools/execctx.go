@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/warrenhq/warren/memory"
 	"time"
 )
 
@@ -80,6 +81,10 @@ type ExecContext struct {
 	// world resource). Present on every live path; nil only in bare contexts, where the checklist tools return a graceful no-op
 	// result.
 	Tasks *TaskBroker
+	// Memory is the calling agent's key-value memory, for memory_set and memory_get: set only
+	// for a call the world runs inline, in its own order (nil elsewhere, where the memory tools
+	// answer ErrNoMemory), since the memory is the world's data.
+	Memory *memory.Store
 	// Now is the world clock's time when the call was dispatched (virtual time in scenarios), so
 	// a tool that shows the time (a script's Date) stays deterministic. Zero in bare contexts.
 	Now time.Time

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/warrenhq/warren/memory"
 	"os"
 	"path/filepath"
 	"slices"
@@ -268,6 +269,7 @@ func TestInvalidArgumentCorpus(t *testing.T) {
 				}
 				ec, workdir := newWorkdirEC(t)
 				ec.Tasks = NewTaskBroker()
+				ec.Memory = &memory.Store{}
 				_, err = run(t, tool, ec, string(args))
 				wantError(t, err, ErrInvalidArguments, fmt.Sprintf("invalid arguments for tool %q", dir.Name()))
 				if _, statErr := os.Stat(workdir); !os.IsNotExist(statErr) {
@@ -275,6 +277,9 @@ func TestInvalidArgumentCorpus(t *testing.T) {
 				}
 				if ec.Tasks.Agents() != 0 {
 					t.Fatal("the tool ran (it touched the checklist) despite invalid arguments")
+				}
+				if ec.Memory.Len() != 0 {
+					t.Fatal("the tool ran (it wrote the memory) despite invalid arguments")
 				}
 			})
 		}

@@ -20,7 +20,7 @@
 // "agent" (the agent id; 0 for a world event), "name" (the agent name) and "kind",
 // followed by the kind's own fields. There is one Writer method per event (two for spawn:
 // Spawn and SpawnChild), and the kinds, as [Kinds] returns them: answer, end, fanout_start, kill,
-// mcp_server, merge, message, model_fallback, model_retry, model_turn, pool_breaker, prompt, reap,
+// mcp_server, memory, merge, message, model_fallback, model_retry, model_turn, pool_breaker, prompt, reap,
 // spawn, stage_enter, terminal, tool_call, tool_note, tool_result, transition, wait_end,
 // wait_start, worker_end.
 // docs/trace.md gives each kind's fields in order, in a table a test generates from what the

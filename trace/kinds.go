@@ -10,6 +10,7 @@ var kinds = []string{
 	KindFanOutStart,
 	KindKill,
 	KindMCPServer,
+	KindMemory,
 	KindMerge,
 	KindMessage,
 	KindModelFallback,

@@ -47,6 +47,7 @@ const (
 	KindToolResult = "tool_result"
 	KindTransition = "transition"
 	KindTerminal   = "terminal"
+	KindMemory     = "memory"
 	KindReap       = "reap"
 	KindPrompt     = "prompt"
 	KindAnswer     = "answer"
@@ -382,13 +383,32 @@ func (w *Writer) truncate(content string) []byte {
 	return w.scratch.Bytes()
 }
 
-// Transition records an agent moving between stages because of outcome on.
-func (w *Writer) Transition(tick uint64, a AgentRef, from, to, on string) {
+// Transition records an agent moving between stages because of outcome on, and, when a
+// transition's condition chose the move, that condition (when; "" for none).
+func (w *Writer) Transition(tick uint64, a AgentRef, from, to, on, when string) {
 	e := w.begin(tick, a, KindTransition)
 	if e == nil {
 		return
 	}
-	e.Str("from", from).Str("to", to).Str("on", on).Msg("")
+	e.Str("from", from).Str("to", to).Str("on", on)
+	if when != "" {
+		e.Str("when", when)
+	}
+	e.Msg("")
+}
+
+// Memory records a write to an agent's memory by a transition's set (memory_set calls are
+// their tool call and result): the key and its new value's JSON text, as a string so the field
+// has one type whatever the value ("null": removed), in the stage the transition left.
+func (w *Writer) Memory(tick uint64, a AgentRef, stage, key, value string) {
+	e := w.begin(tick, a, KindMemory)
+	if e == nil {
+		return
+	}
+	if value == "" {
+		value = "null"
+	}
+	e.Str("stage", stage).Str("key", key).Str("value", value).Msg("")
 }
 
 // Terminal records an agent reaching a final status, why, and in which stage.

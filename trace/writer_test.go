@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -25,7 +26,7 @@ func writeSample(t testing.TB, w *Writer) {
 	w.ToolCall(1, a, "plan", "worker-0-t0-c0", "read_file", json.RawMessage(`{"path": "a.txt"}`), []string{"read_file"}, "allow", "default", "read-only tool")
 	w.ToolResult(2, a, "plan", "worker-0-t0-c0", "read_file", true, "hello\n")
 	w.ModelTurn(3, a, "plan", 1, "", 0, "rate limited", nil)
-	w.Transition(3, a, "plan", "review", "error")
+	w.Transition(3, a, "plan", "review", "error", "")
 	w.Terminal(4, a, "failed", "model error", "review")
 	w.Reap(5, a, "failed", 2, 1, 0, nil)
 	w.End(5, RunFinished, 6, 1, 2, 1, 0, nil)
@@ -315,5 +316,31 @@ func TestContinueNumbersOnWithoutAHeader(t *testing.T) {
 	}
 	if rest.String() != buf.String() || c.Events() != 4 {
 		t.Fatalf("continued trace (%d events)\n%s\nthe original\n%s", c.Events(), rest, &buf)
+	}
+}
+
+// TestConditionalTransitionAndMemory: a transition a condition chose names it, and a set's
+// write is a memory event whose value is the JSON text ("null" when removed).
+func TestConditionalTransitionAndMemory(t *testing.T) {
+	var out bytes.Buffer
+	w, err := NewWriter(&out, testHeader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := AgentRef{ID: 1, Name: "writer-0"}
+	w.Transition(3, a, "review", "work", "done", `result.verdict == "revise"`)
+	w.Memory(3, a, "review", "notes", `{"n":2}`)
+	w.Memory(3, a, "review", "draft", "")
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	want := []string{
+		`{"tick":3,"seq":1,"agent":1,"name":"writer-0","kind":"transition","from":"review","to":"work","on":"done","when":"result.verdict == \"revise\""}`,
+		`{"tick":3,"seq":2,"agent":1,"name":"writer-0","kind":"memory","stage":"review","key":"notes","value":"{\"n\":2}"}`,
+		`{"tick":3,"seq":3,"agent":1,"name":"writer-0","kind":"memory","stage":"review","key":"draft","value":"null"}`,
+	}
+	if len(lines) < 4 || !slices.Equal(lines[1:4], want) {
+		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(lines[1:], "\n"), strings.Join(want, "\n"))
 	}
 }
