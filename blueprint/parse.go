@@ -132,7 +132,7 @@ type fileTransition struct {
 	// End ends the agent ("done" or "failed") instead of moving it to a stage To names.
 	End string `toml:"end"`
 	// When is a condition (see condition.go); Set writes memory keys from expressions.
-	When *string          `toml:"when"`
+	When *string           `toml:"when"`
 	Set  map[string]string `toml:"set"`
 }
 
