@@ -86,8 +86,22 @@ func describe(bp *Blueprint) string {
 				fo.Blueprint, fo.ItemsFile, fo.MaxWorkers, fo.MaxItems, fo.MergeChars, fo.FailAll)
 		}
 		for _, tr := range st.Transitions {
-			fmt.Fprintf(&b, "  on %s -> %d(%s)\n", tr.On, tr.To, tr.ToName)
+			target := fmt.Sprintf("%d(%s)", tr.To, tr.ToName)
+			if tr.End != EndNone {
+				target = "end " + tr.End.String()
+			}
+			fmt.Fprintf(&b, "  on %s -> %s", tr.On, target)
+			if tr.When != nil {
+				fmt.Fprintf(&b, " when %q at %s", tr.When.Source, tr.When.At)
+			}
+			for _, a := range tr.Set {
+				fmt.Fprintf(&b, " set %s=%q", a.Key, a.Value.Source)
+			}
+			b.WriteString("\n")
 		}
+	}
+	if r := bp.Reads; r.Result || r.Text || r.Inbox || r.Memory || len(r.Tools) > 0 {
+		fmt.Fprintf(&b, "reads: result=%v text=%v inbox=%v memory=%v tools=%v\n", r.Result, r.Text, r.Inbox, r.Memory, r.Tools)
 	}
 	return b.String()
 }

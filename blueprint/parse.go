@@ -581,7 +581,7 @@ func (c *compiler) prompt(path string, raw *string) *models.Prompt {
 	}
 	p, err := models.CompilePrompt(*raw)
 	if err != nil {
-		c.errorf(path, "%w: %v; a prompt is text with optional {{.Name}}, {{.Group}}, {{.Index}}, {{.Stage}}, {{.Visit}}, {{.Iteration}}, {{.Turn}} or {{.Task}}", ErrBadPrompt, err)
+		c.errorf(path, "%w: %v; a prompt is text with optional {{.Name}}, {{.Group}}, {{.Index}}, {{.Stage}}, {{.Visit}}, {{.Iteration}}, {{.Turn}}, {{.Task}} or {{.Memory.<key>}}", ErrBadPrompt, err)
 		return nil
 	}
 	return p

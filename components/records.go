@@ -1,6 +1,10 @@
 package components
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/warrenhq/warren/memory"
+)
 
 // FinalRecord is what remains of an agent after reaping: compact, kept for queries and the run
 // summary once the entity and everything it held are gone.
@@ -25,6 +29,8 @@ type FinalRecord struct {
 	Depth  uint8
 	// Spend is what the agent's live model turns cost.
 	Spend Spend
+	// Memory is the agent's memory at the end (nil when empty), for expectations.
+	Memory []memory.Entry
 }
 
 // Records is the store of final records, in reap order, with lookup by agent id. A nil *Records

@@ -116,6 +116,9 @@ type View struct {
 	Messages []Message
 	// Tools is what the current stage advertises, sorted by name for stable prompts.
 	Tools []ToolInfo
+	// Memory is the agent's key-value memory (memory_set, a transition's set) as decoded JSON
+	// values by key; nil when empty. It is the host's and shared: read it, never modify it.
+	Memory map[string]any
 	// Rand is the agent's own seeded random stream, so back ends that simulate choice
 	// stay deterministic. It may be nil when the host gives the agent no stream.
 	Rand *rand.Rand

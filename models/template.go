@@ -24,6 +24,8 @@ type templateData struct {
 	// Task is the most recent user message: the agent's task until a message from its inbox
 	// arrives (a fan-out worker's item, a spawned agent's task).
 	Task string
+	// Memory is the agent's memory ({{.Memory.rounds}}); a key never set prints "<no value>".
+	Memory map[string]any
 }
 
 // newTemplateData copies the templated fields out of a view.
@@ -37,6 +39,7 @@ func newTemplateData(v *View) templateData {
 		Iteration: v.Iteration,
 		Visit:     v.Visit,
 		Task:      lastUserMessage(v.Messages),
+		Memory:    v.Memory,
 	}
 }
 

@@ -2,10 +2,12 @@ package scenarios
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/warrenhq/warren/components"
+	"github.com/warrenhq/warren/memory"
 )
 
 // Expectation is what a scenario expects of one agent, or of every agent of a group, when the
@@ -27,6 +29,9 @@ type Expectation struct {
 	// Results each want some call of a tool to have returned a result with a given content
 	// and kind ([[expect.results]]).
 	Results []ResultExpectation
+	// Memory are keys the agent's memory must hold at the end, each with its value's JSON
+	// (canonical, as memory keeps it), sorted by key.
+	Memory []memory.Entry
 }
 
 // ResultExpectation wants some call of Tool to have returned a result containing Contains ("":
@@ -143,6 +148,15 @@ func mismatches(e *Expectation, r *components.FinalRecord) []string {
 	if e.ToolErrors != nil && int(r.Counters.ToolErrors) != *e.ToolErrors {
 		out = append(out, fmt.Sprintf("tool errors %d, want %d", r.Counters.ToolErrors, *e.ToolErrors))
 	}
+	for _, want := range e.Memory {
+		got, ok := recordMemory(r, want.Key)
+		switch {
+		case !ok:
+			out = append(out, fmt.Sprintf("memory.%s is not set, want %s", want.Key, want.JSON))
+		case got != want.JSON:
+			out = append(out, fmt.Sprintf("memory.%s is %s, want %s", want.Key, got, want.JSON))
+		}
+	}
 	for i := range e.Results {
 		x := &e.Results[i]
 		if seen, _ := r.Seen(x.ID); !seen.Matched {
@@ -150,6 +164,15 @@ func mismatches(e *Expectation, r *components.FinalRecord) []string {
 		}
 	}
 	return out
+}
+
+// recordMemory is the JSON the final memory of r holds under key.
+func recordMemory(r *components.FinalRecord, key string) (string, bool) {
+	i, ok := slices.BinarySearchFunc(r.Memory, key, func(e memory.Entry, k string) int { return strings.Compare(e.Key, k) })
+	if !ok {
+		return "", false
+	}
+	return r.Memory[i].JSON, true
 }
 
 // resultMismatch says that no result matched x: "no successful read_file result contains

@@ -112,6 +112,8 @@ type fileExpect struct {
 	ToolErrors *int           `toml:"tool_errors"`
 	// Results are [[expect.results]]: some call of the tool returned such a result.
 	Results []fileResult `toml:"results"`
+	// Memory are keys the agent's memory must hold at the end, with their values.
+	Memory map[string]any `toml:"memory"`
 }
 
 type fileResult struct {

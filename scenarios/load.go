@@ -22,6 +22,7 @@ import (
 	"github.com/warrenhq/warren/faults"
 	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/internal/tomlfile"
+	"github.com/warrenhq/warren/memory"
 	"github.com/warrenhq/warren/mcp"
 	"github.com/warrenhq/warren/mcp/mcpconfig"
 	"github.com/warrenhq/warren/models"
@@ -765,6 +766,7 @@ func (c *compiler) expectations() {
 			c.errorf(tomlfile.JoinKey(path, "tool_errors"), "%d: an error count is zero or more", *fe.ToolErrors)
 		}
 		e.Results = c.results(path, fe)
+		e.Memory = c.expectMemory(tomlfile.JoinKey(path, "memory"), fe.Memory)
 		switch {
 		case fe.Group == "" && fe.Agent == "":
 			c.errorf(path, "name the group or the agent this expectation is about (group = \"...\" or agent = \"...\")")
@@ -823,6 +825,51 @@ func (c *compiler) expectations() {
 		}
 		c.sc.ExpectRun = re
 	}
+}
+
+// expectMemory compiles an expectation's memory table: each key must be a memory key and each
+// value one JSON can hold (no dates), kept as the canonical JSON memory compares with.
+func (c *compiler) expectMemory(path string, table map[string]any) []memory.Entry {
+	var out []memory.Entry
+	for _, key := range sortedKeys(table) {
+		at := tomlfile.JoinKey(path, key)
+		if err := memory.CheckKey(key); err != nil {
+			c.errorf(at, "%v", err)
+			continue
+		}
+		var check memory.Store
+		if err := check.Set(key, table[key]); err != nil || !jsonKinds(table[key]) {
+			c.errorf(at, "%v is not a value memory can hold: write a string, number, boolean, array or table (no dates)", table[key])
+			continue
+		}
+		text, _ := check.Get(key)
+		out = append(out, memory.Entry{Key: key, JSON: text})
+	}
+	return out
+}
+
+// jsonKinds reports whether v, as TOML decoded it, is made only of what JSON has: TOML's dates
+// and times would encode as strings and never equal what an agent stored.
+func jsonKinds(v any) bool {
+	switch v := v.(type) {
+	case string, bool, int64, float64:
+		return true
+	case []any:
+		for _, x := range v {
+			if !jsonKinds(x) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		for _, x := range v {
+			if !jsonKinds(x) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // results compiles the [[expect.results]] of the expectation at path and gives each a watch,

@@ -1,6 +1,7 @@
 package scripting
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
@@ -25,12 +26,14 @@ type turnInput struct {
 	results                            []models.Message  // the tool messages after the last assistant message
 	resultCalls                        []models.ToolCall // per result: the call it answers
 	inbox                              []string          // the user messages after the last assistant message
+	memory                             map[string]any    // the agent's memory: the host's, never changed once made
 }
 
 // capture copies what the observation needs from v into in's reused buffers.
 func (in *turnInput) capture(v *models.View) {
 	in.agent, in.stage = v.Agent, v.Stage
 	in.stageIndex, in.iteration, in.visit, in.turn = v.StageIndex, v.Iteration, v.Visit, v.Turn
+	in.memory = v.Memory
 	for i := range v.Tools {
 		in.tools = append(in.tools, v.Tools[i].Name)
 	}
@@ -60,7 +63,7 @@ func (in *turnInput) capture(v *models.View) {
 
 // release empties the buffers, dropping their references to the agent's conversation.
 func (in *turnInput) release() {
-	in.agent, in.stage = models.AgentInfo{}, ""
+	in.agent, in.stage, in.memory = models.AgentInfo{}, "", nil
 	in.tools = clearSlice(in.tools)
 	in.window = clearSlice(in.window)
 	in.windowCalls = clearSlice(in.windowCalls)
@@ -99,7 +102,7 @@ func answeredCall(msgs []models.Message, i int) models.ToolCall {
 // in a fixed order, so JSON.stringify(obs) is deterministic; assigning to it throws a TypeError
 // (decide copies what it wants to change).
 var (
-	obsKeys       = []string{"agent", "stage", "stageIndex", "iteration", "visit", "turn", "tools", "messages", "lastResults", "inbox"}
+	obsKeys       = []string{"agent", "stage", "stageIndex", "iteration", "visit", "turn", "tools", "messages", "lastResults", "inbox", "memory"}
 	agentKeys     = []string{"id", "name", "group", "index"}
 	messageKeys   = []string{"role", "content"}
 	assistantKeys = []string{"role", "content", "calls"}
@@ -111,7 +114,8 @@ var (
 // observation is decide's argument for the turn being served:
 //
 //	{agent: {id, name, group, index}, stage, stageIndex, iteration, visit, turn,
-//	 tools: [names], messages: [the latest PolicyWindow], lastResults: [...], inbox: [texts]}
+//	 tools: [names], messages: [the latest PolicyWindow], lastResults: [...], inbox: [texts],
+//	 memory: {key: value}}
 //
 // A message is {role, content}, plus calls: [{id, tool, args}] for an assistant message and
 // callId, name, isError for a tool message; a result is {id, name, args, content, isError}, args
@@ -132,8 +136,8 @@ func (readOnly) SetLen(int) bool             { return false }
 // obs.messages === obs.messages.
 type obsObject struct {
 	readOnly
-	rt                                     *policyRuntime
-	agent, tools, messages, results, inbox goja.Value
+	rt                                             *policyRuntime
+	agent, tools, messages, results, inbox, memory goja.Value
 }
 
 // Get implements goja.DynamicObject.
@@ -171,6 +175,11 @@ func (o *obsObject) Get(key string) goja.Value {
 			o.messages = vm.NewDynamicArray(&lazyList{n: len(in.window), item: rt.messageObject})
 		}
 		return o.messages
+	case "memory":
+		if o.memory == nil {
+			o.memory = rt.memoryObject()
+		}
+		return o.memory
 	case "lastResults":
 		if o.results == nil {
 			o.results = vm.NewDynamicArray(&lazyList{n: len(in.results), item: rt.resultObject})
@@ -449,4 +458,21 @@ func jsType(v goja.Value) string {
 		return "a number"
 	}
 	return "a " + v.ExportType().String()
+}
+
+// memoryObject is obs.memory: the agent's memory as JSON.parse would give it, a plain object
+// that is the script's own copy (in key order, as json.Marshal sorts them), so nothing the
+// script does reaches the host's memory.
+func (rt *policyRuntime) memoryObject() goja.Value {
+	vm := rt.w.vm
+	if len(rt.in.memory) == 0 {
+		return vm.NewObject()
+	}
+	text, err := json.Marshal(rt.in.memory)
+	if err != nil { // not reached: every value was decoded from JSON
+		panic(vm.NewTypeError("memory: " + err.Error()))
+	}
+	v, err := rt.w.jsonParse(goja.Undefined(), vm.ToValue(string(text)))
+	rt.w.must(err)
+	return v
 }

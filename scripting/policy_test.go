@@ -54,7 +54,8 @@ func testView(seed uint64) *models.View {
 			{Role: models.RoleTool, CallID: "voters-0042-t0-c1", Content: "no such file", IsError: true},
 			{Role: models.RoleUser, Content: "Hurry up."},
 		},
-		Rand: rand.New(rand.NewPCG(seed, 1)),
+		Memory: map[string]any{"vote": "red", "rounds": 2.0, "seen": []any{"a", map[string]any{"k": true}}},
+		Rand:   rand.New(rand.NewPCG(seed, 1)),
 	}
 }
 
@@ -116,7 +117,7 @@ func TestPolicyObservation(t *testing.T) {
 		`{"role":"user","content":"Hurry up."}],` +
 		`"lastResults":[{"id":"voters-0042-t0-c0","name":"read_file","args":{"path":"a.txt"},"content":"red","isError":false},` +
 		`{"id":"voters-0042-t0-c1","name":"read_file","args":{"path":"b.txt"},"content":"no such file","isError":true}],` +
-		`"inbox":["Hurry up."]}`
+		`"inbox":["Hurry up."],"memory":{"rounds":2,"seen":["a",{"k":true}],"vote":"red"}}`
 	if got.Text != want {
 		t.Errorf("obs =\n%s\nwant\n%s", got.Text, want)
 	}
@@ -566,4 +567,25 @@ func ExampleCompilePolicy() {
 	// Output:
 	// voters-0 picks red for: pick a color <nil>
 	// write_file {"path":"opinions/voters-0.txt","content":"red"}
+}
+
+// TestPolicyObservationMemory: obs.memory is the agent's memory as plain values, the script's
+// own copy: changing it changes nothing of the host's memory.
+func TestPolicyObservationMemory(t *testing.T) {
+	p := mustPolicy(t, decideBody(`
+  const before = obs.memory.rounds + 1;
+  obs.memory.vote = "blue";
+  obs.memory.seen[1].k = false;
+  return { text: [before, obs.memory.vote, typeof obs.memory.missing].join(" ") };`))
+	v := testView(1)
+	got, err := p.Turn(context.Background(), &models.State{}, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Text != "3 blue undefined" {
+		t.Errorf("got %q", got.Text)
+	}
+	if v.Memory["vote"] != "red" || v.Memory["seen"].([]any)[1].(map[string]any)["k"] != true {
+		t.Errorf("the script changed the host's memory: %v", v.Memory)
+	}
 }

@@ -668,6 +668,9 @@ type event struct {
 	OK         bool            `json:"ok"`
 	Content    string          `json:"content"`
 	From       string          `json:"from"`
+	When       string          `json:"when"`
+	Key        string          `json:"key"`
+	Value      string          `json:"value"`
 	To         string          `json:"to"`
 	On         string          `json:"on"`
 	Status     string          `json:"status"`

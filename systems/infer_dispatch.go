@@ -179,6 +179,7 @@ func buildView(v *models.View, id *components.Identity, p *components.Profile, d
 		StageIndex: int(cur.Stage),
 		Iteration:  int(cur.Iteration),
 		Visit:      int(d.Visits[cur.Stage]),
+		Memory:     d.Memory.Map(),
 		Turn:       int(cur.Turn),
 		Messages:   d.Conversation.Messages,
 		Tools:      scripthost.StageTools(d, p, cur.Stage),

@@ -214,6 +214,7 @@ func record(profiles *components.Profiles, maps *agentMaps, e ecs.Entity, id *co
 		Parent:   d.Parent,
 		Depth:    d.Depth,
 		Spend:    d.Spend,
+		Memory:   d.Memory.Image(),
 	}
 }
 

@@ -85,11 +85,11 @@ func (s *Transition) Update(w *ecs.World) {
 				s.move(tick, e, id, d, cur, from, t.ToName, t.To, when)
 				continue
 			}
-			kind, reason := components.Done, ""
+			kind := components.Done
 			if t.End == blueprint.EndFailed {
-				kind, reason = components.Failed, endReason(from, t)
+				kind = components.Failed
 			}
-			terminate(s.run.Trace, tick, id, d, s.maps.status.Get(e), from.Name, kind, reason)
+			terminate(s.run.Trace, tick, id, d, s.maps.status.Get(e), from.Name, kind, endReason(from, t))
 			s.terminal.add(e)
 			continue
 		}
@@ -112,12 +112,13 @@ func (s *Transition) move(tick uint64, e ecs.Entity, id *components.Identity, d 
 	s.entering.add(e)
 }
 
-// endReason is the status reason of an agent a transition ended failed.
+// endReason is the status reason of an agent a transition with end ended: which stage, on what
+// and, when a condition chose it, which condition.
 func endReason(from *blueprint.Stage, t *blueprint.Transition) string {
 	if t.When != nil {
-		return fmt.Sprintf("stage %q ended the agent failed: on %s when %s", from.Name, t.On, t.When.Source)
+		return fmt.Sprintf("stage %q ended the agent %s: on %s when %s", from.Name, t.End, t.On, t.When.Source)
 	}
-	return fmt.Sprintf("stage %q ended the agent failed: on %s", from.Name, t.On)
+	return fmt.Sprintf("stage %q ended the agent %s: on %s", from.Name, t.End, t.On)
 }
 
 // set writes the transition's set to the agent's memory: every value evaluated first, over the
