@@ -1,9 +1,12 @@
 package blueprint
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/expr-lang/expr/vm"
 )
 
 func loadWorker(b *testing.B) *Blueprint {
@@ -82,4 +85,47 @@ func BenchmarkMaySpawn(b *testing.B) {
 			b.Fatal("wrong answer")
 		}
 	}
+}
+
+// BenchmarkConditionFire is the cost of resolving a stage visit's end through conditions: the
+// review stage of the shipped pipeline, whose grader answered revise, so Fire evaluates both
+// conditions (a JSON field, memory arithmetic) before the fallback fires. "decoded" is the
+// evaluation alone; "with decode" adds decoding the grader's JSON result, as the host does once
+// per transition.
+func BenchmarkConditionFire(b *testing.B) {
+	bp, err := Load(filepath.Join("..", "scenarios", "examples", "review", "pipeline.toml"), append(testTools, "grade"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, _ := bp.Stage("review")
+	const result = `{"verdict":"revise","missing":["## Limits"],"words":25}`
+	env := ConditionEnv{Outcome: "done", Stage: "review", Visit: 1, Memory: map[string]any{"rounds": 1.0}}
+	var machine vm.VM
+	fire := func(b *testing.B) {
+		if k, err := st.Fire(OutcomeDone, &machine, &env); err != nil || k != 2 {
+			b.Fatalf("Fire = %d, %v", k, err)
+		}
+	}
+	b.Run("decoded", func(b *testing.B) {
+		var v any
+		if err := json.Unmarshal([]byte(result), &v); err != nil {
+			b.Fatal(err)
+		}
+		env.Tools = map[string]any{"grade": v}
+		b.ReportAllocs()
+		for b.Loop() {
+			fire(b)
+		}
+	})
+	b.Run("with decode", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var v any
+			if err := json.Unmarshal([]byte(result), &v); err != nil {
+				b.Fatal(err)
+			}
+			env.Tools = map[string]any{"grade": v}
+			fire(b)
+		}
+	})
 }

@@ -105,3 +105,28 @@ func TestValidateTestdataScenarios(t *testing.T) {
 	r := host(t, append([]string{"validate"}, files...)...)
 	wantCode(t, r, exitOK)
 }
+
+// TestValidateGraph: --graph prints the shipped review pipeline's stage graph after the ok
+// line, in the format asked for, with the conditions on its edges; a bad format is refused.
+func TestValidateGraph(t *testing.T) {
+	sc := filepath.Join("..", "..", "scenarios", "examples", "review.toml")
+	for format, want := range map[string][]string{
+		"dot":     {"digraph \"pipeline\" {", `s2 -> end_done [label="done when tools.grade?.verdict == \"approve\"; set rounds, verdict"];`, "s2 -> s1 [label=\"done; set missing, rounds\"];"},
+		"mermaid": {"flowchart LR", `s0[["plan"]]`, `s2 -->|"done when (memory.rounds ?? 0) + 1 #gt;= 3; set rounds, verdict"| end_failed`},
+	} {
+		r := host(t, "validate", sc, "--graph", format)
+		wantCode(t, r, exitOK)
+		if !strings.HasPrefix(r.stdout, sc+": ok (scenario review") {
+			t.Errorf("%s: stdout starts %q", format, r.stdout[:min(len(r.stdout), 80)])
+		}
+		for _, w := range want {
+			if !strings.Contains(r.stdout, w) {
+				t.Errorf("%s: stdout lacks %q:\n%s", format, w, r.stdout)
+			}
+		}
+	}
+	r := host(t, "validate", sc, "--graph", "svg")
+	if r.code == exitOK || !strings.Contains(r.stderr, "dot") {
+		t.Errorf("--graph svg: code %d, stderr %q", r.code, r.stderr)
+	}
+}
