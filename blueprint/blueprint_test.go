@@ -191,6 +191,12 @@ func checkInvariants(t *testing.T, bp *Blueprint) {
 			}
 		}
 		for _, tr := range st.Transitions {
+			if tr.End != EndNone {
+				if tr.To != -1 || tr.ToName != "" {
+					t.Errorf("stage %s: transition %+v ends the agent and names a stage", st.Name, tr)
+				}
+				continue
+			}
 			if tr.To < 0 || tr.To >= len(bp.Stages) || bp.Stages[tr.To].Name != tr.ToName {
 				t.Errorf("stage %s: transition %+v points nowhere", st.Name, tr)
 			}

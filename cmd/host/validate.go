@@ -2,11 +2,8 @@ package main
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/warrenhq/warren"
-	"github.com/warrenhq/warren/blueprint"
 )
 
 type validateCmd struct {
@@ -34,34 +31,13 @@ func (v *validateCmd) Run(e *env) error {
 		}
 		fmt.Fprintf(e.stdout, "%s: ok (scenario %s, %d groups, %d agents, %d blueprints)\n", f, sc.Name, len(sc.Groups), agents, len(sc.Blueprints))
 		if v.Graph != "" {
-			if err := printGraphs(e, sc, v.Graph); err != nil {
+			if err := warren.WriteStageGraphs(e.stdout, sc, v.Graph); err != nil {
 				return err
 			}
 		}
 	}
 	if bad > 0 {
 		return errBadInput
-	}
-	return nil
-}
-
-// printGraphs prints the stage graph of each of the scenario's blueprints, in key order, each
-// after a comment line naming it.
-func printGraphs(e *env, sc *warren.Scenario, format string) error {
-	f, err := blueprint.ParseGraphFormat(format)
-	if err != nil {
-		return err
-	}
-	comment := "//"
-	if f == blueprint.GraphMermaid {
-		comment = "%%"
-	}
-	for _, key := range slices.Sorted(maps.Keys(sc.Blueprints)) {
-		bp := sc.Blueprints[key]
-		fmt.Fprintf(e.stdout, "%s blueprint %s (%s)\n", comment, key, bp.Path)
-		if err := bp.WriteGraph(e.stdout, f, nil); err != nil {
-			return err
-		}
 	}
 	return nil
 }
