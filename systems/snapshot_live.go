@@ -3,6 +3,7 @@ package systems
 import (
 	"context"
 	"encoding/gob"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -51,6 +52,9 @@ type viewImage struct {
 	System                             string
 	Messages                           []models.Message
 	Tools                              []models.ToolInfo
+	// Memory is the view's memory as JSON text ("" when empty): gob cannot carry its any values,
+	// and JSON is what the memory held them as.
+	Memory string
 }
 
 // liveSendImage is a live send waiting for a model-lane slot, as data.
@@ -130,7 +134,7 @@ func (j *liveJob) image() liveJobImage {
 	v := j.view
 	img := liveJobImage{Entity: ecs.RefOf(j.entity), Agent: j.agent, Group: j.group, Root: j.root, Turn: j.turn, ModelID: j.modelID,
 		View: viewImage{Agent: v.Agent, Stage: v.Stage, StageIndex: v.StageIndex, Iteration: v.Iteration, Visit: v.Visit, Turn: v.Turn,
-			System: v.System, Messages: slices.Clone(v.Messages), Tools: slices.Clone(v.Tools)},
+			System: v.System, Messages: slices.Clone(v.Messages), Tools: slices.Clone(v.Tools), Memory: memoryJSON(v.Memory)},
 		State: j.state, Source: j.source, Latency: j.latency, Bytes: j.bytes, Prompt: j.prompt, Reserved: j.reserved,
 		Dropped: j.dropped, Copied: j.copied, ContextCanceled: j.ctx != nil && j.ctx.Err() != nil}
 	if j.sentFrom != nil {
@@ -195,6 +199,11 @@ func (lr *liveRestorer) job(img *liveJobImage) (*liveJob, error) {
 	v := img.View
 	j.view = &models.View{Agent: v.Agent, Stage: v.Stage, StageIndex: v.StageIndex, Iteration: v.Iteration, Visit: v.Visit, Turn: v.Turn,
 		System: v.System, Messages: v.Messages, Tools: v.Tools, Rand: rand.New(&j.source)}
+	if v.Memory != "" {
+		if err := json.Unmarshal([]byte(v.Memory), &j.view.Memory); err != nil {
+			return nil, fmt.Errorf("live job of %s: memory: %w", img.Agent, err)
+		}
+	}
 	if img.SentFrom != "" {
 		if j.sentFrom, err = lr.pool(img.SentFrom); err != nil {
 			return nil, err
@@ -245,4 +254,16 @@ func (s *PoolAdmit) rebuildSend(lr *liveRestorer, img *liveSendImage) (func() an
 		return nil, errors.New("a live send without the pool that sent it")
 	}
 	return s.sendWork(img.Tick, t.Attempt, t, job, job.route.Model(job.sentFrom)), nil
+}
+
+// memoryJSON is a view's memory as JSON text, "" when empty.
+func memoryJSON(m map[string]any) string {
+	if len(m) == 0 {
+		return ""
+	}
+	text, err := json.Marshal(m) // every value was decoded from JSON, so it encodes again
+	if err != nil {
+		return ""
+	}
+	return string(text)
 }
