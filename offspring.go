@@ -50,7 +50,7 @@ func (o *offspring) Profile(parent *components.Profile, stage int32, key string)
 	if err != nil {
 		return nil, err
 	}
-	g := &scenarios.Group{Name: key, BlueprintKey: key, Blueprint: sp.Blueprint, ModelKey: sp.ModelKey, Model: sp.Model, Watches: sp.Watches}
+	g := &scenarios.Group{Name: key, BlueprintKey: key, Blueprint: sp.Blueprint, ModelKey: sp.ModelKey, Model: sp.Model, StageModels: sp.StageModels, Watches: sp.Watches}
 	p, err := profile(g, o.scoped, o.root, pol, o.host.SandboxCeiling(), o.sc.LeasedServers(g.Blueprint))
 	if err != nil {
 		return nil, err

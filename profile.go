@@ -56,6 +56,22 @@ func profile(g *scenarios.Group, scoped *tools.ScopedToolRegistry, root string, 
 		Tools: scoped, StageTools: stageTools, StageRegistries: registries, Policy: pol,
 		Sandbox: boundaries, MCPServers: servers, WorkRoot: root, Watches: g.Watches,
 	}
+	if len(g.StageModels) > 0 {
+		p.StageModels = make([]components.StageModel, len(bp.Stages))
+		slots := map[string]uint8{}
+		for _, sm := range g.StageModels {
+			id := sm.Model.ID()
+			if id == p.ModelID {
+				continue // the group's own model: its agents keep one state in it
+			}
+			slot, ok := slots[id]
+			if !ok {
+				slot = uint8(len(slots) + 1)
+				slots[id] = slot
+			}
+			p.StageModels[sm.Index] = components.StageModel{Model: sm.Model, ID: id, Slot: slot}
+		}
+	}
 	p.Workdir = g.WorkdirFunc(root)
 	p.Task = g.TaskFunc()
 	return p, nil

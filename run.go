@@ -155,6 +155,9 @@ type Summary struct {
 	Trees  map[string]components.Spend
 	// Pools is what each inference pool did, in order (configured pools first).
 	Pools []PoolSummary
+	// Models is what each model did (a stage may have a model of its own), sorted by model id:
+	// its turns, how many failed, and what its live turns spent.
+	Models []ModelSummary
 	// Snapshots is what the run's world snapshots cost (a run with a state directory).
 	Snapshots SnapshotStats
 }
@@ -173,6 +176,17 @@ type SnapshotStats struct {
 	LastAgents              int
 	// Why is the reason of the last deferral, Failed the last write's error ("" when none was).
 	Why, Failed string
+}
+
+// ModelSummary is what one model did in a run.
+type ModelSummary struct {
+	// ID names the model as the trace does ("scripted:planner", "openai:grader").
+	ID string
+	// Turns counts its turns, Failed those that failed (a model error, an injected fault, a
+	// panic).
+	Turns, Failed uint64
+	// Spend is what its live turns cost (zero for a model that runs in the host).
+	Spend components.Spend
 }
 
 // PoolSummary is what one inference pool did in a run.
@@ -562,6 +576,13 @@ func (r *Runtime) Run(ctx context.Context) (*Summary, error) {
 		Ticks: ticks, Stop: stop, Status: status, Err: why, Elapsed: elapsed, Records: records,
 		Recorded: r.record.Entries(), RealTimeLimits: r.set.Run.RealTimeLimits}
 	r.spendSummary(sum)
+	for _, c := range r.set.Run.ModelUses() {
+		m := ModelSummary{ID: c.Model, Turns: c.Turns, Failed: c.Failed}
+		if in := r.set.Inference; in != nil && in.Models[c.Model] != nil {
+			m.Spend = *in.Models[c.Model]
+		}
+		sum.Models = append(sum.Models, m)
+	}
 	if r.snapshots != nil {
 		sum.Snapshots = r.snapshots.stats()
 	}

@@ -55,6 +55,8 @@ type worldSnapshot struct {
 	TraceEvents    uint64
 	Recording      recording.WriterImage
 	RealTimeLimits uint64
+	// Models are the turns each model made so far (resources.Run.Models).
+	Models []resources.ModelCount
 }
 
 // snapshotter takes a run's world snapshots at tick boundaries (ecs.Scheduler.SetBoundary): it
@@ -252,6 +254,7 @@ func (r *Runtime) image() (*worldSnapshot, error) {
 		Hub: r.set.Hub.Image(), Answers: kept.AnswererImage(), Tasks: r.set.Tasks.Image(), Lanes: lanes,
 		Servers: servers, Leases: r.installed.Leases.Image(), Inference: inf,
 		TraceEvents: r.trace.Events(), Recording: r.record.Image(), RealTimeLimits: r.set.Run.RealTimeLimits,
+		Models: r.set.Run.ModelUses(),
 	}, nil
 }
 
@@ -290,6 +293,7 @@ func (r *Runtime) restoreBeforeInstall(snap *worldSnapshot) error {
 		return err
 	}
 	r.set.Run.RealTimeLimits = snap.RealTimeLimits
+	r.set.Run.RestoreModelUses(snap.Models)
 	return nil
 }
 
@@ -345,8 +349,10 @@ func (r *Runtime) liveModel(id string) (models.Live, error) {
 	ps := r.set.Profiles
 	for i := range ps.Len() {
 		p := ps.Get(uint32(i))
-		if lm, ok := p.Model.(models.Live); ok && p.ModelID == id {
-			return lm, nil
+		for _, m := range p.Models() {
+			if lm, ok := m.(models.Live); ok && m.ID() == id {
+				return lm, nil
+			}
 		}
 	}
 	return nil, fmt.Errorf("no profile runs model %s", id)

@@ -29,6 +29,10 @@ type AgentData struct {
 	Seen *ResultsSeen
 	// Model is the agent's own state in its model back end.
 	Model models.State
+	// StageModels is the agent's state in the models its stages have of their own, by slot - 1
+	// (Profile.StageModels): nil for an agent whose stages all use the profile's model. Use
+	// ModelState.
+	StageModels []models.State
 	// Workdir is the agent's absolute workdir, worked out from its profile on first use.
 	Workdir string
 	// Work holds the tool calls of the current turn.
@@ -61,6 +65,18 @@ type AgentData struct {
 	// Sandbox runs the agent's shell commands; made on its first command, pointed at each
 	// stage's boundary by sync_stage, closed (every process killed) at reap.
 	Sandbox *sandbox.Manager
+}
+
+// ModelState returns the agent's state in the model of slot (Profile.ModelOf): slot 0 is
+// Model, the others StageModels, grown on first use.
+func (d *AgentData) ModelState(slot uint8) *models.State {
+	if slot == 0 {
+		return &d.Model
+	}
+	for int(slot) > len(d.StageModels) {
+		d.StageModels = append(d.StageModels, models.State{})
+	}
+	return &d.StageModels[slot-1]
 }
 
 // DynamicTools are the script tools an agent with dynamic_tools wrote into its workdir's tools/

@@ -1,6 +1,7 @@
 package components
 
 import (
+	"context"
 	"reflect"
 	"strings"
 	"testing"
@@ -211,5 +212,52 @@ func TestConversationLastUserText(t *testing.T) {
 		if m.Content == "a message from the boss" {
 			t.Fatalf("the boss's message is still held (%+v): the test no longer checks a dropped intent", c.Messages)
 		}
+	}
+}
+
+// namedModel is a model that is only an id, for the profile's model lookups.
+type namedModel string
+
+func (m namedModel) ID() string { return string(m) }
+func (namedModel) Turn(context.Context, *models.State, *models.View) (models.Reply, error) {
+	return models.Reply{}, nil
+}
+
+// TestStageModels: a stage with a model of its own resolves to it and its slot, every other stage
+// to the profile's model (slot 0); an agent's state in each slot is its own, the extra slots made
+// on first use only.
+func TestStageModels(t *testing.T) {
+	p := &Profile{Model: namedModel("scripted:writer"), ModelID: "scripted:writer",
+		StageModels: []StageModel{{}, {Model: namedModel("openai:grader"), ID: "openai:grader", Slot: 1}, {}, {Model: namedModel("js:judge"), ID: "js:judge", Slot: 2}}}
+	for _, tc := range []struct {
+		name  string
+		stage int32
+		id    string
+		slot  uint8
+	}{
+		{"a stage of the profile's model", 0, "scripted:writer", 0},
+		{"a stage with its own model", 1, "openai:grader", 1},
+		{"the other stage with its own", 3, "js:judge", 2},
+		{"a stage past the table", 9, "scripted:writer", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, id, slot := p.ModelOf(tc.stage)
+			if m.ID() != tc.id || id != tc.id || slot != tc.slot {
+				t.Errorf("ModelOf(%d) = %s, %q, %d; want %q, slot %d", tc.stage, m.ID(), id, slot, tc.id, tc.slot)
+			}
+		})
+	}
+	if got := p.Models(); len(got) != 3 || got[0].ID() != "scripted:writer" || got[1].ID() != "openai:grader" || got[2].ID() != "js:judge" {
+		t.Errorf("Models() = %v", got)
+	}
+	var d AgentData
+	d.ModelState(0).Cursor = 4
+	if d.StageModels != nil {
+		t.Fatal("the profile's model's state made stage model slots")
+	}
+	d.ModelState(2).Cursor = 7
+	d.ModelState(1).Cursor++
+	if d.Model.Cursor != 4 || len(d.StageModels) != 2 || d.StageModels[0].Cursor != 1 || d.StageModels[1].Cursor != 7 {
+		t.Errorf("states: model %+v, stage models %+v", d.Model, d.StageModels)
 	}
 }

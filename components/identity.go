@@ -20,6 +20,10 @@ type Profile struct {
 	// Model decides the agents' turns; ModelID names it in traces.
 	Model   models.Model
 	ModelID string
+	// StageModels holds, per stage index, the model of a stage that has one of its own (a
+	// group's stage_models): the entry of a stage without one is zero, and the slice is nil when
+	// no stage has one. ModelOf resolves it.
+	StageModels []StageModel
 	// Tools is the registry dispatch resolves calls through (base plus scopes).
 	Tools *tools.ScopedToolRegistry
 	// StageTools holds, per stage index, what that stage advertises to the model, sorted by
@@ -63,6 +67,39 @@ type ProfileOrigin struct {
 	Parent uint32
 	Stage  int32
 	Key    string
+}
+
+// StageModel is the model a stage of a profile has of its own, instead of the profile's Model.
+type StageModel struct {
+	// Model decides the turns made in the stage; ID names it in traces.
+	Model models.Model
+	ID    string
+	// Slot is where an agent keeps its state in this model (AgentData.ModelState): 1, 2, … in
+	// the order the profile's stage models were first named; 0 is the profile's Model.
+	Slot uint8
+}
+
+// ModelOf returns the model that makes an agent's turns in stage, its id and the slot of the
+// agent's state in it: the stage's own model when it has one, else the profile's Model (slot 0).
+func (p *Profile) ModelOf(stage int32) (models.Model, string, uint8) {
+	if int(stage) < len(p.StageModels) {
+		if sm := &p.StageModels[stage]; sm.Model != nil {
+			return sm.Model, sm.ID, sm.Slot
+		}
+	}
+	return p.Model, p.ModelID, 0
+}
+
+// Models returns every model the profile's agents may use, each once: Model first, then the
+// stages' own models by slot.
+func (p *Profile) Models() []models.Model {
+	out := []models.Model{p.Model}
+	for i := range p.StageModels {
+		if sm := &p.StageModels[i]; sm.Model != nil && int(sm.Slot) >= len(out) {
+			out = append(out, sm.Model)
+		}
+	}
+	return out
 }
 
 // Registry is the registry calls in stage resolve through: the stage's own registry when the

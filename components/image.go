@@ -30,6 +30,7 @@ type AgentImage struct {
 	ByTool      ToolCounts
 	Seen        []ResultSeen
 	Model       models.State
+	StageModels []models.State
 	Workdir     string
 	Work        ToolWorkImage
 	// Stage, Grants, Writes, Prompts and Waits are the AgentToolState.
@@ -110,6 +111,7 @@ func (d *AgentData) Image() AgentImage {
 		LastUser:      d.Conversation.lastUser,
 		ByTool:        slices.Clone(d.ByTool),
 		Model:         d.Model,
+		StageModels:   slices.Clone(d.StageModels),
 		Workdir:       d.Workdir,
 		Stage:         d.Tools.Stage,
 		Grants:        d.Tools.Grants.Image(),
@@ -162,9 +164,10 @@ func RestoreAgent(img *AgentImage, detached func(callID string) tools.Detached) 
 		Conversation: Conversation{
 			Messages: img.Messages, Max: img.MaxMessages, Dropped: img.Dropped, lastUser: img.LastUser,
 		},
-		ByTool:  img.ByTool,
-		Model:   img.Model,
-		Workdir: img.Workdir,
+		ByTool:      img.ByTool,
+		Model:       img.Model,
+		StageModels: img.StageModels,
+		Workdir:     img.Workdir,
 		Tools: AgentToolState{
 			Stage:   img.Stage,
 			Grants:  policy.RestoreGrants(img.Grants),

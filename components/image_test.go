@@ -22,7 +22,8 @@ func (l leftRunning) Report() string { return "report of " + l.call }
 // scopes, a spent write budget, a turn with a finished background call and a diverged script.
 func busyAgent() AgentData {
 	d := AgentData{Name: "worker-3", Reason: "stage done", Visits: []uint32{1, 2, 0}, Workdir: "/w/worker-3",
-		Parent: 7, Depth: 1, Root: 2, ContextTokens: 420, ContextBytes: 1700, Model: models.State{Cursor: 5}}
+		Parent: 7, Depth: 1, Root: 2, ContextTokens: 420, ContextBytes: 1700, Model: models.State{Cursor: 5},
+		StageModels: []models.State{{Cursor: 2}, {Cursor: 9}}}
 	d.Conversation.Max = 4
 	d.Conversation.Append(models.Message{Role: models.RoleUser, Content: "the task"})
 	for i := range 3 {
@@ -108,6 +109,7 @@ func TestAgentImageSharesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.Output.Tools[0].Content = "later"
+	d.ModelState(2).Cursor++
 	if !reflect.DeepEqual(img, before) {
 		t.Fatalf("the image changed with the agent:\n%+v\nwas\n%+v", img, before)
 	}
@@ -118,7 +120,7 @@ func TestAgentImageSharesNothing(t *testing.T) {
 func TestAgentImageCoversEveryField(t *testing.T) {
 	covered := map[string]string{
 		"Name": "image", "Reason": "image", "Visits": "image", "Conversation": "image", "ByTool": "image",
-		"Seen": "image", "Model": "image", "Workdir": "image", "Work": "image", "Tools": "image",
+		"Seen": "image", "Model": "image", "StageModels": "image", "Workdir": "image", "Work": "image", "Tools": "image",
 		"Inbox": "image", "Parent": "image", "Depth": "image", "Root": "image", "Spend": "image",
 		"ContextTokens": "image", "ContextBytes": "image", "Dynamic": "what the scan saw; compiled again",
 		"Sandbox": "made again by the next command", "Memory": "image", "Output": "image",

@@ -13,6 +13,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/warrenhq/warren/models"
+	"github.com/warrenhq/warren/trace"
 )
 
 // liveTurns is a recorded run of two live models: three agents on openai:live (one retried
@@ -278,11 +279,14 @@ func TestScriptRefusesWhatIsNotALiveRun(t *testing.T) {
 // traceOf is a trace of the run liveTurns recorded: its model_turn events, an injected fault
 // among them that no live model answered.
 func traceOf(hash string) string {
-	lines := []string{fmt.Sprintf(`{"format":"warren-trace","version":4,"host_version":"t","scenario":"live","scenario_hash":%q,"seed":5,"clock":"virtual"}`, hash)}
+	var head strings.Builder
+	w, _ := trace.NewWriter(&head, trace.Header{Scenario: "live", ScenarioHash: hash, Seed: 5, Clock: trace.ClockVirtual})
+	_ = w.Close()
+	lines := []string{strings.TrimSuffix(head.String(), "\n")}
 	seq := 0
 	ev := func(name, stage, text string, calls int, errText string) {
 		seq++
-		e := fmt.Sprintf(`{"tick":1,"seq":%d,"agent":1,"name":%q,"kind":"model_turn","stage":%q,"iteration":0,"text":%q,"calls":%d`, seq, name, stage, text, calls)
+		e := fmt.Sprintf(`{"tick":1,"seq":%d,"agent":1,"name":%q,"kind":"model_turn","stage":%q,"model":"openai:live","iteration":0,"text":%q,"calls":%d`, seq, name, stage, text, calls)
 		if errText != "" {
 			e += fmt.Sprintf(`,"error":%q`, errText)
 		}

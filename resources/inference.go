@@ -54,11 +54,12 @@ type Inference struct {
 	// Pools are the pools in order: the configured ones, then the implicit pool of each live
 	// model no configured pool serves, in the order the run first used them.
 	Pools []*inference.Pool
-	// Run, Groups and Trees are what was spent: by the run, by group name, by the id of each
-	// tree's top-level agent.
+	// Run, Groups, Trees and Models are what was spent: by the run, by group name, by the id of
+	// each tree's top-level agent, by model id.
 	Run    components.Spend
 	Groups map[string]*components.Spend
 	Trees  map[uint64]*components.Spend
+	Models map[string]*components.Spend
 	// ReservedTokens and ReservedCost are the worst cases of the turns in flight, counted against
 	// the run's budgets until their answers come back.
 	ReservedTokens int64
@@ -79,6 +80,7 @@ func (in *Inference) install(w *ecs.World) {
 	in.routes = map[string]*Route{}
 	in.Groups = map[string]*components.Spend{}
 	in.Trees = map[uint64]*components.Spend{}
+	in.Models = map[string]*components.Spend{}
 	in.clock = w.Clock()
 	w.AddWaiter(in)
 }
@@ -130,21 +132,23 @@ func (in *Inference) Route(id string, m models.Live) (*Route, error) {
 	return r, nil
 }
 
-// Charge counts what one answered attempt of an agent in group, in the tree under root, spent.
-func (in *Inference) Charge(group string, root uint64, s components.Spend) {
+// Charge counts what one answered attempt of an agent in group, in the tree under root, by the
+// model model, spent.
+func (in *Inference) Charge(group string, root uint64, model string, s components.Spend) {
 	in.Run.Add(s)
-	g := in.Groups[group]
-	if g == nil {
-		g = &components.Spend{}
-		in.Groups[group] = g
+	chargeTo(in.Groups, group, s)
+	chargeTo(in.Trees, root, s)
+	chargeTo(in.Models, model, s)
+}
+
+// chargeTo adds s to the spend of key in m, making it on first use.
+func chargeTo[K comparable](m map[K]*components.Spend, key K, s components.Spend) {
+	e := m[key]
+	if e == nil {
+		e = &components.Spend{}
+		m[key] = e
 	}
-	g.Add(s)
-	t := in.Trees[root]
-	if t == nil {
-		t = &components.Spend{}
-		in.Trees[root] = t
-	}
-	t.Add(s)
+	e.Add(s)
 }
 
 // Pending implements ecs.Waiter: turns wait in a pool.
@@ -195,11 +199,13 @@ type InferenceImage struct {
 	Run            components.Spend
 	Groups         []GroupSpend
 	Trees          []TreeSpend
+	Models         []GroupSpend
 	ReservedTokens int64
 	ReservedCost   inference.Cost
 }
 
-// GroupSpend is one group's spend; TreeSpend one agent tree's, by its top-level agent's id.
+// GroupSpend is one group's (or, in InferenceImage.Models, one model's) spend; TreeSpend one
+// agent tree's, by its top-level agent's id.
 type GroupSpend struct {
 	Group string
 	Spend components.Spend
@@ -227,6 +233,9 @@ func (in *Inference) Image(value func(*inference.Ticket) (any, error)) (Inferenc
 	}
 	for _, r := range slices.Sorted(maps.Keys(in.Trees)) {
 		img.Trees = append(img.Trees, TreeSpend{Root: r, Spend: *in.Trees[r]})
+	}
+	for _, m := range slices.Sorted(maps.Keys(in.Models)) {
+		img.Models = append(img.Models, GroupSpend{Group: m, Spend: *in.Models[m]})
 	}
 	return img, nil
 }
@@ -266,6 +275,10 @@ func (in *Inference) Restore(img *InferenceImage, live func(id string) (models.L
 	for _, t := range img.Trees {
 		s := t.Spend
 		in.Trees[t.Root] = &s
+	}
+	for _, m := range img.Models {
+		s := m.Spend
+		in.Models[m.Group] = &s
 	}
 	return nil
 }

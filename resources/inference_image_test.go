@@ -60,8 +60,8 @@ func TestInferenceImageRestoresRoutesPoolsAndSpend(t *testing.T) {
 	for _, p := range orig.Pools {
 		p.Admit(now, func(*inference.Ticket) inference.Verdict { return inference.Send })
 	}
-	orig.Charge("g", 1, components.Spend{Cost: 5, Turns: 1, Attempts: 2})
-	orig.Charge("h", 4, components.Spend{Cost: 7, Turns: 1, Attempts: 1})
+	orig.Charge("g", 1, "openai:a", components.Spend{Cost: 5, Turns: 1, Attempts: 2})
+	orig.Charge("h", 4, "openai:b", components.Spend{Cost: 7, Turns: 1, Attempts: 1})
 	orig.ReservedTokens, orig.ReservedCost = 30, 9
 	img, err := orig.Image(func(t *inference.Ticket) (any, error) { return t.Value, nil })
 	if err != nil {
@@ -89,8 +89,8 @@ func TestInferenceImageRestoresRoutesPoolsAndSpend(t *testing.T) {
 	if err != nil || r.Pool.Name() != "main" {
 		t.Fatalf("the configured model routes to %v (%v), want pool main", r.Pool.Name(), err)
 	}
-	if back.Run != orig.Run || back.Groups["h"].Cost != 7 || back.Trees[1].Attempts != 2 || back.ReservedCost != 9 {
-		t.Fatalf("spend restored as run %+v, groups %v, trees %v", back.Run, back.Groups, back.Trees)
+	if back.Run != orig.Run || back.Groups["h"].Cost != 7 || back.Trees[1].Attempts != 2 || back.Models["openai:a"].Cost != 5 || back.ReservedCost != 9 {
+		t.Fatalf("spend restored as run %+v, groups %v, trees %v, models %v", back.Run, back.Groups, back.Trees, back.Models)
 	}
 	if err := back.Restore(&img, nil, nil); err == nil {
 		t.Fatal("a second Restore into an Inference that routed models was taken")

@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -60,6 +61,59 @@ type Run struct {
 	// RealTimeLimits counts the calls whose result a limit measured in real time decided (their
 	// tools.NoteRealTime notes), for the summary to say so. World goroutine only.
 	RealTimeLimits uint64
+	// Models counts, by model id, the turns each model made and how many failed, for the
+	// summary's account per model (a stage may have a model of its own). World goroutine only.
+	Models map[string]*ModelUse
+}
+
+// ModelUse is what one model did in a run: its turns and how many of them failed (a model error,
+// an injected fault, a panic).
+type ModelUse struct {
+	Turns, Failed uint64
+}
+
+// CountModelTurn counts one turn of the model id, failed or not.
+func (r *Run) CountModelTurn(id string, failed bool) {
+	u := r.Models[id]
+	if u == nil {
+		if r.Models == nil {
+			r.Models = map[string]*ModelUse{}
+		}
+		u = &ModelUse{}
+		r.Models[id] = u
+	}
+	u.Turns++
+	if failed {
+		u.Failed++
+	}
+}
+
+// ModelUses returns the per-model counts as data, sorted by model id: for a snapshot and the
+// summary.
+func (r *Run) ModelUses() []ModelCount {
+	out := make([]ModelCount, 0, len(r.Models))
+	for _, id := range slices.Sorted(maps.Keys(r.Models)) {
+		out = append(out, ModelCount{Model: id, ModelUse: *r.Models[id]})
+	}
+	return out
+}
+
+// RestoreModelUses sets the per-model counts from ModelUses' data.
+func (r *Run) RestoreModelUses(counts []ModelCount) {
+	r.Models = nil
+	for _, c := range counts {
+		u := c.ModelUse
+		if r.Models == nil {
+			r.Models = map[string]*ModelUse{}
+		}
+		r.Models[c.Model] = &u
+	}
+}
+
+// ModelCount is one model's ModelUse, by its id.
+type ModelCount struct {
+	Model string
+	ModelUse
 }
 
 // Lanes are the two worker lanes and the latency model of virtual time.

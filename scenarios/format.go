@@ -35,6 +35,8 @@ type fileScenario struct {
 
 type fileSpawn struct {
 	Model string `toml:"model"`
+	// StageModels gives stages of the blueprint a model of their own: stage name = model key.
+	StageModels map[string]string `toml:"stage_models"`
 }
 
 type fileLaunch struct {
@@ -91,10 +93,12 @@ type fileGroup struct {
 	Name      string `toml:"name"`
 	Blueprint string `toml:"blueprint"`
 	Model     string `toml:"model"`
-	Count     int    `toml:"count"`
-	AgentName string `toml:"agent_name"`
-	Workdir   string `toml:"workdir"`
-	Task      string `toml:"task"`
+	// StageModels gives stages of the blueprint a model of their own: stage name = model key.
+	StageModels map[string]string `toml:"stage_models"`
+	Count       int               `toml:"count"`
+	AgentName   string            `toml:"agent_name"`
+	Workdir     string            `toml:"workdir"`
+	Task        string            `toml:"task"`
 	// SafetyMode is default, read-only or auto; PlanFile, when set, puts the group in plan
 	// mode: read-only except that one file.
 	SafetyMode string `toml:"safety_mode"`

@@ -55,9 +55,15 @@ func (sc *Scenario) Inputs() []Input {
 	}
 	for i := range sc.Groups {
 		models(sc.Groups[i].ModelKey, sc.Groups[i].Model)
+		for _, sm := range sc.Groups[i].StageModels {
+			models(sm.ModelKey, sm.Model)
+		}
 	}
 	for _, key := range sortedKeys(sc.Spawn) {
 		models(sc.Spawn[key].ModelKey, sc.Spawn[key].Model)
+		for _, sm := range sc.Spawn[key].StageModels {
+			models(sm.ModelKey, sm.Model)
+		}
 	}
 	if h := sc.Host; h != nil && h.Hash != "" {
 		add(h.Path, "the host config")

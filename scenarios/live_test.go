@@ -109,3 +109,100 @@ task = "write a note"
 		t.Fatalf("%d requests; the first %+v", len(reqs), reqs[0])
 	}
 }
+
+// TestLiveStageModel runs a pipeline whose first stage is scripted and whose second runs on a
+// live model of its own (stage_models) against the fake provider: only the second stage's turns
+// reach the provider, with the conversation the scripted stage left; the trace names each turn's
+// model; the summary accounts each model apart, the live one with its tokens; and the run replays
+// offline from its recording.
+func TestLiveStageModel(t *testing.T) {
+	srv, err := fakellm.Start(func(n int, req fakellm.Request) fakellm.Reply {
+		return fakellm.Reply{Text: "Looks right.", Usage: fakellm.Usage{Prompt: 50, Completion: 4}}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	dir := t.TempDir()
+	mustWrite(t, filepath.Join(dir, "pipeline.toml"), `
+name = "pipeline"
+[[stages]]
+name = "write"
+available_tools = ["write_file"]
+  [[stages.transitions]]
+  on = "done"
+  to = "check"
+[[stages]]
+name = "check"
+available_tools = ["read_file"]
+`)
+	scenario := filepath.Join(dir, "stages.toml")
+	mustWrite(t, scenario, `
+name = "stages"
+seed = 3
+[blueprints]
+pipeline = "pipeline.toml"
+[host.tool_permissions]
+write_file = "allow"
+[models.writer]
+kind = "scripted"
+  [[models.writer.turns]]
+  stage = "write"
+  text = "Writing."
+    [[models.writer.turns.calls]]
+    tool = "write_file"
+    args = { path = "note.md", content = "a note of {{.Name}}" }
+  [[models.writer.turns]]
+  stage = "write"
+  text = "Written."
+[models.checker]
+kind = "openai"
+model = "fake-checker"
+base_url = "`+srv.URL+`"
+[[groups]]
+name = "writers"
+count = 2
+blueprint = "pipeline"
+model = "writer"
+stage_models = { check = "checker" }
+task = "write a note"
+`)
+	sc, err := warren.Load(scenario)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec bytes.Buffer
+	recorded, tape := recordRun(t, sc, warren.Options{Record: &rec})
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("the provider got %d requests, want one per agent's check stage", len(reqs))
+	}
+	if last := reqs[0].Messages[len(reqs[0].Messages)-1]; last.Role != "assistant" || last.Content != "Written." {
+		t.Errorf("the live stage was sent a conversation ending %+v, want the scripted stage's last turn", last)
+	}
+	for _, want := range []string{`"kind":"model_turn","stage":"write","model":"scripted:writer"`,
+		`"kind":"model_turn","stage":"check","model":"openai:checker"`} {
+		if !bytes.Contains(recorded, []byte(want)) {
+			t.Errorf("the trace lacks %s", want)
+		}
+	}
+	sum, err := warren.Run(t.Context(), sc, warren.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Models) != 2 {
+		t.Fatalf("the summary accounts %d models, want 2: %+v", len(sum.Models), sum.Models)
+	}
+	live, scripted := sum.Models[0], sum.Models[1]
+	if live.ID != "openai:checker" || live.Turns != 2 || live.Spend.Tokens.Total() != 2*54 || live.Spend.Turns != 2 ||
+		scripted.ID != "scripted:writer" || scripted.Turns != 4 || scripted.Spend.Attempts != 0 {
+		t.Fatalf("per model: %+v", sum.Models)
+	}
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	replayed, _, err := replayRun(t, tape, "")
+	if err != nil || !bytes.Equal(recorded, replayed) {
+		t.Fatalf("replay: %v\n%s", err, traceDiff(t, recorded, replayed))
+	}
+}

@@ -97,7 +97,10 @@ type Group struct {
 	Blueprint    *blueprint.Blueprint
 	ModelKey     string
 	Model        models.Model
-	Count        int
+	// StageModels are the stages of the blueprint that have a model of their own
+	// (stage_models), in stage order.
+	StageModels []StageModel
+	Count       int
 	// SafetyMode and PlanFile put the group in read-only, plan or auto mode.
 	SafetyMode tools.SafetyMode
 	PlanFile   string
@@ -117,9 +120,72 @@ type Spawnable struct {
 	Blueprint *blueprint.Blueprint
 	ModelKey  string
 	Model     models.Model
+	// StageModels are the stages with a model of their own, as for a Group.
+	StageModels []StageModel
 	// Watches are the result expectations its agents may meet, as for a Group.
 	Watches []components.ResultWatch
 }
+
+// StageModel is a stage of a group's blueprint that has a model of its own (stage_models): a
+// cheap model to plan, another to review.
+type StageModel struct {
+	// Stage is the stage's name and Index its position in the blueprint.
+	Stage string
+	Index int
+	// ModelKey is the [models] key and Model the compiled model.
+	ModelKey string
+	Model    models.Model
+}
+
+// stageModels compiles a stage_models table (stage name = model key) at path for blueprint bp
+// (nil when it did not load: the table is not checked against it), in stage order.
+func (c *compiler) stageModels(path string, table map[string]string, bp *blueprint.Blueprint) []StageModel {
+	var out []StageModel
+	for _, stage := range sortedKeys(table) {
+		key := table[stage]
+		at := tomlfile.JoinKey(path, stage)
+		m, ok := c.models[key]
+		if !ok {
+			if _, failed := c.file.Models[key]; !failed {
+				c.errorf(at, "unknown model %q; defined in [models]: %s", key, listOrNone(sortedKeys(c.file.Models)))
+			}
+			continue
+		}
+		if bp == nil {
+			continue
+		}
+		index := -1
+		for i := range bp.Stages {
+			if bp.Stages[i].Name == stage {
+				index = i
+			}
+		}
+		var names []string
+		for i := range bp.Stages {
+			if bp.Stages[i].FanOut == nil {
+				names = append(names, bp.Stages[i].Name)
+			}
+		}
+		switch {
+		case index < 0:
+			c.errorf(at, "unknown stage %q: blueprint %q has no such stage; the stages whose model is asked: %s", stage, bp.Name, named(names))
+			continue
+		case bp.Stages[index].FanOut != nil:
+			c.errorf(at, "stage %q of blueprint %q is a fan-out stage: its model is never asked; the stages whose model is asked: %s", stage, bp.Name, named(names))
+			continue
+		}
+		out = append(out, StageModel{Stage: stage, Index: index, ModelKey: key, Model: m})
+	}
+	if distinct := len(slices.Compact(slices.Sorted(maps.Values(table)))); distinct > maxStageModels {
+		c.errorf(path, "%d models: a group's stages may have at most %d models of their own", distinct, maxStageModels)
+	}
+	slices.SortFunc(out, func(a, b StageModel) int { return a.Index - b.Index })
+	return out
+}
+
+// maxStageModels bounds the distinct models of one group's stage_models: an agent keeps its
+// state in each in a slot numbered by a byte.
+const maxStageModels = 255
 
 // templateData is what group templates (agent_name, workdir, task) may use.
 type templateData struct {
@@ -621,6 +687,7 @@ func (c *compiler) groups() {
 		} else if _, failed := c.file.Models[fg.Model]; !failed && len(c.file.Models) > 0 {
 			c.errorf(tomlfile.JoinKey(path, "model"), "unknown model %q; defined in [models]: %s", fg.Model, strings.Join(sortedKeys(c.file.Models), ", "))
 		}
+		g.StageModels = c.stageModels(tomlfile.JoinKey(path, "stage_models"), fg.StageModels, g.Blueprint)
 		if fg.Count < 1 || fg.Count > 10_000_000 {
 			c.errorf(tomlfile.JoinKey(path, "count"), "%d: a group has 1 to 10000000 agents", fg.Count)
 		}
@@ -667,6 +734,7 @@ func (c *compiler) spawnables() {
 				c.errorf(tomlfile.JoinKey(path, "model"), "unknown model %q; defined in [models]: %s", fs.Model, strings.Join(sortedKeys(c.file.Models), ", "))
 			}
 		}
+		sp.StageModels = c.stageModels(tomlfile.JoinKey(path, "stage_models"), fs.StageModels, bp)
 		c.sc.Spawn[key] = sp
 	}
 	for _, key := range sortedKeys(c.sc.Blueprints) {
@@ -990,13 +1058,16 @@ func (s *Scenario) HasLiveModels() bool {
 		lm, ok := m.(models.Live)
 		return ok && lm.Live()
 	}
+	anyLive := func(m models.Model, stages []StageModel) bool {
+		return isLive(m) || slices.ContainsFunc(stages, func(sm StageModel) bool { return isLive(sm.Model) })
+	}
 	for i := range s.Groups {
-		if isLive(s.Groups[i].Model) {
+		if anyLive(s.Groups[i].Model, s.Groups[i].StageModels) {
 			return true
 		}
 	}
 	for _, sp := range s.Spawn {
-		if isLive(sp.Model) {
+		if anyLive(sp.Model, sp.StageModels) {
 			return true
 		}
 	}

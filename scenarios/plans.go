@@ -15,11 +15,16 @@ import (
 // blueprint of thousands of stages costs no more to report than to load.
 const maxNamed = 40
 
-// driven is a blueprint a model drives, by its scenario key.
+// driven is a blueprint a model drives, by its scenario key, and the stages it is asked in
+// (asked[i] for stage i; nil: every stage).
 type driven struct {
-	key string
-	bp  *blueprint.Blueprint
+	key   string
+	bp    *blueprint.Blueprint
+	asked []bool
 }
+
+// drives reports whether the model is asked in stage i of the blueprint.
+func (d driven) drives(i int) bool { return d.asked == nil || d.asked[i] }
 
 // place is a stage a turn may run in: a stage of a blueprint the model drives whose model is
 // asked.
@@ -48,6 +53,9 @@ func newReach(bps []driven) *reach {
 		r.dynamic = r.dynamic || d.bp.DynamicTools
 		for i := range d.bp.Stages {
 			st := &d.bp.Stages[i]
+			if !d.drives(i) {
+				continue
+			}
 			if st.FanOut != nil {
 				if _, ok := r.fanOut[st.Name]; !ok {
 					r.fanOut[st.Name] = d.key
@@ -82,21 +90,37 @@ func newReach(bps []driven) *reach {
 func (c *compiler) plans() {
 	uses := map[string][]driven{}
 	broken := map[string]bool{}
-	add := func(model, key string, bp *blueprint.Blueprint) {
-		switch {
-		case bp == nil:
+	// add notes that model is asked in the stages of bp that asked(i) says; the same model may
+	// drive the same blueprint from several groups, in other stages.
+	add := func(model, key string, bp *blueprint.Blueprint, asked func(i int) bool) {
+		if bp == nil {
 			broken[model] = true
-		case !slices.ContainsFunc(uses[model], func(d driven) bool { return d.bp == bp }):
-			uses[model] = append(uses[model], driven{key, bp})
+			return
+		}
+		i := slices.IndexFunc(uses[model], func(d driven) bool { return d.bp == bp })
+		if i < 0 {
+			uses[model] = append(uses[model], driven{key: key, bp: bp, asked: make([]bool, len(bp.Stages))})
+			i = len(uses[model]) - 1
+		}
+		for s := range bp.Stages {
+			uses[model][i].asked[s] = uses[model][i].asked[s] || asked(s)
+		}
+	}
+	addAll := func(modelKey, key string, bp *blueprint.Blueprint, stageModels []StageModel) {
+		add(modelKey, key, bp, func(i int) bool {
+			return !slices.ContainsFunc(stageModels, func(sm StageModel) bool { return sm.Index == i })
+		})
+		for _, sm := range stageModels {
+			add(sm.ModelKey, key, bp, func(i int) bool { return i == sm.Index })
 		}
 	}
 	for i := range c.sc.Groups {
 		g := &c.sc.Groups[i]
-		add(g.ModelKey, g.BlueprintKey, g.Blueprint)
+		addAll(g.ModelKey, g.BlueprintKey, g.Blueprint, g.StageModels)
 	}
 	for _, key := range sortedKeys(c.sc.Spawn) {
 		sp := c.sc.Spawn[key]
-		add(sp.ModelKey, key, sp.Blueprint)
+		addAll(sp.ModelKey, key, sp.Blueprint, sp.StageModels)
 	}
 	deliberate := map[string]bool{}
 	for _, fe := range c.file.Expect {
@@ -180,7 +204,7 @@ func modelStages(bps []driven) string {
 	for _, d := range bps {
 		var names []string
 		for i := range d.bp.Stages {
-			if d.bp.Stages[i].FanOut == nil {
+			if d.bp.Stages[i].FanOut == nil && d.drives(i) {
 				names = append(names, d.bp.Stages[i].Name)
 			}
 		}

@@ -75,7 +75,8 @@ func (s *InferCollect) Update(w *ecs.World) {
 		out := modelOutcome{panic: d.Panic}
 		if d.Panic == "" {
 			out = *d.Value.(*modelOutcome)
-			s.agents.Get(s.maps.identity.Get(d.Entity).Slot).Model = out.state
+			_, _, slot := s.profiles.Get(id.Profile).ModelOf(cur.Stage)
+			*s.agents.Get(id.Slot).ModelState(slot) = out.state
 			s.maps.rng.Get(d.Entity).Source = out.source
 		}
 		switch s.apply(tick, d.Entity, id, cur, out) {
@@ -122,7 +123,7 @@ func (s *InferCollect) finishLive(tick uint64, now time.Time, o *modelOutcome, p
 		id := s.maps.identity.Get(job.entity)
 		d := s.agents.Get(id.Slot)
 		d.Spend.Attempts++
-		s.inf.Charge(job.group, job.root, components.Spend{Attempts: 1})
+		s.inf.Charge(job.group, job.root, job.modelID, components.Spend{Attempts: 1})
 		p := s.profiles.Get(id.Profile)
 		wait := max(t.NotBefore.Sub(now), 0)
 		f, _ := attemptFailure(o.err)
@@ -141,7 +142,7 @@ func (s *InferCollect) finishLive(tick uint64, now time.Time, o *modelOutcome, p
 	o.cost = int64(pool.Config().Prices.Cost(u))
 	spend := components.Spend{Tokens: u, Cost: o.cost, Turns: 1, Attempts: 1}
 	d.Spend.Add(spend)
-	s.inf.Charge(job.group, job.root, spend)
+	s.inf.Charge(job.group, job.root, job.modelID, spend)
 	if !u.IsZero() {
 		d.ContextTokens, d.ContextBytes = u.Total(), job.bytes
 	}

@@ -113,14 +113,16 @@ func (a *turnApplier) apply(tick uint64, e ecs.Entity, id *components.Identity, 
 	p := a.profiles.Get(id.Profile)
 	d := a.agents.Get(id.Slot)
 	stage := &p.Blueprint.Stages[cur.Stage]
+	_, modelID, _ := p.ModelOf(cur.Stage)
 	iteration := int(cur.Iteration)
 	turn := cur.Turn
 	cur.Turn++
 	cur.Iteration++
 	a.maps.counters.Get(e).ModelTurns++
+	a.run.CountModelTurn(modelID, out.err != nil || out.panic != "")
 	if out.panic != "" {
-		reason := "panic in model " + p.ModelID + ": " + out.panic
-		a.run.Trace.ModelTurn(tick, ref(id, d), stage.Name, iteration, "", 0, reason, nil)
+		reason := "panic in model " + modelID + ": " + out.panic
+		a.run.Trace.ModelTurn(tick, ref(id, d), stage.Name, modelID, iteration, "", 0, reason, nil)
 		terminate(a.run.Trace, tick, id, d, a.maps.status.Get(e), stage.Name, components.Failed, reason)
 		return toTerminal
 	}
@@ -131,7 +133,7 @@ func (a *turnApplier) apply(tick uint64, e ecs.Entity, id *components.Identity, 
 				a.rec.Writer.ModelLimit(tick, d.Name, uint64(turn), out.err.Error())
 			}
 		}
-		a.run.Trace.ModelTurn(tick, ref(id, d), stage.Name, iteration, out.reply.Text, 0, out.err.Error(), liveTrace(&out))
+		a.run.Trace.ModelTurn(tick, ref(id, d), stage.Name, modelID, iteration, out.reply.Text, 0, out.err.Error(), liveTrace(&out))
 		cur.Outcome = blueprint.OutcomeError
 		d.Reason = "model error: " + out.err.Error()
 		return toResolve
@@ -149,7 +151,7 @@ func (a *turnApplier) apply(tick uint64, e ecs.Entity, id *components.Identity, 
 		}
 		d.Output.Text = out.reply.Text
 	}
-	a.run.Trace.ModelTurn(tick, ref(id, d), stage.Name, iteration, out.reply.Text, len(calls), "", liveTrace(&out))
+	a.run.Trace.ModelTurn(tick, ref(id, d), stage.Name, modelID, iteration, out.reply.Text, len(calls), "", liveTrace(&out))
 	if len(calls) == 0 {
 		cur.Outcome = blueprint.OutcomeDone
 		return toResolve
@@ -301,9 +303,10 @@ func (s *InferDispatch) Update(w *ecs.World) {
 		if slow {
 			latency += s.faults.SlowTicks() // an inline model goes through the lane to be slow
 		}
-		if lm, ok := p.Model.(models.Live); ok && lm.Live() {
+		model, modelID, slot := p.ModelOf(cur.Stage)
+		if lm, ok := model.(models.Live); ok && lm.Live() {
 			// A live model's turn waits for its inference pool, parked as data (pool_admit sends it).
-			s.route(e, s.queueLive(tick, e, id, cur, p, d, lm, latency))
+			s.route(e, s.queueLive(tick, e, id, cur, p, d, lm, modelID, slot, latency))
 			continue
 		}
 		// A recorded turn that a real-time limit ended: the replay gives that back, on the path
@@ -312,24 +315,23 @@ func (s *InferDispatch) Update(w *ecs.World) {
 		if limit, ok := s.rec.Tape.ModelLimit(d.Name, uint64(cur.Turn)); ok {
 			replayed = replayedLimit(limit)
 		}
-		if replayed != nil && isInline(p.Model) && !slow {
+		if replayed != nil && isInline(model) && !slow {
 			s.route(e, s.apply(tick, e, id, cur, modelOutcome{err: replayed}))
 			continue
 		}
-		if isInline(p.Model) && !slow {
+		if isInline(model) && !slow {
 			s.rngRef.src = &s.maps.rng.Get(e).Source
 			buildView(&s.scratch, id, p, d, cur, s.rnd)
 			// The run's context: an inline turn ends before anything else can end its agent.
-			out := callModel(s.run.Context, p.Model, &d.Model, &s.scratch)
+			out := callModel(s.run.Context, model, d.ModelState(slot), &s.scratch)
 			s.scratch = models.View{} // it points into the agent's conversation: let it go with the agent
 			s.route(e, s.apply(tick, e, id, cur, out))
 			continue
 		}
-		job := &modelOutcome{state: d.Model, source: s.maps.rng.Get(e).Source}
+		job := &modelOutcome{state: *d.ModelState(slot), source: s.maps.rng.Get(e).Source}
 		view := &models.View{}
 		buildView(view, id, p, d, cur, rand.New(&job.source))
 		view.Messages = slices.Clone(view.Messages)
-		model := p.Model
 		// The turn's context is the run's (its cancellation and deadline), cancelled as well when
 		// the agent is killed (kill.go cancels d.Work) and once infer_collect has the turn back.
 		ctx, cancel := context.WithCancel(s.run.Context)

@@ -104,14 +104,14 @@ func cutContext(v *models.View, spec models.LiveSpec, known inference.Context) (
 // queueLive parks an agent's live model turn in its model's pool. It returns false, having dealt
 // with the agent, when the turn cannot be asked at all (the model cannot be routed, or the
 // agent's token budget cannot cover the turn's worst case).
-func (s *InferDispatch) queueLive(tick uint64, e ecs.Entity, id *components.Identity, cur *components.Cursor, p *components.Profile, d *components.AgentData, lm models.Live, latency uint64) destination {
-	route, err := s.inf.Route(p.ModelID, lm)
+func (s *InferDispatch) queueLive(tick uint64, e ecs.Entity, id *components.Identity, cur *components.Cursor, p *components.Profile, d *components.AgentData, lm models.Live, modelID string, slot uint8, latency uint64) destination {
+	route, err := s.inf.Route(modelID, lm)
 	if err != nil {
 		return s.apply(tick, e, id, cur, modelOutcome{err: err})
 	}
 	view := &models.View{}
-	job := &liveJob{entity: e, agent: d.Name, group: p.Group, root: d.Root, turn: uint64(cur.Turn), modelID: p.ModelID,
-		view: view, route: route, state: d.Model, source: s.maps.rng.Get(e).Source, latency: latency}
+	job := &liveJob{entity: e, agent: d.Name, group: p.Group, root: d.Root, turn: uint64(cur.Turn), modelID: modelID,
+		view: view, route: route, state: *d.ModelState(slot), source: s.maps.rng.Get(e).Source, latency: latency}
 	buildView(view, id, p, d, cur, rand.New(&job.source))
 	// view.Messages is the agent's own conversation until the turn is sent (pool_admit copies it
 	// then): a parked agent's conversation does not change, and a queued turn then costs no copy.

@@ -308,7 +308,8 @@ func (t *toolTurn) rebuildModel(w *ecs.World, h ecs.HeldJob) (func() any, error)
 	if d.Work.Cancel == nil {
 		d.Work.Ctx, d.Work.Cancel = context.WithCancel(t.run.Context)
 	}
-	return modelWork(d.Work.Ctx, p.Model, job, view, replayed), nil
+	model, _, _ := p.ModelOf(cur.Stage)
+	return modelWork(d.Work.Ctx, model, job, view, replayed), nil
 }
 
 // modelWork is the work of a lane model turn: replayed gives back a recorded real-time limit,

@@ -372,16 +372,17 @@ func (t *toolTurn) injectFault(tick uint64, e ecs.Entity, id *components.Identit
 // fillContext sets up the ExecContext of one call: every field the reference's ExecContext has
 // that Warren keeps (docs/decisions.md, "ExecContext: every field real") gets its live value.
 func (t *toolTurn) fillContext(ec *tools.ExecContext, id *components.Identity, d *components.AgentData, p *components.Profile, turn uint64, callID string, msgIndex int) {
+	model, modelID, _ := p.ModelOf(d.Tools.Stage)
 	*ec = tools.ExecContext{
 		Ctx:            t.run.Context,
 		CallID:         callID,
 		TurnID:         turn,
 		Agent:          tools.AgentRef{ID: id.ID, Name: d.Name},
 		Workdir:        d.Workdir,
-		ModelID:        p.ModelID,
+		ModelID:        modelID,
 		SessionID:      d.Name,
 		MessageIndex:   msgIndex,
-		ContextPercent: contextPercent(p.Model, d),
+		ContextPercent: contextPercent(model, d),
 		Intent:         d.Conversation.LastUserText(),
 		Tasks:          t.tasks,
 		Writes:         d.Tools.Writes,

@@ -39,7 +39,7 @@ func BenchmarkWriterStep(b *testing.B) {
 	var tick uint64
 	for b.Loop() {
 		tick++
-		w.ModelTurn(tick, a, "build", 2, "running the tests", 1, "", nil)
+		w.ModelTurn(tick, a, "build", "scripted:builder", 2, "running the tests", 1, "", nil)
 		w.ToolCall(tick, a, "build", "worker-12345-t3-c0", "shell", args, []string{"shell:git push", "shell:>out.txt"}, "ask", "stage", "shell defaults to ask")
 		w.ToolResult(tick+1, a, "build", "worker-12345-t3-c0", "shell", true, "ok  \tgithub.com/x/y\t0.012s\n")
 	}

@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -121,7 +122,9 @@ func CompareFiles(wantPath, gotPath string) (Result, error) {
 }
 
 func writeHeaderDiff(b *strings.Builder, want, got Header) {
-	if want == got {
+	wantFields, gotFields := want.Fields, got.Fields
+	if want.HostVersion == got.HostVersion && want.Scenario == got.Scenario && want.ScenarioHash == got.ScenarioHash &&
+		want.Seed == got.Seed && want.Clock == got.Clock && want.Recording == got.Recording && slices.Equal(wantFields, gotFields) {
 		return
 	}
 	b.WriteString("header differs (line 1):\n")
@@ -131,6 +134,9 @@ func writeHeaderDiff(b *strings.Builder, want, got Header) {
 	writeChange(b, "seed", strconv.FormatUint(want.Seed, 10), strconv.FormatUint(got.Seed, 10))
 	writeChange(b, "clock", strconv.Quote(want.Clock), strconv.Quote(got.Clock))
 	writeChange(b, "recording", strconv.Quote(want.Recording), strconv.Quote(got.Recording))
+	if !slices.Equal(wantFields, gotFields) {
+		writeChange(b, "fields", fmt.Sprint(len(wantFields))+" fields", fmt.Sprint(len(gotFields))+" fields (another build of this version)")
+	}
 }
 
 // writeChange writes a "- key: want" / "+ key: got" pair when the values differ.
@@ -211,6 +217,20 @@ func eventKey(e []byte) uint64 {
 	return h.Sum64()
 }
 
+// elideFields shortens a header line for display: its "fields" object (every column and its type,
+// the same for every trace of a version) becomes {…}.
+func elideFields(header []byte) []byte {
+	i := bytes.Index(header, []byte(`,"fields":{`))
+	if i < 0 {
+		return header
+	}
+	j := bytes.IndexByte(header[i:], '}')
+	if j < 0 {
+		return header
+	}
+	return slices.Concat(header[:i], []byte(`,"fields":{…}`), header[i+j+1:])
+}
+
 // writeContext shows up to contextLines lines (the header included) before event i.
 func writeContext(b *strings.Builder, header []byte, events []json.RawMessage, i int) {
 	first := max(i-contextLines, -1)
@@ -219,7 +239,7 @@ func writeContext(b *strings.Builder, header []byte, events []json.RawMessage, i
 	}
 	b.WriteString("context (identical on both sides):\n")
 	for j := first; j < i; j++ {
-		line := header
+		line := elideFields(header)
 		if j >= 0 {
 			line = events[j]
 		}

@@ -2,14 +2,16 @@
 // of every decision a run makes, meant to be diffed against a golden trace in scenario
 // replay tests and loaded straight into pandas or DuckDB.
 //
-// # Format (version 4)
+// # Format (version 5)
 //
 // Line 1 is a header:
 //
-//	{"format":"warren-trace","version":4,"host_version":"<warren>","scenario":"<name>","scenario_hash":"sha256:<hex>","seed":<n>,"clock":"virtual"}
+//	{"format":"warren-trace","version":5,"host_version":"<warren>","scenario":"<name>","scenario_hash":"sha256:<hex>","seed":<n>,"clock":"virtual","fields":{"tick":"integer",...}}
 //
 // host_version is this build's Warren version (internal/version), whatever the Header says; a
-// "recording" field follows the clock when Header.Recording is set. The writer records
+// "recording" field follows the clock when Header.Recording is set. "fields" lists every field an
+// event may have and its type ([Columns]), so that a reader knows every column from line 1;
+// [Schema] gives each kind's own fields. The writer records
 // ScenarioHash as given; the host puts after the hash whatever on its command
 // line changed the run (" agents=N", " config=sha256:...", " launch=...", " unattended"), so a
 // trace of a changed run is never compared with the golden trace as if it were the same run.

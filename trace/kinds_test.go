@@ -13,14 +13,22 @@ import (
 	"github.com/warrenhq/warren/internal/docgen"
 )
 
-// commonFields start every event, in this order; the rest of an event is its kind's own.
-var commonFields = []string{"tick", "seq", "agent", "name", "kind"}
+// commonNames are the names of the fields that start every event, in order.
+func commonNames() []string {
+	var out []string
+	for _, c := range CommonFields() {
+		out = append(out, c.Name)
+	}
+	return out
+}
 
 // emission is one event a Writer method wrote: its kind and its own fields, in written order.
 type emission struct {
 	method string
 	kind   string
 	fields []string
+	// values are the fields' JSON values, in the same order.
+	values []json.RawMessage
 }
 
 // argValue builds an argument of type t: its zero value, or with full set a value with every
@@ -95,17 +103,20 @@ func emissions(t *testing.T) []emission {
 				t.Fatal(err)
 			}
 			var keys []string
+			var values []json.RawMessage
 			for _, f := range fields {
 				keys = append(keys, f.key)
+				values = append(values, f.value)
 			}
-			if len(keys) < len(commonFields) || !slices.Equal(keys[:len(commonFields)], commonFields) {
-				t.Fatalf("Writer.%s wrote fields %v, which do not start with %v", m.Name, keys, commonFields)
+			common := commonNames()
+			if len(keys) < len(common) || !slices.Equal(keys[:len(common)], common) {
+				t.Fatalf("Writer.%s wrote fields %v, which do not start with %v", m.Name, keys, common)
 			}
 			var kind string
-			if err := json.Unmarshal(fields[len(commonFields)-1].value, &kind); err != nil {
+			if err := json.Unmarshal(fields[len(common)-1].value, &kind); err != nil {
 				t.Fatalf("Writer.%s: kind: %v", m.Name, err)
 			}
-			out = append(out, emission{method: m.Name, kind: kind, fields: keys[len(commonFields):]})
+			out = append(out, emission{method: m.Name, kind: kind, fields: keys[len(common):], values: values[len(common):]})
 		}
 	}
 	if len(out) == 0 {

@@ -26,7 +26,8 @@ type headerLine struct {
 	ScenarioHash string `json:"scenario_hash"`
 	Seed         uint64 `json:"seed"`
 	Clock        string `json:"clock"`
-	Recording    string `json:"recording"`
+	Recording    string          `json:"recording"`
+	Fields       json.RawMessage `json:"fields"`
 }
 
 // Trace is a trace read back by Read: its header, its whole event lines, and what it lacks.
@@ -152,6 +153,40 @@ func parseHeader(line []byte) (Header, error) {
 	if hl.Version != Version {
 		return Header{}, fmt.Errorf("%w: line 1: version %d, this build reads version %d", ErrBadHeader, hl.Version, Version)
 	}
+	fields, err := parseFieldTypes(hl.Fields)
+	if err != nil {
+		return Header{}, fmt.Errorf("%w: line 1: fields: %w", ErrBadHeader, err)
+	}
 	return Header{HostVersion: hl.HostVersion, Scenario: hl.Scenario, ScenarioHash: hl.ScenarioHash, Clock: hl.Clock,
-		Seed: hl.Seed, Recording: hl.Recording}, nil
+		Seed: hl.Seed, Recording: hl.Recording, Fields: fields}, nil
+}
+
+// parseFieldTypes reads the header's "fields" object, in order: each event field's name and
+// type. The common fields are marked required, the others optional, as Columns gives them.
+func parseFieldTypes(raw json.RawMessage) ([]Field, error) {
+	if len(raw) == 0 {
+		return nil, errors.New("missing: a version 5 header lists every event field and its type")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, errors.New("not an object of field names and types")
+	}
+	common := map[string]bool{}
+	for _, c := range commonFields {
+		common[c.Name] = true
+	}
+	var out []Field
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		name, _ := tok.(string)
+		var typ string
+		if err := dec.Decode(&typ); err != nil {
+			return nil, fmt.Errorf("%s: the type must be a string: %w", name, err)
+		}
+		out = append(out, Field{Name: name, Type: FieldType(typ), Optional: !common[name]})
+	}
+	return out, nil
 }

@@ -19,8 +19,8 @@ func TestHeaderFields(t *testing.T) {
 	for _, tc := range []struct {
 		name, recording, want string
 	}{
-		{"no recording", "", `{"format":"warren-trace","version":4,"host_version":"` + version.Warren + `","scenario":"smoke","scenario_hash":"sha256:abc","seed":42,"clock":"virtual"}`},
-		{"a recording", "runs/smoke.rec", `{"format":"warren-trace","version":4,"host_version":"` + version.Warren + `","scenario":"smoke","scenario_hash":"sha256:abc","seed":42,"clock":"virtual","recording":"runs/smoke.rec"}`},
+		{"no recording", "", `{"format":"warren-trace","version":5,"host_version":"` + version.Warren + `","scenario":"smoke","scenario_hash":"sha256:abc","seed":42,"clock":"virtual","fields":` + string(headerFields) + `}`},
+		{"a recording", "runs/smoke.rec", `{"format":"warren-trace","version":5,"host_version":"` + version.Warren + `","scenario":"smoke","scenario_hash":"sha256:abc","seed":42,"clock":"virtual","recording":"runs/smoke.rec","fields":` + string(headerFields) + `}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer

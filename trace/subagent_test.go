@@ -65,7 +65,7 @@ func TestSubAgentEventsGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
-	wantHeader := `{"format":"warren-trace","version":4,"host_version":"` + version.Warren + `","scenario":"smoke","scenario_hash":"sha256:abc","seed":42,"clock":"virtual"}`
+	wantHeader := `{"format":"warren-trace","version":5,"host_version":"` + version.Warren + `","scenario":"smoke","scenario_hash":"sha256:abc","seed":42,"clock":"virtual","fields":` + string(headerFields) + `}`
 	if lines[0] != wantHeader {
 		t.Errorf("header\n got: %s\nwant: %s", lines[0], wantHeader)
 	}

@@ -22,7 +22,7 @@ import (
 // instead of misread.
 const (
 	Format  = "warren-trace"
-	Version = 4
+	Version = 5
 )
 
 // The header's clock values: which of the host's two clocks produced the run.
@@ -93,6 +93,10 @@ type Header struct {
 	// the command line, so a trace names the file that replays its run; "" (no recording) is
 	// left out of the line.
 	Recording string
+	// Fields lists every field an event of this version may have and its type ("fields"), in
+	// Columns order, so that a reader knows every column from line 1 instead of sampling the
+	// events. NewWriter ignores it and always writes Columns; ReadAll and Read fill it in.
+	Fields []Field
 }
 
 // HashScenario returns the header's ScenarioHash for a scenario's source bytes.
@@ -171,7 +175,7 @@ func NewWriter(w io.Writer, h Header) (*Writer, error) {
 	if h.Recording != "" {
 		e.Str("recording", h.Recording)
 	}
-	e.Msg("")
+	e.RawJSON("fields", headerFields).Msg("")
 	return tw, nil
 }
 
@@ -266,14 +270,15 @@ func (w *Writer) StageEnter(tick uint64, a AgentRef, stage string, visit int) {
 	e.Str("stage", stage).Int("visit", visit).Msg("")
 }
 
-// ModelTurn records one model decision: its text and how many tool calls it made. err
-// is the model's failure message, written only when non-empty.
-func (w *Writer) ModelTurn(tick uint64, a AgentRef, stage string, iteration int, text string, calls int, err string, live *LiveTurn) {
+// ModelTurn records one model decision: the model that made it (the stage's own model, or the
+// agent's), its text and how many tool calls it made. err is the model's failure message,
+// written only when non-empty.
+func (w *Writer) ModelTurn(tick uint64, a AgentRef, stage, model string, iteration int, text string, calls int, err string, live *LiveTurn) {
 	e := w.begin(tick, a, KindModelTurn)
 	if e == nil {
 		return
 	}
-	e.Str("stage", stage).Int("iteration", iteration).Str("text", text).Int("calls", calls)
+	e.Str("stage", stage).Str("model", model).Int("iteration", iteration).Str("text", text).Int("calls", calls)
 	if err != "" {
 		e.Str("error", err)
 	}

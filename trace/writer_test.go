@@ -22,10 +22,10 @@ func writeSample(t testing.TB, w *Writer) {
 	a := AgentRef{ID: 1, Name: "worker-0"}
 	w.Spawn(0, a, "workers", 0, "coder", "scripted:worker", "read a.txt and review it")
 	w.StageEnter(0, a, "plan", 1)
-	w.ModelTurn(1, a, "plan", 0, "reading", 1, "", nil)
+	w.ModelTurn(1, a, "plan", "scripted:planner", 0, "reading", 1, "", nil)
 	w.ToolCall(1, a, "plan", "worker-0-t0-c0", "read_file", json.RawMessage(`{"path": "a.txt"}`), []string{"read_file"}, "allow", "default", "read-only tool")
 	w.ToolResult(2, a, "plan", "worker-0-t0-c0", "read_file", true, "hello\n")
-	w.ModelTurn(3, a, "plan", 1, "", 0, "rate limited", nil)
+	w.ModelTurn(3, a, "plan", "scripted:planner", 1, "", 0, "rate limited", nil)
 	w.Transition(3, a, "plan", "review", "error", "")
 	w.Terminal(4, a, "failed", "model error", "review")
 	w.Reap(5, a, "failed", 2, 1, 0, nil)
@@ -43,13 +43,13 @@ func TestWriterGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := strings.Join([]string{
-		`{"format":"warren-trace","version":4,"host_version":"` + version.Warren + `","scenario":"smoke","scenario_hash":"sha256:abc","seed":42,"clock":"virtual"}`,
+		`{"format":"warren-trace","version":5,"host_version":"` + version.Warren + `","scenario":"smoke","scenario_hash":"sha256:abc","seed":42,"clock":"virtual","fields":` + string(headerFields) + `}`,
 		`{"tick":0,"seq":1,"agent":1,"name":"worker-0","kind":"spawn","group":"workers","index":0,"blueprint":"coder","model":"scripted:worker","task":"read a.txt and review it"}`,
 		`{"tick":0,"seq":2,"agent":1,"name":"worker-0","kind":"stage_enter","stage":"plan","visit":1}`,
-		`{"tick":1,"seq":3,"agent":1,"name":"worker-0","kind":"model_turn","stage":"plan","iteration":0,"text":"reading","calls":1}`,
+		`{"tick":1,"seq":3,"agent":1,"name":"worker-0","kind":"model_turn","stage":"plan","model":"scripted:planner","iteration":0,"text":"reading","calls":1}`,
 		`{"tick":1,"seq":4,"agent":1,"name":"worker-0","kind":"tool_call","stage":"plan","call_id":"worker-0-t0-c0","tool":"read_file","args":{"path":"a.txt"},"keys":["read_file"],"verdict":"allow","layer":"default","reason":"read-only tool"}`,
 		`{"tick":2,"seq":5,"agent":1,"name":"worker-0","kind":"tool_result","stage":"plan","call_id":"worker-0-t0-c0","tool":"read_file","ok":true,"content":"hello\n"}`,
-		`{"tick":3,"seq":6,"agent":1,"name":"worker-0","kind":"model_turn","stage":"plan","iteration":1,"text":"","calls":0,"error":"rate limited"}`,
+		`{"tick":3,"seq":6,"agent":1,"name":"worker-0","kind":"model_turn","stage":"plan","model":"scripted:planner","iteration":1,"text":"","calls":0,"error":"rate limited"}`,
 		`{"tick":3,"seq":7,"agent":1,"name":"worker-0","kind":"transition","from":"plan","to":"review","on":"error"}`,
 		`{"tick":4,"seq":8,"agent":1,"name":"worker-0","kind":"terminal","status":"failed","reason":"model error","stage":"review"}`,
 		`{"tick":5,"seq":9,"agent":1,"name":"worker-0","kind":"reap","status":"failed","model_turns":2,"tool_calls":1,"tool_errors":0}`,

@@ -251,6 +251,15 @@ func printSummary(w io.Writer, sc *warren.Scenario, s *warren.Summary, tracePath
 	}
 	fmt.Fprintf(w, "ticks        %d (%s)\n", s.Ticks, s.Stop)
 	fmt.Fprintf(w, "model turns  %d\n", s.ModelTurns)
+	if len(s.Models) > 1 {
+		for _, m := range s.Models {
+			line := fmt.Sprintf("  model %-20s %d turns (%d failed)", m.ID, m.Turns, m.Failed)
+			if m.Spend.Attempts > 0 {
+				line += ", tokens " + spendLine(m.Spend)
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
 	fmt.Fprintf(w, "tool calls   %d (%d errors)\n", s.ToolCalls, s.ToolErrors)
 	printSpend(w, s)
 	fmt.Fprintf(w, "throughput   %.0f agent-steps/s over %s\n", s.StepsPerSecond(), s.Elapsed.Round(time.Millisecond))
