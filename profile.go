@@ -74,6 +74,9 @@ func profile(g *scenarios.Group, scoped *tools.ScopedToolRegistry, root string, 
 	}
 	p.Workdir = g.WorkdirFunc(root)
 	p.Task = g.TaskFunc()
+	if g.Inputs != nil && g.Inputs.Items != nil {
+		p.Item, p.ItemKey = g.Inputs.Item, scenarios.ItemKey
+	}
 	return p, nil
 }
 

@@ -53,6 +53,11 @@ type Options struct {
 	Log zerolog.Logger
 	// Progress, when set, is called after every tick with the agents finished so far.
 	Progress func(finished, total int)
+	// Timeline, when set, is called at the end of every tick with the world's state then: its
+	// agents by phase, how many finished, the trace's events so far and the wall time since the
+	// ticking started (a run directory's timeline.csv). It runs on the world's goroutine and must
+	// not block; it is never part of the trace.
+	Timeline func(TickStats)
 	// Host, when set, replaces the scenario's host config for the run: its ceilings and settings.
 	// The scenario's script tools were fixed when it loaded; LoadUnder (what host run --config
 	// uses) compiles the scenario under a host config, its tools_dir included.
@@ -209,6 +214,10 @@ func (s *Summary) StepsPerSecond() float64 {
 	return float64(s.ModelTurns) / s.Elapsed.Seconds()
 }
 
+// ErrItems marks a run that would give a group more agents (host run --agents) than its
+// inputs.items file has items.
+var ErrItems = errors.New("not enough items")
+
 // ErrLaunch marks launch overrides that contradict each other.
 var ErrLaunch = errors.New("conflicting launch overrides")
 
@@ -249,6 +258,27 @@ type Runtime struct {
 	answerer gate.Answerer
 	// snapshots takes the world's snapshots (nil: none).
 	snapshots *snapshotter
+	// started is when the ticking started (set by Run), for the timeline's wall times.
+	started time.Time
+}
+
+// PhaseNames names an agent's phases in the order TickStats.Phases counts them: entering,
+// ready_to_infer, awaiting_inference, ready_for_tools, awaiting_tools, resolve_transition,
+// terminal.
+var PhaseNames = systems.PhaseNames
+
+// TickStats is the world at the end of one tick (Options.Timeline).
+type TickStats struct {
+	Tick uint64
+	// Phases counts the live agents by phase, in PhaseNames order.
+	Phases [len(systems.PhaseNames)]int
+	// Finished counts the agents that ended (and were reaped) so far; Events the trace's events
+	// so far.
+	Finished int
+	Events   uint64
+	// Wall is the wall time from the start of the ticking to the end of this tick: the one
+	// figure of a timeline that depends on the machine.
+	Wall time.Duration
 }
 
 // Run builds sc's world with opt and runs it under ctx: New, then Runtime.Run. An error means
@@ -274,8 +304,12 @@ func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
 		r.seed = *opt.Seed
 	}
 	counts := sc.GroupCounts(opt.Agents)
-	for _, c := range counts {
+	for i, c := range counts {
 		r.total += c
+		if in := sc.Groups[i].Inputs; in != nil && in.Items != nil && c > len(in.Items) {
+			return nil, fmt.Errorf("%w: group %q has %d items (%s) and --agents gives it %d agents: each agent needs an item",
+				ErrItems, sc.Groups[i].Name, len(in.Items), in.ItemsFile, c)
+		}
 	}
 	host := sc.Host
 	if opt.Host != nil {
@@ -417,6 +451,9 @@ func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
 	if opt.Progress != nil {
 		pipeline = append(pipeline, &progress{records: r.records, total: r.total, report: opt.Progress})
 	}
+	if opt.Timeline != nil {
+		pipeline = append(pipeline, &timeline{r: r, report: opt.Timeline})
+	}
 	if r.trace != nil || r.record != nil {
 		// Last, so that it sees a write error of any system of the tick.
 		pipeline = append(pipeline, &traceWatch{trace: r.trace, record: r.record, halt: func(err error) { r.halt(err) }})
@@ -459,7 +496,14 @@ func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
 			r.snapshots.lastTick = r.world.Tick()
 		}
 	} else {
-		err = r.spawnGroups(counts, profiles)
+		// A resume's workdirs hold what the run made of its corpora before it stopped: the copy
+		// is made once, by the run that starts from nothing.
+		if opt.resumed == nil {
+			err = copyCorpora(sc, counts, profiles, root)
+		}
+		if err == nil {
+			err = r.spawnGroups(counts, profiles)
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -544,6 +588,7 @@ func (r *Runtime) Run(ctx context.Context) (*Summary, error) {
 	r.halt = cancel
 	r.set.Recording.Stop = cancel // a replay that left its recording ends with the divergence as the cause
 	start := time.Now()
+	r.started = start
 	stop, err := r.sched.Run(ctx, r.sc.MaxTicks)
 	elapsed := time.Since(start)
 	r.snapshots.wait()
@@ -822,6 +867,22 @@ func (p *progress) Update(w *ecs.World) {
 	p.report(p.records.Len(), max(p.total, p.records.Len()+w.Entities()))
 }
 func (*progress) Finalize(*ecs.World) {}
+
+// timeline reports the world's state at the end of every tick (Options.Timeline).
+type timeline struct {
+	r      *Runtime
+	report func(TickStats)
+}
+
+var _ ecs.System = (*timeline)(nil)
+
+func (*timeline) Name() string                { return "timeline" }
+func (*timeline) Initialize(*ecs.World) error { return nil }
+func (t *timeline) Update(w *ecs.World) {
+	t.report(TickStats{Tick: w.Tick(), Phases: systems.PhaseCounts(w), Finished: t.r.records.Len(),
+		Events: t.r.trace.Events(), Wall: time.Since(t.r.started)})
+}
+func (*timeline) Finalize(*ecs.World) {}
 
 // scriptLimits are the limits of every script call of a run, from the host's [scripting].
 func scriptLimits(host *hostconfig.Config) scripting.Limits {

@@ -1,6 +1,8 @@
 package components
 
 import (
+	"encoding/json"
+
 	"github.com/warrenhq/warren/blueprint"
 	"github.com/warrenhq/warren/gate"
 	"github.com/warrenhq/warren/models"
@@ -31,6 +33,10 @@ type Profile struct {
 	StageTools [][]models.ToolInfo
 	// Task gives an agent's first user message from its name and index (nil: none).
 	Task func(name string, index int) string
+	// Item gives an agent's item by its index (its group's inputs.items; nil: none), which it
+	// finds in its memory under ItemKey from its spawn on.
+	Item    func(index int) json.RawMessage
+	ItemKey string
 	// Workdir gives an agent's absolute workdir from its name and index.
 	Workdir func(name string, index int) string
 	// WorkRoot is the run's workdir root, the folder every agent's workdir lies under (a

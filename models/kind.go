@@ -71,6 +71,10 @@ type KindEnv struct {
 	// contents), so that the scenario's hash, and every trace's header, changes with it. nil
 	// hashes nothing.
 	Hash io.Writer
+	// Params are the scenario's parameters ([params], as a sweep's --param set them), by name:
+	// strings, int64s, float64s and booleans, for a model written to read them (a js policy's
+	// params, a scripted template's {{.Params.name}}). Shared: read them, never modify them.
+	Params map[string]any
 }
 
 // ScriptingLimits are the host's [scripting] limits a model kind may need.

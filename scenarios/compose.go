@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -171,7 +172,9 @@ func mergeLaunch(a, b policy.Launch) policy.Launch {
 // template, or "<group>-<index>" with the index zero-padded to the width of the largest.
 func (g *Group) Namer(count int) func(int) string {
 	if g.agentName != nil {
-		return func(i int) string { return expand(g.agentName, templateData{Index: i, Group: g.Name}) }
+		return func(i int) string {
+			return expand(g.agentName, templateData{Index: i, Group: g.Name, Params: g.params, Item: g.item(i)})
+		}
 	}
 	width := len(strconv.Itoa(max(count-1, 0)))
 	prefix := g.Name + "-"
@@ -225,7 +228,7 @@ func (g *Group) WorkdirFunc(root string) func(name string, index int) string {
 		return func(name string, _ int) string { return filepath.Join(groupDir, name) }
 	}
 	return func(name string, index int) string {
-		rel := expand(g.workdir, templateData{Name: name, Index: index, Group: g.Name})
+		rel := expand(g.workdir, templateData{Name: name, Index: index, Group: g.Name, Params: g.params, Item: g.item(index)})
 		if !filepath.IsLocal(rel) {
 			return "" // the file tools refuse to work without a workdir
 		}
@@ -240,8 +243,21 @@ func (g *Group) TaskFunc() func(name string, index int) string {
 		return nil
 	}
 	return func(name string, index int) string {
-		return expand(g.task, templateData{Name: name, Index: index, Group: g.Name})
+		return expand(g.task, templateData{Name: name, Index: index, Group: g.Name, Params: g.params, Item: g.item(index)})
 	}
+}
+
+// item is agent index's item decoded, for templates (nil without one).
+func (g *Group) item(index int) any {
+	raw := g.Inputs.Item(index)
+	if raw == nil {
+		return nil
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return nil
+	}
+	return v
 }
 
 func expand(t *template.Template, data templateData) string {

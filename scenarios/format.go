@@ -31,6 +31,8 @@ type fileScenario struct {
 	Classifier []fileClassifierRule `toml:"classifier"`
 	// Faults injects failures from a seed.
 	Faults *fileFaults `toml:"faults"`
+	// Params are the scenario's parameters with their default values.
+	Params map[string]any `toml:"params"`
 }
 
 type fileSpawn struct {
@@ -103,6 +105,15 @@ type fileGroup struct {
 	// mode: read-only except that one file.
 	SafetyMode string `toml:"safety_mode"`
 	PlanFile   string `toml:"plan_file"`
+	// Inputs gives the group's agents files from outside the run: a corpus folder copied into
+	// each workdir, one item per agent from a JSON Lines file.
+	Inputs *fileInputs `toml:"inputs"`
+}
+
+type fileInputs struct {
+	Corpus string `toml:"corpus"`
+	At     string `toml:"at"`
+	Items  string `toml:"items"`
 }
 
 type fileExpect struct {

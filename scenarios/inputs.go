@@ -54,6 +54,14 @@ func (sc *Scenario) Inputs() []Input {
 		}
 	}
 	for i := range sc.Groups {
+		if in := sc.Groups[i].Inputs; in != nil {
+			for _, f := range in.Files {
+				add(filepath.Join(in.CorpusDir, filepath.FromSlash(f.Rel)), "the corpus of group "+strconv.Quote(sc.Groups[i].Name))
+			}
+			add(in.ItemsFile, "the items of group "+strconv.Quote(sc.Groups[i].Name))
+		}
+	}
+	for i := range sc.Groups {
 		models(sc.Groups[i].ModelKey, sc.Groups[i].Model)
 		for _, sm := range sc.Groups[i].StageModels {
 			models(sm.ModelKey, sm.Model)

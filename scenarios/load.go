@@ -16,6 +16,8 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/pelletier/go-toml/v2"
+
 	"github.com/warrenhq/warren/blueprint"
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
@@ -39,6 +41,9 @@ type Scenario struct {
 	Path, Dir         string
 	Name, Description string
 	Seed              uint64
+	// Params are the scenario's parameters ([params]), by name: strings, int64s, float64s and
+	// booleans; nil when it has none.
+	Params map[string]any
 	// MaxTicks bounds the run: it stops after this many ticks if it has not reached a fixed
 	// point ([limits] max_ticks; DefaultMaxTicks when the file leaves it out, never 0, so that
 	// every run ends).
@@ -111,6 +116,10 @@ type Group struct {
 	agentName *template.Template
 	workdir   *template.Template
 	task      *template.Template
+	// params are the scenario's, for the templates.
+	params map[string]any
+	// Inputs are the group's corpus and items ([groups.inputs]; nil: none).
+	Inputs *GroupInputs
 }
 
 // Spawnable is a blueprint agents may spawn as sub-agents, with the model its agents run.
@@ -192,6 +201,11 @@ type templateData struct {
 	Name  string
 	Index int
 	Group string
+	// Params are the scenario's parameters ({{.Params.peers}}).
+	Params map[string]any
+	// Item is the agent's item from its group's items file, decoded ({{.Item.title}}); nil
+	// without one.
+	Item any
 }
 
 var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
@@ -214,9 +228,38 @@ func LoadUnder(path string, knownTools []string, host *hostconfig.Config) (*Scen
 // and ask it, bounded by DiscoveryTimeout). A replay passes the tools its recording listed, so
 // the scenario loads the same without any server running.
 func LoadWith(path string, knownTools []string, host *hostconfig.Config, discover Discovery) (*Scenario, error) {
+	return LoadParams(path, knownTools, host, discover, nil)
+}
+
+// Param gives one value of the scenario another value for a run (a sweep's --param): a
+// parameter of [params] by its bare name ("peers"), or any string, number or boolean the file
+// sets, by its key path ("limits.max_ticks", "models.writer.turns[0].text"), where a group is
+// named by its name ("groups.voters.count") or its index ("groups[0].count").
+type Param struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// ErrParam marks a parameter that names no value of the scenario, or gives it a value of another
+// kind.
+var ErrParam = errors.New("invalid parameter")
+
+// LoadParams is LoadWith for the scenario with params applied: each replaces the value of its key
+// in the file's text, in the value's own kind, so that every error still names the file's own
+// lines, and the scenario's hash (and every trace's header) covers the values given.
+func LoadParams(path string, knownTools []string, host *hostconfig.Config, discover Discovery, params []Param) (*Scenario, error) {
 	data, err := tomlfile.Read(path)
 	if err != nil {
 		return nil, err
+	}
+	for _, p := range params {
+		key, err := paramPath(path, data, p.Name)
+		if err != nil {
+			return nil, err
+		}
+		if data, err = tomlfile.Override(path, data, key, p.Value); err != nil {
+			return nil, fmt.Errorf("%w %s: %w", ErrParam, p.Name, err)
+		}
 	}
 	var f fileScenario
 	doc, err := tomlfile.Decode(path, data, &f)
@@ -254,7 +297,41 @@ func LoadWith(path string, knownTools []string, host *hostconfig.Config, discove
 	return c.sc, nil
 }
 
+// paramPath turns a parameter's name into the key path it gives a value: a bare name is a
+// [params] entry, and groups.<name> is the group of that name.
+func paramPath(file string, data []byte, name string) (string, error) {
+	var doc struct {
+		Params map[string]any `toml:"params"`
+		Groups []struct {
+			Name string `toml:"name"`
+		} `toml:"groups"`
+	}
+	_ = toml.Unmarshal(data, &doc) // a broken file is reported by its load
+	if !strings.ContainsAny(name, ".[") {
+		if _, ok := doc.Params[name]; !ok {
+			return "", fmt.Errorf("%w %s: %s declares no such parameter in [params] (declared: %s); to give another value to a key of the file, name it by its path (limits.max_ticks, groups.<name>.count)",
+				ErrParam, name, file, listOrNone(sortedKeys(doc.Params)))
+		}
+		return tomlfile.JoinKey("params", name), nil
+	}
+	rest, ok := strings.CutPrefix(name, "groups.")
+	if !ok {
+		return name, nil
+	}
+	group, key, _ := strings.Cut(rest, ".")
+	var names []string
+	for i, g := range doc.Groups {
+		if g.Name == group {
+			return tomlfile.JoinIndex("groups", i) + "." + key, nil
+		}
+		names = append(names, g.Name)
+	}
+	return "", fmt.Errorf("%w %s: %s has no group %q (groups: %s)", ErrParam, name, file, group, listOrNone(names))
+}
+
 type compiler struct {
+	// hash receives the content of every file the scenario uses besides its own (Scenario.Hash).
+	hash   io.Writer
 	doc    *tomlfile.Doc
 	file   *fileScenario
 	known  []string
@@ -284,11 +361,13 @@ func (c *compiler) compile(data []byte) {
 		c.errorf("seed", "%d: the seed must be zero or positive", f.Seed)
 	}
 	c.sc.Seed = uint64(f.Seed)
+	c.params()
 	c.limits()
 	c.clock()
 	c.lanes()
 	hash := sha256.New()
 	hash.Write(data)
+	c.hash = hash
 	c.scripts(hash)
 	if !c.servers(hash) {
 		// Without a server's tools, every blueprint and permission naming them would fail too:
@@ -309,6 +388,39 @@ func (c *compiler) compile(data []byte) {
 	c.compileInteractions()
 	c.faults()
 	c.sc.Hash = "sha256:" + hex.EncodeToString(hash.Sum(nil))
+}
+
+// paramPattern is what a parameter's name looks like: it is read as params.<name> in code.
+var paramPattern = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+
+// params compiles [params]: the scenario's parameters, each with its default value, read by JS
+// policies (params.name) and group templates ({{.Params.name}}), and given other values by a
+// sweep's --param name=....
+func (c *compiler) params() {
+	if len(c.file.Params) == 0 {
+		return
+	}
+	c.sc.Params = make(map[string]any, len(c.file.Params))
+	for _, name := range sortedKeys(c.file.Params) {
+		path := tomlfile.JoinKey("params", name)
+		if !paramPattern.MatchString(name) {
+			c.errorf(path, "%q: a parameter's name is lower-case letters, digits and '_', not starting with a digit (code reads it as params.%s)", name, name)
+			continue
+		}
+		switch v := c.file.Params[name].(type) {
+		case string, int64, float64, bool:
+			c.sc.Params[name] = v
+		default:
+			kind := "a table"
+			switch v.(type) {
+			case []any:
+				kind = "an array"
+			case time.Time, toml.LocalDate, toml.LocalDateTime, toml.LocalTime:
+				kind = "a date or time"
+			}
+			c.errorf(path, "%s: a parameter is a string, an integer, a float or a boolean", kind)
+		}
+	}
 }
 
 // The run's limits when [limits] leaves them out, and the largest values it may give. The
@@ -588,6 +700,7 @@ func (c *compiler) compileModels(hash io.Writer) {
 			Resolve:   c.resolve,
 			Scripting: models.ScriptingLimits{MaxMemory: c.sc.Host.Scripting.MaxMemory},
 			Hash:      hash,
+			Params:    c.sc.Params,
 		})
 		switch {
 		case err != nil:
@@ -667,7 +780,7 @@ func (c *compiler) groups() {
 	seen := map[string]bool{}
 	for i, fg := range c.file.Groups {
 		path := tomlfile.JoinIndex("groups", i)
-		g := Group{Name: fg.Name, BlueprintKey: fg.Blueprint, ModelKey: fg.Model, Count: fg.Count}
+		g := Group{Name: fg.Name, BlueprintKey: fg.Blueprint, ModelKey: fg.Model, Count: fg.Count, params: c.sc.Params}
 		switch {
 		case fg.Name == "":
 			c.errorf(path, "missing name")
@@ -688,10 +801,18 @@ func (c *compiler) groups() {
 			c.errorf(tomlfile.JoinKey(path, "model"), "unknown model %q; defined in [models]: %s", fg.Model, strings.Join(sortedKeys(c.file.Models), ", "))
 		}
 		g.StageModels = c.stageModels(tomlfile.JoinKey(path, "stage_models"), fg.StageModels, g.Blueprint)
+		g.Inputs = c.inputs(tomlfile.JoinKey(path, "inputs"), fg.Inputs, c.hash)
+		c.itemCount(path, &g, fg.Count != 0)
+		switch {
+		case fg.Count == 0 && g.Inputs != nil && g.Inputs.Items != nil:
+			fg.Count = g.Count
+		case fg.Count == 0 && fg.Inputs != nil && fg.Inputs.Items != "":
+			fg.Count = 1 // the items file's own error says what is wrong; no count is not
+		}
 		if fg.Count < 1 || fg.Count > 10_000_000 {
 			c.errorf(tomlfile.JoinKey(path, "count"), "%d: a group has 1 to 10000000 agents", fg.Count)
 		}
-		g.agentName = c.agentName(tomlfile.JoinKey(path, "agent_name"), fg.AgentName)
+		g.agentName = c.agentName(tomlfile.JoinKey(path, "agent_name"), fg.AgentName, g.item(0))
 		if fg.SafetyMode != "" {
 			mode, err := tools.ParseSafetyMode(fg.SafetyMode)
 			if err != nil {
@@ -705,8 +826,8 @@ func (c *compiler) groups() {
 			}
 			g.PlanFile = filepath.Clean(fg.PlanFile)
 		}
-		g.workdir = c.template(tomlfile.JoinKey(path, "workdir"), fg.Workdir)
-		g.task = c.template(tomlfile.JoinKey(path, "task"), fg.Task)
+		g.workdir = c.template(tomlfile.JoinKey(path, "workdir"), fg.Workdir, g.item(0))
+		g.task = c.template(tomlfile.JoinKey(path, "task"), fg.Task, g.item(0))
 		c.sc.Groups = append(c.sc.Groups, g)
 	}
 }
@@ -763,18 +884,20 @@ func listOrNone(names []string) string {
 	return strings.Join(names, ", ")
 }
 
-// template parses a group template; "" means the built-in default.
-func (c *compiler) template(path, text string) *template.Template {
+// template parses a group template; "" means the built-in default. It is tried with item, the
+// group's first item (nil without items).
+func (c *compiler) template(path, text string, item any) *template.Template {
 	if text == "" {
 		return nil
 	}
+	const fields = "fields: {{.Name}}, {{.Index}}, {{.Group}}, {{.Params.<name>}}, {{.Item}} (with inputs.items)"
 	t, err := template.New(path).Option("missingkey=error").Parse(text)
 	if err != nil {
-		c.errorf(path, "bad template: %v (fields: {{.Name}}, {{.Index}}, {{.Group}})", err)
+		c.errorf(path, "bad template: %v (%s)", err, fields)
 		return nil
 	}
-	if err := t.Execute(discard{}, templateData{Name: "x", Group: "g"}); err != nil {
-		c.errorf(path, "bad template: %v (fields: {{.Name}}, {{.Index}}, {{.Group}})", err)
+	if err := t.Execute(discard{}, templateData{Name: "x", Group: "g", Params: c.sc.Params, Item: item}); err != nil {
+		c.errorf(path, "bad template: %v (%s)", err, fields)
 		return nil
 	}
 	return t
@@ -786,7 +909,7 @@ var agentNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 // agentName parses a group's agent_name template. It may use {{.Index}} and {{.Group}} (the name
 // does not exist yet while it is being made) and must give names of agentNamePattern.
-func (c *compiler) agentName(path, text string) *template.Template {
+func (c *compiler) agentName(path, text string, item any) *template.Template {
 	if text == "" {
 		return nil
 	}
@@ -794,11 +917,11 @@ func (c *compiler) agentName(path, text string) *template.Template {
 		c.errorf(path, "an agent_name template cannot use {{.Name}} (it is the name being made); use {{.Index}} and {{.Group}}")
 		return nil
 	}
-	t := c.template(path, text)
+	t := c.template(path, text, item)
 	if t == nil {
 		return nil
 	}
-	if sample := expand(t, templateData{Index: 0, Group: "g"}); !validAgentName(sample) {
+	if sample := expand(t, templateData{Index: 0, Group: "g", Params: c.sc.Params, Item: item}); !validAgentName(sample) {
 		c.errorf(path, "gives the agent name %q; a name is letters, digits, '.', '_' and '-', starting with a letter or digit, and never \"..\"", sample)
 		return nil
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -18,7 +20,7 @@ import (
 // wrapper's parameter. The header is longer than wrapperHeader, so positions on line 1 that
 // scriptPosition computes are shifted back by policyShift more.
 const (
-	policyHeader = "(function(definePolicy){"
+	policyHeader = "(function(definePolicy,params){"
 	policyShift  = len(policyHeader) - len(wrapperHeader)
 )
 
@@ -82,6 +84,14 @@ var _ models.Model = (*Policy)(nil)
 // not a function), or the kind of a top level that fails (ErrRuntime, ErrTimeout,
 // ErrStackOverflow).
 func CompilePolicy(id, file string, src []byte, limits Limits) (*Policy, error) {
+	return CompilePolicyParams(id, file, src, limits, nil)
+}
+
+// CompilePolicyParams is CompilePolicy for a scenario with parameters ([params], a sweep's
+// --param): the policy's file sees them as the object params (params.peers), frozen, at its top
+// level and in every turn, so a swept value reaches the code that decides. Values are
+// strings, integers, floats and booleans.
+func CompilePolicyParams(id, file string, src []byte, limits Limits, params map[string]any) (*Policy, error) {
 	if at, ok := firstInvalidUTF8(src); !ok {
 		return nil, newError(file, at, ErrSyntax, "the file is not valid UTF-8")
 	}
@@ -98,7 +108,7 @@ func CompilePolicy(id, file string, src []byte, limits Limits) (*Policy, error) 
 		limits.CallTimeout = DefaultPolicyTimeout
 	}
 	limits = limits.withDefaults()
-	code := &policyCode{script: &Script{File: file, program: program}}
+	code := &policyCode{script: &Script{File: file, program: program}, params: params}
 	rt := newPolicyRuntime(code, limits)
 	if err := rt.load(); err != nil {
 		return nil, err
@@ -197,6 +207,8 @@ func shiftLineOne(err error) error {
 type policyCode struct {
 	script  *Script
 	defined position
+	// params are the scenario's parameters, the global params of every runtime (nil: none).
+	params map[string]any
 }
 
 // policyPool holds a policy's idle runtimes. Nothing in it, nor in a runtime, references the
@@ -254,6 +266,8 @@ type policyRuntime struct {
 	w      *worker
 	code   *policyCode
 	define goja.Value
+	// params is the scenario's parameters as a frozen object, the wrapper's second argument.
+	params goja.Value
 
 	// The turn's random source, seeded from the agent's stream by Turn.
 	pcg    rand.PCG
@@ -281,6 +295,14 @@ func newPolicyRuntime(code *policyCode, limits Limits) *policyRuntime {
 		panic(fmt.Sprintf("scripting: definePolicy cannot be frozen: %v", err)) // a bug in the sandbox
 	}
 	rt.define = define
+	params := w.vm.NewObject()
+	for _, k := range slices.Sorted(maps.Keys(code.params)) {
+		_ = params.Set(k, w.vm.ToValue(code.params[k])) // scalars: nothing of the host's is shared
+	}
+	if _, err := freeze(goja.Undefined(), params); err != nil {
+		panic(fmt.Sprintf("scripting: params cannot be frozen: %v", err)) // a bug in the sandbox
+	}
+	rt.params = params
 	return rt
 }
 
@@ -329,7 +351,7 @@ func (rt *policyRuntime) startTurn(goja.FunctionCall) goja.Value {
 	rt.defs, rt.decide = 0, nil
 	wrapper, err := w.vm.RunProgram(rt.code.script.program)
 	w.must(err)
-	_, err = mustCallable(wrapper)(goja.Undefined(), rt.define)
+	_, err = mustCallable(wrapper)(goja.Undefined(), rt.define, rt.params)
 	w.must(err)
 	at := rt.definedAt
 	if w.mode != modeLoad {

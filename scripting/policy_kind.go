@@ -69,7 +69,7 @@ func (c *PolicyConfig) Compile(env *models.KindEnv) (models.Model, error) {
 	if len(problems) > 0 {
 		return nil, problems
 	}
-	policy, err := CompilePolicy(env.ID, filepath.ToSlash(filepath.Clean(c.File)), src, limits)
+	policy, err := CompilePolicyParams(env.ID, filepath.ToSlash(filepath.Clean(c.File)), src, limits, env.Params)
 	if err != nil {
 		return nil, &models.KeyError{Key: "file", Err: fmt.Errorf("the policy does not load:\n%w", err)}
 	}

@@ -241,23 +241,33 @@ func Unfinished(w *ecs.World, reason string) []components.FinalRecord {
 	return out
 }
 
-// Phases counts the live agents by phase, under the phases' names in the trace's terms.
+// PhaseNames names the phases PhaseCounts counts, in its order: an agent's phase marker, in the
+// trace's terms.
+var PhaseNames = [...]string{"entering", "ready_to_infer", "awaiting_inference", "ready_for_tools", "awaiting_tools",
+	"resolve_transition", "terminal"}
+
+// phaseMarkers are the markers of PhaseNames, in the same order.
+var phaseMarkers = [len(PhaseNames)]ecs.Comp{ecs.T[components.Entering](), ecs.T[components.ReadyToInfer](),
+	ecs.T[components.AwaitingInference](), ecs.T[components.ReadyForTools](), ecs.T[components.AwaitingTools](),
+	ecs.T[components.ResolveTransition](), ecs.T[components.Terminal]()}
+
+// PhaseCounts counts the live agents by phase, in PhaseNames order: a count per marker
+// (arche counts an archetype's entities without visiting them), cheap enough for every tick.
+func PhaseCounts(w *ecs.World) [len(PhaseNames)]int {
+	var out [len(PhaseNames)]int
+	for i, c := range phaseMarkers {
+		out[i] = w.Count(c)
+	}
+	return out
+}
+
+// Phases counts the live agents by phase, under the phases' names in the trace's terms, leaving
+// out the phases no agent is in.
 func Phases(w *ecs.World) map[string]int {
 	out := map[string]int{}
-	for _, p := range []struct {
-		name string
-		comp ecs.Comp
-	}{
-		{"entering", ecs.T[components.Entering]()},
-		{"ready_to_infer", ecs.T[components.ReadyToInfer]()},
-		{"awaiting_inference", ecs.T[components.AwaitingInference]()},
-		{"ready_for_tools", ecs.T[components.ReadyForTools]()},
-		{"awaiting_tools", ecs.T[components.AwaitingTools]()},
-		{"resolve_transition", ecs.T[components.ResolveTransition]()},
-		{"terminal", ecs.T[components.Terminal]()},
-	} {
-		if n := w.Count(p.comp); n > 0 {
-			out[p.name] = n
+	for i, n := range PhaseCounts(w) {
+		if n > 0 {
+			out[PhaseNames[i]] = n
 		}
 	}
 	return out

@@ -64,6 +64,13 @@ func (s *Spawner) SpawnGroup(w *ecs.World, p *components.Profile, count int, nam
 				d.Conversation.Append(models.Message{Role: models.RoleUser, Content: task})
 			}
 		}
+		if p.Item != nil {
+			if item := p.Item(index); item != nil {
+				// The item was checked at load (JSON, within a value's bound), and the memory is
+				// empty: it cannot be refused.
+				_ = d.Memory.SetJSON(p.ItemKey, item)
+			}
+		}
 		s.run.Trace.Spawn(tick, ref(id, d), p.Group, index, bp.Name, p.ModelID, task)
 		index++
 	}

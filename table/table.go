@@ -215,3 +215,33 @@ func allDigits(s string) bool {
 	}
 	return true
 }
+
+// Description is a table without its rows, as JSON: what a Parquet file's metadata
+// (ParquetMetadataKey) and an export's manifest say of each table, so a reader of CSV knows each
+// column's Type.
+type Description struct {
+	Name    string              `json:"name"`
+	Doc     string              `json:"doc,omitempty"`
+	Columns []ColumnDescription `json:"columns"`
+}
+
+// ColumnDescription is a Column as JSON.
+type ColumnDescription struct {
+	Name string `json:"name"`
+	Type Type   `json:"type"`
+	Doc  string `json:"doc,omitempty"`
+}
+
+// DescribeTable returns t's name, doc and columns.
+func DescribeTable(t Table) Description {
+	d := Description{Name: t.Name, Doc: t.Doc, Columns: make([]ColumnDescription, len(t.Columns))}
+	for i, c := range t.Columns {
+		d.Columns[i] = ColumnDescription(c)
+	}
+	return d
+}
+
+// Check reports why t cannot be written, or nil: the checks every format makes of its columns
+// (ErrSchema) and of each row (ErrValue), without writing it anywhere, so that a table given to
+// an export is refused before the export starts rather than halfway through.
+func Check(t Table) error { return Write(io.Discard, CSV, t) }

@@ -19,13 +19,13 @@ const NoteIncomplete = "trace incomplete: no end event"
 
 // headerLine is the header's JSON shape.
 type headerLine struct {
-	Format       string `json:"format"`
-	Version      int    `json:"version"`
-	HostVersion  string `json:"host_version"`
-	Scenario     string `json:"scenario"`
-	ScenarioHash string `json:"scenario_hash"`
-	Seed         uint64 `json:"seed"`
-	Clock        string `json:"clock"`
+	Format       string          `json:"format"`
+	Version      int             `json:"version"`
+	HostVersion  string          `json:"host_version"`
+	Scenario     string          `json:"scenario"`
+	ScenarioHash string          `json:"scenario_hash"`
+	Seed         uint64          `json:"seed"`
+	Clock        string          `json:"clock"`
 	Recording    string          `json:"recording"`
 	Fields       json.RawMessage `json:"fields"`
 }

@@ -21,17 +21,19 @@ import (
 
 type runCmd struct {
 	launchFlags
-	Config     string  `help:"Host config file: the permission ceiling, safe commands, security switches (replaces the scenario's [host])." placeholder:"FILE"`
-	File       string  `arg:"" help:"Scenario file (TOML)."`
-	Trace      string  `help:"Write the JSON Lines trace to this file." placeholder:"FILE"`
-	Record     string  `help:"Record every input from outside the scenario and seed into this file, for host replay (needs --trace)." placeholder:"FILE"`
-	RecordNote string  `help:"A line the recording's header keeps for whoever replays it (what the run was made against)." placeholder:"TEXT"`
-	Agents     int     `help:"Rescale the groups to N agents in total (proportionally), for quick scale runs." placeholder:"N"`
-	Seed       *uint64 `help:"Override the scenario's seed." placeholder:"N"`
-	FaultsSeed *uint64 `help:"Draw the scenario's [faults] from seed N (default: its faults.seed, else the run's seed): rerun one fault pattern exactly." placeholder:"N"`
-	Workdir    string  `help:"Keep agent workdirs under DIR (default: a temporary folder removed after the run)." placeholder:"DIR"`
-	LogLevel   string  `help:"Log level: debug, info, warn, error." default:"warn" enum:"debug,info,warn,error"`
-	NoProgress bool    `help:"Never show the progress bar (it only shows on a terminal)."`
+	Config     string   `help:"Host config file: the permission ceiling, safe commands, security switches (replaces the scenario's [host])." placeholder:"FILE"`
+	File       string   `arg:"" help:"Scenario file (TOML)."`
+	Trace      string   `help:"Write the JSON Lines trace to this file." placeholder:"FILE"`
+	Out        string   `help:"Keep a run directory in DIR (new or empty): the trace, a per-tick timeline, the stage graphs, the metrics tables, a manifest and the summary, for host report and host trace export (docs/research.md)." placeholder:"DIR"`
+	Record     string   `help:"Record every input from outside the scenario and seed into this file, for host replay (needs --trace)." placeholder:"FILE"`
+	RecordNote string   `help:"A line the recording's header keeps for whoever replays it (what the run was made against)." placeholder:"TEXT"`
+	Agents     int      `help:"Rescale the groups to N agents in total (proportionally), for quick scale runs." placeholder:"N"`
+	Param      []string `sep:"none" help:"Give a value of the scenario another value: name=value, a [params] name or a key path the file sets (limits.max_ticks, groups.voters.count), as a sweep does. Repeatable." placeholder:"NAME=VALUE"`
+	Seed       *uint64  `help:"Override the scenario's seed." placeholder:"N"`
+	FaultsSeed *uint64  `help:"Draw the scenario's [faults] from seed N (default: its faults.seed, else the run's seed): rerun one fault pattern exactly." placeholder:"N"`
+	Workdir    string   `help:"Keep agent workdirs under DIR (default: a temporary folder removed after the run)." placeholder:"DIR"`
+	LogLevel   string   `help:"Log level: debug, info, warn, error." default:"warn" enum:"debug,info,warn,error"`
+	NoProgress bool     `help:"Never show the progress bar (it only shows on a terminal)."`
 	stateFlags
 	State         string        `help:"Keep the run's durable state in DIR (its trace, recording, effect journal and workdirs), so that host resume DIR goes on after a crash (docs/state.md)." placeholder:"DIR"`
 	CommitEvery   time.Duration `help:"With --state: the least wall time between two commits of the state (a commit makes the trace and recording durable at a tick boundary; negative: every tick)." default:"50ms"`
@@ -62,7 +64,12 @@ func (r *runCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	sc, err := warren.LoadUnder(r.File, host)
+	params, err := parseParams(r.Param)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "host: %v\n", err)
+		return errBadInput
+	}
+	sc, err := warren.LoadParams(r.File, host, params)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "host: %s is not a valid scenario:\n%v\n", r.File, err)
 		return errBadInput
@@ -77,16 +84,35 @@ func (r *runCmd) Run(e *env) error {
 		return errBadInput
 	}
 
-	if err := checkOutputs(sc.Inputs(), output{"--trace", r.Trace}, output{"--record", r.Record}); err != nil {
+	if err := checkOutputs(sc.Inputs(), output{"--trace", r.Trace}, output{"--record", r.Record}, output{"--out", r.Out}); err != nil {
 		fmt.Fprintf(e.stderr, "host: %v\n", err)
+		return errBadInput
+	}
+	switch {
+	case r.Out != "" && r.Trace != "":
+		fmt.Fprintf(e.stderr, "host: --out %s keeps the trace in %s: leave --trace out\n", r.Out, filepath.Join(r.Out, warren.RunTraceFile))
+		return errBadInput
+	case r.Out != "" && r.State != "":
+		fmt.Fprintf(e.stderr, "host: --out and --state both keep the run's trace: give one (a state directory's trace can be reported on with host report DIR)\n")
+		return errBadInput
+	case r.Out != "" && traceInWorkRoot(r.Out, r.Workdir):
+		fmt.Fprintf(e.stderr, "host: --out %s lies inside --workdir %s, where agents write: put the run directory elsewhere\n", r.Out, r.Workdir)
 		return errBadInput
 	}
 	if r.State != "" {
 		return r.runWithState(e, sc, opt)
 	}
-	if r.Record != "" && r.Trace == "" {
-		fmt.Fprintf(e.stderr, "host: --record %s needs --trace: a recording is replayed against the trace it was recorded with\n", r.Record)
+	if r.Record != "" && r.Trace == "" && r.Out == "" {
+		fmt.Fprintf(e.stderr, "host: --record %s needs --trace (or --out): a recording is replayed against the trace it was recorded with\n", r.Record)
 		return errBadInput
+	}
+	var runDir *warren.RunDir
+	if r.Out != "" {
+		if runDir, err = warren.OpenRunDir(r.Out, sc, &opt); err != nil {
+			fmt.Fprintf(e.stderr, "host: --out: %v\n", err)
+			return errBadInput
+		}
+		defer runDir.Close()
 	}
 	traceFile, err := r.createOutput(e, "--trace", "trace", r.Trace)
 	if err != nil {
@@ -104,7 +130,10 @@ func (r *runCmd) Run(e *env) error {
 	}
 	if recFile != nil {
 		defer recFile.Close()
-		opt.Record, opt.TraceFile, opt.RecordFile, opt.RecordNote = recFile, r.Trace, r.Record, r.RecordNote
+		opt.Record, opt.RecordFile, opt.RecordNote = recFile, r.Record, r.RecordNote
+		if r.Trace != "" {
+			opt.TraceFile = r.Trace
+		}
 	}
 	bar := progressBar(e, r.NoProgress, len(sc.Groups), &opt.Progress)
 	rt, err := warren.New(sc, opt)
@@ -112,7 +141,7 @@ func (r *runCmd) Run(e *env) error {
 		if bar != nil {
 			_ = bar.Exit()
 		}
-		if errors.Is(err, warren.ErrLaunch) || errors.Is(err, warren.ErrAgentNames) {
+		if errors.Is(err, warren.ErrLaunch) || errors.Is(err, warren.ErrAgentNames) || errors.Is(err, warren.ErrItems) {
 			fmt.Fprintf(e.stderr, "host: %v\n", err)
 		} else {
 			fmt.Fprintf(e.stderr, "host: run %s: %v\n", r.File, err)
@@ -139,8 +168,38 @@ func (r *runCmd) Run(e *env) error {
 		fmt.Fprintf(e.stderr, "host: run %s: %v\n", r.File, err)
 		return errIncomplete
 	}
-	printSummary(e.stdout, sc, sum, r.Trace)
+	tracePath := r.Trace
+	if runDir != nil {
+		tracePath = filepath.Join(r.Out, warren.RunTraceFile)
+		if ferr := runDir.Finish(rt, sum, params, r.Record); ferr != nil {
+			fmt.Fprintf(e.stderr, "host: --out: %v\n", ferr)
+			printSummary(e.stdout, sc, sum, tracePath)
+			return errIncomplete
+		}
+	}
+	printSummary(e.stdout, sc, sum, tracePath)
+	if runDir != nil {
+		fmt.Fprintf(e.stdout, "run dir      %s (host report %s; host trace export %s)\n", r.Out, r.Out, tracePath)
+	}
 	return runExit(e, r.File, sum)
+}
+
+// parseParams reads --param flags: name=value each, a name given once.
+func parseParams(flags []string) ([]warren.Param, error) {
+	var out []warren.Param
+	for _, f := range flags {
+		name, value, ok := strings.Cut(f, "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("--param %q: write name=value (a [params] name or a key path such as limits.max_ticks)", f)
+		}
+		for _, p := range out {
+			if p.Name == name {
+				return nil, fmt.Errorf("--param %s is given twice", name)
+			}
+		}
+		out = append(out, warren.Param{Name: name, Value: value})
+	}
+	return out, nil
 }
 
 // runExit reports how a run ended as the command's exit: 3 for a run that did not finish, 1 for

@@ -125,6 +125,8 @@ type indexer struct {
 	also []string
 	// values, when set, receives the position of every value (Doc.values).
 	values map[string]position
+	// scalars, when set, receives the byte range and kind of every scalar value (Override).
+	scalars map[string]scalarSpan
 }
 
 // index parses data and builds its Doc. A syntax error is returned as an
@@ -321,6 +323,11 @@ func (ix *indexer) valueOffset(afterKey int) int {
 func (ix *indexer) value(path string, n *unstable.Node, offset int) {
 	if n.Raw.Length > 0 {
 		offset = int(n.Raw.Offset)
+		if ix.scalars != nil && n.Kind != unstable.Array && n.Kind != unstable.InlineTable {
+			if _, ok := ix.scalars[path]; !ok {
+				ix.scalars[path] = scalarSpan{start: offset, end: offset + int(n.Raw.Length), kind: valueKind(n)}
+			}
+		}
 	}
 	var pos position
 	if offset >= 0 {

@@ -2,8 +2,10 @@
 //
 // Each voter starts with an opinion, red or blue, drawn from its own seeded random stream. Then,
 // for two rounds, it publishes its opinion in the group's shared folder, reads the opinions of
-// three neighbours picked at random among the RADIUS voters on either side of it, and adopts the
-// majority of what it read (keeping its own if it heard no majority). Finally it votes. This is
+// PEERS neighbours picked at random among the RADIUS voters on either side of it, and adopts the
+// majority of what it read (keeping its own if it heard no majority). Finally it votes, and
+// remembers whether its vote changed from its first opinion and what share of the neighbours it
+// last heard agree with it (the metrics' memory table, a sweep's results). This is
 // the majority-rule model of opinion dynamics on a one-dimensional lattice: blocks of agreeing
 // neighbours form and grow from round to round, while the overall split barely moves.
 //
@@ -15,14 +17,18 @@
 //   turn 2  write_file opinions/r1/<me>.txt          the majority it heard
 //   turn 3  read_file  opinions/r1/<neighbour>.txt   three neighbours
 //   turn 4  write_file votes/<me>.txt                its vote: the majority it heard
+//          memory_set changed, agreement            what the vote changed, what it agrees with
 //   turn 5  (no calls)                               done
 //
 // A voter remembers its opinion through its own conversation: the content of its last
 // write_file call. Neighbours past either end of the line do not exist; reading one fails, and
 // the voter simply hears one opinion fewer.
+//
+// PEERS and RADIUS are the scenario's [params] (a sweep's --param peers=1,2,3 gives them other
+// values); params is the object of them every policy sees.
 
-const RADIUS = 4;
-const PEERS = 3;
+const RADIUS = params.radius;
+const PEERS = params.peers;
 
 definePolicy(function decide(obs) {
   const me = obs.agent.name;
@@ -41,7 +47,14 @@ definePolicy(function decide(obs) {
       return { calls: gossip(obs, "r1") };
     case 4: {
       const vote = majority(obs);
-      return { text: me + " heard " + heard(obs) + " and votes " + vote + ".", calls: [write("votes/" + me + ".txt", vote)] };
+      return {
+        text: me + " heard " + heard(obs) + " and votes " + vote + ".",
+        calls: [
+          write("votes/" + me + ".txt", vote),
+          remember("changed", vote !== firstWritten(obs)),
+          remember("agreement", agreement(obs, vote)),
+        ],
+      };
     }
     default:
       return { text: me + " voted " + lastWritten(obs) + "." };
@@ -51,6 +64,25 @@ definePolicy(function decide(obs) {
 // write is a write_file call.
 function write(path, content) {
   return { tool: "write_file", args: { path: path, content: content } };
+}
+
+// remember is a memory_set call.
+function remember(key, value) {
+  return { tool: "memory_set", args: { key: key, value: value } };
+}
+
+// agreement is the share of the neighbours the last turn's reads heard that hold opinion, to
+// two decimals (1 when none was heard): how settled this voter's neighbourhood is.
+function agreement(obs, opinion) {
+  let heardAny = 0;
+  let agree = 0;
+  for (let i = 0; i < obs.lastResults.length; i++) {
+    const r = obs.lastResults[i];
+    if (r.isError) continue;
+    heardAny++;
+    if (r.content === opinion) agree++;
+  }
+  return heardAny === 0 ? 1 : Math.round((100 * agree) / heardAny) / 100;
 }
 
 // gossip reads the opinions of PEERS distinct neighbours of the given round, picked at random
@@ -103,6 +135,18 @@ function heard(obs) {
     out.push(r.isError ? "-" : r.content);
   }
   return out.join(", ");
+}
+
+// firstWritten is the content of this voter's first write_file call: its first opinion.
+function firstWritten(obs) {
+  for (let i = 0; i < obs.messages.length; i++) {
+    const m = obs.messages[i];
+    if (m.role !== "assistant") continue;
+    for (let j = 0; j < m.calls.length; j++) {
+      if (m.calls[j].tool === "write_file") return m.calls[j].args.content;
+    }
+  }
+  throw new Error(obs.agent.name + " has no first opinion: no write_file call in its messages");
 }
 
 // lastWritten is the content of this voter's latest write_file call: its current opinion.
