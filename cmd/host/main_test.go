@@ -392,7 +392,7 @@ func TestRunWorkdirAndLogs(t *testing.T) {
 
 // buildBinary builds the real host binary (once per test run, into a folder TestMain removes)
 // and returns it with the repository root, where a user runs it from.
-func buildBinary(t *testing.T) (bin, repo string) {
+func buildBinary(t testing.TB) (bin, repo string) {
 	t.Helper()
 	built.once.Do(func() {
 		goTool, err := exec.LookPath("go")
@@ -433,7 +433,7 @@ var built struct {
 
 // runIn runs bin in dir with extra environment, returning its exit code (minus the signal's
 // number for a process a signal killed) and output.
-func runIn(t *testing.T, bin, dir string, env []string, args ...string) (int, string, string) {
+func runIn(t testing.TB, bin, dir string, env []string, args ...string) (int, string, string) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
