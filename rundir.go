@@ -260,6 +260,7 @@ func (d *RunDir) writeTimeline() error {
 type graphJSON struct {
 	Blueprint string      `json:"blueprint"`
 	Key       string      `json:"key"`
+	Entry     string      `json:"entry"`
 	Stages    []string    `json:"stages"`
 	Edges     []graphEdge `json:"edges"`
 }
@@ -279,7 +280,7 @@ func (d *RunDir) writeGraphs() error {
 	var out []graphJSON
 	for _, key := range slices.Sorted(maps.Keys(d.sc.Blueprints)) {
 		bp := d.sc.Blueprints[key]
-		g := graphJSON{Blueprint: bp.Name, Key: key, Edges: []graphEdge{}}
+		g := graphJSON{Blueprint: bp.Name, Key: key, Entry: bp.Stages[bp.Entry].Name, Edges: []graphEdge{}}
 		for i := range bp.Stages {
 			g.Stages = append(g.Stages, bp.Stages[i].Name)
 		}

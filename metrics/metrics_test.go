@@ -74,13 +74,13 @@ func handTrace(t *testing.T, end bool) []byte {
 	call(5, a, "work", "a-c2", "edit_file", "deny", "blueprint:stage")
 	w.ToolResult(6, a, "work", "a-c2", "edit_file", false, "permission denied")
 	w.ModelTurn(7, a, "work", "m1", 2, "", 0, "", nil)
-	w.Transition(7, a, "work", "review", "done", "")
+	w.Transition(7, a, "work", "review", "done", "", "")
 	w.Memory(7, a, "work", "tries", "1")
 
 	w.StageEnter(8, a, "review", 1)
 	w.ModelRetry(8, a, "review", 3, 1, "pool", "rate limited", 429, 100)
 	w.ModelTurn(9, a, "review", "m2", 0, "", 0, "", &trace.LiveTurn{Pool: "pool", Attempts: 2, Prompt: 100, Completion: 20, CacheRead: 5, Cost: 1e11})
-	w.Transition(9, a, "review", "work", "error", "")
+	w.Transition(9, a, "review", "work", "error", "", "")
 
 	w.StageEnter(10, a, "work", 2)
 	w.ModelTurn(10, a, "work", "m2", 0, "", 0, "", &trace.LiveTurn{Pool: "pool", Attempts: 1, Prompt: 200, Completion: 30, Cost: 2e11})

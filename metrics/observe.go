@@ -288,7 +288,9 @@ func (c *Collector) answer(a *agent, v *fastjson.Value, tick uint64) error {
 
 // transition closes the open visit with the transition's outcome.
 func (c *Collector) transition(a *agent, v *fastjson.Value, tick uint64) error {
-	if a.cur < 0 {
+	if a.cur < 0 || v.Get("end") != nil {
+		// A way out of the graph: the terminal event that follows ends the visit, with the
+		// agent's status as its outcome.
 		return nil
 	}
 	vis := &c.visits[a.cur]

@@ -89,6 +89,7 @@ func (s *Transition) Update(w *ecs.World) {
 			if t.End == blueprint.EndFailed {
 				kind = components.Failed
 			}
+			s.run.Trace.Transition(tick, ref(id, d), from.Name, "", cur.Outcome.String(), when, t.End.String())
 			terminate(s.run.Trace, tick, id, d, s.maps.status.Get(e), from.Name, kind, endReason(from, t))
 			s.terminal.add(e)
 			continue
@@ -97,6 +98,9 @@ func (s *Transition) Update(w *ecs.World) {
 		if cur.Outcome != blueprint.OutcomeDone {
 			kind, reason = components.Failed, d.Reason
 		}
+		// No transition catches the outcome: the graph's implicit way out (done ends done, the
+		// others failed), traced as the edge it is.
+		s.run.Trace.Transition(tick, ref(id, d), from.Name, "", cur.Outcome.String(), "", kind.String())
 		terminate(s.run.Trace, tick, id, d, s.maps.status.Get(e), from.Name, kind, reason)
 		s.terminal.add(e)
 	}
@@ -106,7 +110,7 @@ func (s *Transition) Update(w *ecs.World) {
 // move sends the agent from its stage to stage to, tracing the transition (with the condition
 // that chose it, when one did).
 func (s *Transition) move(tick uint64, e ecs.Entity, id *components.Identity, d *components.AgentData, cur *components.Cursor, from *blueprint.Stage, toName string, to int, when string) {
-	s.run.Trace.Transition(tick, ref(id, d), from.Name, toName, cur.Outcome.String(), when)
+	s.run.Trace.Transition(tick, ref(id, d), from.Name, toName, cur.Outcome.String(), when, "")
 	s.maps.counters.Get(e).Transitions++
 	cur.Stage = int32(to)
 	s.entering.add(e)

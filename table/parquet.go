@@ -94,6 +94,8 @@ type orderedGroup struct {
 	fields []parquet.Field
 }
 
+var _ parquet.Node = orderedGroup{}
+
 // Fields returns the fields in column order.
 func (g orderedGroup) Fields() []parquet.Field { return g.fields }
 

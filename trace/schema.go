@@ -103,7 +103,7 @@ var schema = []KindSchema{
 		req("layer", TypeString), fReason}},
 	{KindToolNote, []Field{fStage, fCallID, fTool, req("fn", TypeString), fText, req("ok", TypeBoolean), req("err", TypeString)}},
 	{KindToolResult, []Field{fStage, fCallID, fTool, req("ok", TypeBoolean), req("content", TypeString)}},
-	{KindTransition, []Field{req("from", TypeString), req("to", TypeString), req("on", TypeString), opt("when", TypeString)}},
+	{KindTransition, []Field{req("from", TypeString), req("to", TypeString), req("on", TypeString), opt("when", TypeString), opt("end", TypeString)}},
 	{KindWaitEnd, []Field{fCallID, req("target", TypeInteger), req("target_name", TypeString), fStatus}},
 	{KindWaitStart, []Field{fCallID, req("target", TypeInteger), req("target_name", TypeString)}},
 	{KindWorkerEnd, []Field{fCallID, req("item", TypeInteger), req("worker", TypeInteger), req("worker_name", TypeString), fStatus}},

@@ -389,8 +389,11 @@ func (w *Writer) truncate(content string) []byte {
 }
 
 // Transition records an agent moving between stages because of outcome on, and, when a
-// transition's condition chose the move, that condition (when; "" for none).
-func (w *Writer) Transition(tick uint64, a AgentRef, from, to, on, when string) {
+// transition's condition chose the move, that condition (when; "" for none). A way out of the
+// stage graph is a transition too: to is "" and end says how the agent ends ("done" or
+// "failed"; "" for a move), written just before the agent's terminal event, so that every edge
+// of the graph an agent takes is one event a reader can count.
+func (w *Writer) Transition(tick uint64, a AgentRef, from, to, on, when, end string) {
 	e := w.begin(tick, a, KindTransition)
 	if e == nil {
 		return
@@ -398,6 +401,9 @@ func (w *Writer) Transition(tick uint64, a AgentRef, from, to, on, when string) 
 	e.Str("from", from).Str("to", to).Str("on", on)
 	if when != "" {
 		e.Str("when", when)
+	}
+	if end != "" {
+		e.Str("end", end)
 	}
 	e.Msg("")
 }

@@ -26,7 +26,7 @@ func writeSample(t testing.TB, w *Writer) {
 	w.ToolCall(1, a, "plan", "worker-0-t0-c0", "read_file", json.RawMessage(`{"path": "a.txt"}`), []string{"read_file"}, "allow", "default", "read-only tool")
 	w.ToolResult(2, a, "plan", "worker-0-t0-c0", "read_file", true, "hello\n")
 	w.ModelTurn(3, a, "plan", "scripted:planner", 1, "", 0, "rate limited", nil)
-	w.Transition(3, a, "plan", "review", "error", "")
+	w.Transition(3, a, "plan", "review", "error", "", "")
 	w.Terminal(4, a, "failed", "model error", "review")
 	w.Reap(5, a, "failed", 2, 1, 0, nil)
 	w.End(5, RunFinished, 6, 1, 2, 1, 0, nil)
@@ -328,7 +328,7 @@ func TestConditionalTransitionAndMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := AgentRef{ID: 1, Name: "writer-0"}
-	w.Transition(3, a, "review", "work", "done", `result.verdict == "revise"`)
+	w.Transition(3, a, "review", "work", "done", `result.verdict == "revise"`, "")
 	w.Memory(3, a, "review", "notes", `{"n":2}`)
 	w.Memory(3, a, "review", "draft", "")
 	if err := w.Close(); err != nil {

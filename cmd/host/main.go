@@ -57,6 +57,7 @@ var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 type cli struct {
 	Version  kong.VersionFlag `help:"Print Warren's version (the one trace headers carry), the Go version and the VCS revision, and exit."`
 	Run      runCmd           `cmd:"" help:"Run a scenario and print a summary."`
+	Sweep    sweepCmd         `cmd:"" help:"Run a scenario over a grid of parameters and seeds, each run in a run directory, with a results table; a rerun resumes."`
 	Validate validateCmd      `cmd:"" help:"Check scenario files (and the blueprints they use) without running them. Model kinds a scenario may name: ${model_kinds}."`
 	Replay   replayCmd        `cmd:"" help:"Run a recording (host run --record) again offline, answering every outside input from it."`
 	Resume   resumeCmd        `cmd:"" help:"Go on with a run whose host died or was stopped, from its state directory (host run --state)."`
@@ -67,6 +68,7 @@ type cli struct {
 	Doctor   doctorCmd        `cmd:"" help:"Show what this machine supports for sandboxing commands, and what the sandbox ceiling does here."`
 	MCP      mcpCmd           `cmd:"" name:"mcp" help:"List MCP servers and their tools, or serve the demo MCP server."`
 	Models   modelsCmd        `cmd:"" help:"Work with model back ends: serve a fake provider to try live scenarios without a key."`
+	Report   reportCmd        `cmd:"" help:"Write the HTML report of a run directory (host run --out) or a sweep directory (host sweep): one self-contained page of charts."`
 }
 
 // env is what commands write to; tests substitute buffers.
