@@ -44,6 +44,9 @@ func ParseAxis(flag string) (Axis, error) {
 	}
 	a := Axis{Name: name}
 	for _, v := range strings.Split(list, ",") {
+		if v == "" {
+			return Axis{}, fmt.Errorf("%w: --param %s: an empty value (two commas, or one at an end)", ErrSpec, name)
+		}
 		if slices.Contains(a.Values, v) {
 			return Axis{}, fmt.Errorf("%w: --param %s: the value %q is given twice", ErrSpec, name, v)
 		}
@@ -55,6 +58,7 @@ func ParseAxis(flag string) (Axis, error) {
 // ParseSeeds reads --seeds: a list of seeds and inclusive ranges, "1..20", "1,2,5", "1..5,10".
 func ParseSeeds(spec string) ([]uint64, error) {
 	var out []uint64
+	seen := map[uint64]bool{}
 	for _, part := range strings.Split(spec, ",") {
 		part = strings.TrimSpace(part)
 		lo, hi, isRange := strings.Cut(part, "..")
@@ -72,9 +76,13 @@ func ParseSeeds(spec string) ([]uint64, error) {
 			return nil, fmt.Errorf("%w: --seeds %q: %s is more than %d seeds", ErrSpec, spec, part, MaxRuns)
 		}
 		for s := first; ; s++ {
-			if slices.Contains(out, s) {
+			if seen[s] {
 				return nil, fmt.Errorf("%w: --seeds %q: seed %d is given twice", ErrSpec, spec, s)
 			}
+			if len(out) == MaxRuns {
+				return nil, fmt.Errorf("%w: --seeds %q: more than %d seeds", ErrSpec, spec, MaxRuns)
+			}
+			seen[s] = true
 			out = append(out, s)
 			if s == last {
 				break

@@ -36,7 +36,7 @@ func WriteResults(dir string, m Manifest, runs []Run) error {
 	var metricCols, memoryCols []string
 	for i, r := range runs {
 		runDir := filepath.Join(dir, r.Dir)
-		st, ok := finishedRun(runDir)
+		st, _, ok := finishedRun(runDir)
 		if st == "" {
 			st = "missing"
 		}

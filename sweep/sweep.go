@@ -81,6 +81,9 @@ type Outcome struct {
 	Status  string
 	Err     error
 	Skipped bool
+	// Failures are the expectations the run failed: its summary's, or for a skipped run those
+	// its summary.json lists.
+	Failures []string
 	// Summary is the run's summary (nil when skipped or when it could not run); Elapsed the wall
 	// time it took.
 	Summary *warren.Summary
@@ -172,8 +175,8 @@ func Carry(ctx context.Context, spec Spec) (*Report, error) {
 	var pending []int
 	for i, r := range runs {
 		rep.Outcomes[i] = Outcome{Run: r}
-		if st, ok := finishedRun(filepath.Join(spec.Dir, r.Dir)); ok {
-			rep.Outcomes[i].Status, rep.Outcomes[i].Skipped = st, true
+		if st, failures, ok := finishedRun(filepath.Join(spec.Dir, r.Dir)); ok {
+			rep.Outcomes[i].Status, rep.Outcomes[i].Skipped, rep.Outcomes[i].Failures = st, true, failures
 			if spec.Progress != nil {
 				spec.Progress(rep.Outcomes[i])
 			}
@@ -190,6 +193,10 @@ func Carry(ctx context.Context, spec Spec) (*Report, error) {
 		go func() {
 			defer wg.Done()
 			for i := range work {
+				if ctx.Err() != nil {
+					// The feed's select may still hand out a run once ctx ended: start no more.
+					continue
+				}
 				o := runOne(ctx, spec, cells, rep.Outcomes[i].Run)
 				rep.Outcomes[i] = o
 				if spec.Progress != nil {
@@ -221,19 +228,21 @@ feed:
 	return rep, nil
 }
 
-// finishedRun reports whether the run directory dir holds a finished run, with its status.
-func finishedRun(dir string) (string, bool) {
+// finishedRun reports whether the run directory dir holds a finished run, with its status and
+// the expectations it failed.
+func finishedRun(dir string) (string, []string, bool) {
 	data, err := os.ReadFile(filepath.Join(dir, warren.RunSummaryFile))
 	if err != nil {
-		return "", false
+		return "", nil, false
 	}
 	var s struct {
-		Status string `json:"status"`
+		Status   string   `json:"status"`
+		Failures []string `json:"expectations_failed"`
 	}
 	if json.Unmarshal(data, &s) != nil || !finishedStatus(s.Status) {
-		return s.Status, false
+		return s.Status, nil, false
 	}
-	return s.Status, true
+	return s.Status, s.Failures, true
 }
 
 // loaded is a grid point's scenario, loaded once for all its seeds.
@@ -281,6 +290,9 @@ func runOne(ctx context.Context, spec Spec, cells *cellCache, r Run) (o Outcome)
 	opt := warren.Options{Seed: &seed, Agents: spec.Agents, Log: spec.Log}
 	sum, err := warren.RunInDir(ctx, sc, opt, dir, r.Params)
 	o.Summary = sum
+	if sum != nil {
+		o.Failures = sum.Failures
+	}
 	switch {
 	case sum == nil:
 		o.Status, o.Err = "error", err

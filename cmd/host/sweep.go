@@ -109,6 +109,9 @@ func printOutcome(w io.Writer, n, total int, o sweep.Outcome) {
 	switch {
 	case o.Skipped:
 		what = "finished in an earlier sweep (kept)"
+		if len(o.Failures) > 0 {
+			what += fmt.Sprintf(", %d failed expectations", len(o.Failures))
+		}
 	case o.Summary != nil:
 		what = fmt.Sprintf("%s: %d agents, %d ticks, %d model turns, %d failed expectations, %s",
 			o.Status, o.Summary.Agents, o.Summary.Ticks, o.Summary.ModelTurns, len(o.Summary.Failures), o.Elapsed.Round(time.Millisecond))
@@ -120,19 +123,19 @@ func printOutcome(w io.Writer, n, total int, o sweep.Outcome) {
 }
 
 // sweepExit sums the sweep up and gives its exit: 3 when a run did not finish (a rerun runs it
-// again), 1 when a run failed its expectations, else 0.
+// again), 1 when a run failed its expectations (a run kept from an earlier sweep too), else 0.
 func sweepExit(e *env, rep *sweep.Report, results string) error {
 	var finished, skipped, unfinished, failedExpect int
 	for _, o := range rep.Outcomes {
 		switch {
 		case !o.Done():
 			unfinished++
-		case o.Skipped:
-			skipped++
-			finished++
 		default:
 			finished++
-			if o.Summary != nil && len(o.Summary.Failures) > 0 {
+			if o.Skipped {
+				skipped++
+			}
+			if len(o.Failures) > 0 {
 				failedExpect++
 			}
 		}
