@@ -128,7 +128,12 @@ func sweepPage(dir string) (*page, error) {
 		p.Notes = append(p.Notes, "results.csv has no rows: the sweep ran no cell.")
 	}
 	if len(metrics) > 0 && len(cells) > 0 {
-		def := max(0, slices.Index(metrics, "done"))
+		// The agents' own measure when they kept one in memory (a population experiment's
+		// result, memory.<key>.mean), else how many agents ended done.
+		def := slices.IndexFunc(metrics, func(m string) bool { return strings.HasPrefix(m, "memory.") })
+		if def < 0 {
+			def = max(0, slices.Index(metrics, "done"))
+		}
 		if len(spec.Params) == 0 {
 			// A sweep over seeds only: one point, the spread across them.
 			spec = &sweepSpec{Scenario: spec.Scenario, Seeds: spec.Seeds, Params: []sweepParam{{Name: "seeds only", Values: []string{"all seeds"}}}}
