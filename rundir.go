@@ -20,6 +20,7 @@ import (
 	"github.com/warrenhq/warren/internal/version"
 	"github.com/warrenhq/warren/metrics"
 	"github.com/warrenhq/warren/models"
+	"github.com/warrenhq/warren/report"
 	"github.com/warrenhq/warren/scenarios"
 	"github.com/warrenhq/warren/table"
 )
@@ -256,36 +257,17 @@ func (d *RunDir) writeTimeline() error {
 	})
 }
 
-// graphJSON is one blueprint's stage graph in graph.json.
-type graphJSON struct {
-	Blueprint string      `json:"blueprint"`
-	Key       string      `json:"key"`
-	Entry     string      `json:"entry"`
-	Stages    []string    `json:"stages"`
-	Edges     []graphEdge `json:"edges"`
-}
-
-// graphEdge is one way out of a stage: to another stage, or ending the agent (To "", End done or
-// failed), on an outcome, under a condition.
-type graphEdge struct {
-	From string `json:"from"`
-	To   string `json:"to"`
-	On   string `json:"on"`
-	When string `json:"when,omitempty"`
-	End  string `json:"end,omitempty"`
-}
-
 // writeGraphs writes graph.json: every blueprint of the scenario, by key.
 func (d *RunDir) writeGraphs() error {
-	var out []graphJSON
+	var out []report.GraphBlueprint
 	for _, key := range slices.Sorted(maps.Keys(d.sc.Blueprints)) {
 		bp := d.sc.Blueprints[key]
-		g := graphJSON{Blueprint: bp.Name, Key: key, Entry: bp.Stages[bp.Entry].Name, Edges: []graphEdge{}}
+		g := report.GraphBlueprint{Blueprint: bp.Name, Key: key, Entry: bp.Stages[bp.Entry].Name, Edges: []report.GraphEdge{}}
 		for i := range bp.Stages {
 			g.Stages = append(g.Stages, bp.Stages[i].Name)
 		}
 		for _, e := range bp.Edges() {
-			ge := graphEdge{From: bp.Stages[e.From].Name, End: e.End.String()}
+			ge := report.GraphEdge{From: bp.Stages[e.From].Name, End: e.End.String()}
 			if e.To >= 0 {
 				ge.To = bp.Stages[e.To].Name
 			}

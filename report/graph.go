@@ -12,28 +12,31 @@ import (
 	"strings"
 )
 
-// graphBlueprint is one entry of graph.json: a blueprint's stage graph. Entry is optional (the
-// first stage when it is absent).
-type graphBlueprint struct {
+// GraphBlueprint is one entry of a run directory's graph.json, as warren.RunDir writes it and
+// the report reads it: a blueprint's stage graph, by its name (Blueprint) and the scenario's key
+// for it (Key). Entry is optional for a reader (the first stage when it is absent).
+type GraphBlueprint struct {
 	Blueprint string      `json:"blueprint"`
+	Key       string      `json:"key,omitempty"`
 	Entry     string      `json:"entry"`
 	Stages    []string    `json:"stages"`
-	Edges     []graphEdge `json:"edges"`
+	Edges     []GraphEdge `json:"edges"`
 }
 
-// graphEdge is one way out of a stage: a transition, or an outcome no transition catches. To is
-// "" when the edge ends the agent, and End then says how (done or failed).
-type graphEdge struct {
+// GraphEdge is one way out of a stage: a transition, or an outcome no transition catches. To is
+// "" when the edge ends the agent, and End then says how (done or failed); When is the
+// transition's condition, when it has one.
+type GraphEdge struct {
 	From string `json:"from"`
 	To   string `json:"to"`
 	On   string `json:"on"`
-	When string `json:"when"`
-	End  string `json:"end"`
+	When string `json:"when,omitempty"`
+	End  string `json:"end,omitempty"`
 }
 
 // readGraph reads and checks graph.json: a JSON array of blueprints, each with unique stage
 // names, edges between its stages, and an end on exactly the edges that end the agent.
-func readGraph(path string) ([]graphBlueprint, error) {
+func readGraph(path string) ([]GraphBlueprint, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, badWrap(err, "%s", path)
@@ -47,13 +50,13 @@ func readGraph(path string) ([]graphBlueprint, error) {
 	// The file is valid JSON: walk its array for each blueprint's place, to name its line.
 	dec := json.NewDecoder(bytes.NewReader(data))
 	_, _ = dec.Token()
-	var out []graphBlueprint
+	var out []GraphBlueprint
 	for dec.More() {
 		var raw json.RawMessage
 		_ = dec.Decode(&raw)
 		start := dec.InputOffset() - int64(len(raw))
 		line, _ := lineCol(data, start)
-		var g graphBlueprint
+		var g GraphBlueprint
 		if err := json.Unmarshal(raw, &g); err != nil {
 			var typ *json.UnmarshalTypeError
 			if errors.As(err, &typ) {
@@ -61,7 +64,7 @@ func readGraph(path string) ([]graphBlueprint, error) {
 			}
 			return nil, jsonError(path, data, err)
 		}
-		if i := slices.IndexFunc(out, func(o graphBlueprint) bool { return o.Blueprint == g.Blueprint }); i >= 0 {
+		if i := slices.IndexFunc(out, func(o GraphBlueprint) bool { return o.Blueprint == g.Blueprint }); i >= 0 {
 			// One blueprint file under two keys of the scenario: the trace names both alike.
 			if sameGraph(out[i], g) {
 				continue
@@ -77,12 +80,12 @@ func readGraph(path string) ([]graphBlueprint, error) {
 }
 
 // sameGraph reports whether two entries draw the same graph.
-func sameGraph(a, b graphBlueprint) bool {
+func sameGraph(a, b GraphBlueprint) bool {
 	return a.Entry == b.Entry && slices.Equal(a.Stages, b.Stages) && slices.Equal(a.Edges, b.Edges)
 }
 
 // checkGraph checks one blueprint's graph.
-func checkGraph(g graphBlueprint) error {
+func checkGraph(g GraphBlueprint) error {
 	if g.Blueprint == "" {
 		return errors.New(`a blueprint needs its "blueprint" name`)
 	}
@@ -202,18 +205,18 @@ const (
 // buildGraphs joins graph.json's graphs (nil when there is none) with what the trace counted:
 // each graph edge gets the count of the traced edges it matches, and a traced edge no graph
 // lists is added to its blueprint's graph (a whole graph for a blueprint graph.json lacks).
-func buildGraphs(graphs []graphBlueprint, ts *traceStats) []graphView {
+func buildGraphs(graphs []GraphBlueprint, ts *traceStats) []graphView {
 	var counts map[edgeKey]int
 	if ts != nil {
 		counts = ts.edges
 	}
-	byBlueprint := map[string]*graphBlueprint{}
+	byBlueprint := map[string]*GraphBlueprint{}
 	var order []string
 	for i := range graphs {
 		byBlueprint[graphs[i].Blueprint] = &graphs[i]
 		order = append(order, graphs[i].Blueprint)
 	}
-	extra := map[string][]graphEdge{}
+	extra := map[string][]GraphEdge{}
 	extraCount := map[string][]int{}
 	assigned := make(map[string][]int, len(graphs))
 	for _, g := range graphs {
@@ -233,13 +236,13 @@ func buildGraphs(graphs []graphBlueprint, ts *traceStats) []graphView {
 		} else if !slices.Contains(order, k.Blueprint) && extra[k.Blueprint] == nil {
 			order = append(order, k.Blueprint)
 		}
-		extra[k.Blueprint] = append(extra[k.Blueprint], graphEdge{From: k.From, To: k.To, On: k.On, When: k.When, End: k.End})
+		extra[k.Blueprint] = append(extra[k.Blueprint], GraphEdge{From: k.From, To: k.To, On: k.On, When: k.When, End: k.End})
 		extraCount[k.Blueprint] = append(extraCount[k.Blueprint], counts[k])
 	}
 	var out []graphView
 	for _, bp := range order {
 		var stages []string
-		var edges []graphEdge
+		var edges []GraphEdge
 		var taken []int
 		var entry string
 		if g := byBlueprint[bp]; g != nil {
@@ -264,7 +267,7 @@ func buildGraphs(graphs []graphBlueprint, ts *traceStats) []graphView {
 
 // appendStages adds to stages (graph.json's, in order) the stages only the trace names: those
 // of the extra edges and of stage_enter events, sorted by name.
-func appendStages(stages []string, edges []graphEdge, ts *traceStats, bp string) []string {
+func appendStages(stages []string, edges []GraphEdge, ts *traceStats, bp string) []string {
 	known := map[string]bool{}
 	for _, s := range stages {
 		known[s] = true
@@ -294,7 +297,7 @@ func appendStages(stages []string, edges []graphEdge, ts *traceStats, bp string)
 // matchEdge finds the graph edge a traced edge took: the same from, to, when and end, and the
 // same on, or failing that on "always" (a transition on always is traced with the outcome it
 // fired on). The first in graph order wins, as the first matching transition fires. -1 if none.
-func matchEdge(edges []graphEdge, k edgeKey) int {
+func matchEdge(edges []GraphEdge, k edgeKey) int {
 	for _, on := range [...]string{k.On, "always"} {
 		for i, e := range edges {
 			if e.From == k.From && e.To == k.To && e.When == k.When && e.End == k.End && e.On == on {
@@ -314,7 +317,7 @@ func matchEdge(edges []graphEdge, k edgeKey) int {
 // lead to it, so that the many ways to fail do not cross the pipeline. It is deterministic
 // (ECharts' force layout is not) and reads as the pipeline runs. Back edges curve above the
 // stages, as do forward edges that skip a layer; edges to an end are straight.
-func layeredLayout(bp string, stages []string, entry string, edges []graphEdge, taken, visits []int, nGraph int, traced bool) graphView {
+func layeredLayout(bp string, stages []string, entry string, edges []GraphEdge, taken, visits []int, nGraph int, traced bool) graphView {
 	index := make(map[string]int, len(stages))
 	for i, s := range stages {
 		index[s] = i

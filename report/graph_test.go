@@ -7,7 +7,7 @@ import (
 )
 
 func TestMatchEdge(t *testing.T) {
-	edges := []graphEdge{
+	edges := []GraphEdge{
 		{From: "a", To: "b", On: "done"},
 		{From: "a", To: "b", On: "always"},
 		{From: "a", To: "", On: "done", When: "x > 1", End: "done"},
@@ -48,28 +48,28 @@ func TestLayeredLayout(t *testing.T) {
 		name   string
 		stages []string
 		entry  string
-		edges  []graphEdge
+		edges  []GraphEdge
 		x      map[string]float64 // node -> layer × layerGap
 		curved map[string]float64 // "source target" -> curveness
 	}{
 		{"a pipeline with a loop back",
 			[]string{"plan", "work", "review"}, "",
-			[]graphEdge{{From: "plan", To: "work", On: "done"}, {From: "work", To: "review", On: "done"}, {From: "review", To: "work", On: "done"},
+			[]GraphEdge{{From: "plan", To: "work", On: "done"}, {From: "work", To: "review", On: "done"}, {From: "review", To: "work", On: "done"},
 				{From: "review", On: "done", When: "ok", End: "done"}, {From: "work", On: "error", End: "failed"}},
 			map[string]float64{"s:plan": 0, "s:work": layerGap, "s:review": 2 * layerGap, "end:done": 3.25 * layerGap, "end:failed": layerGap},
 			map[string]float64{"s:review s:work": -0.35, "s:work s:review": 0, "s:review end:done": 0}},
 		{"a branch that rejoins: the longest path decides",
 			[]string{"attempt", "wrap_up", "recover"}, "",
-			[]graphEdge{{From: "attempt", To: "wrap_up", On: "done"}, {From: "attempt", To: "recover", On: "error"}, {From: "recover", To: "wrap_up", On: "done"}},
+			[]GraphEdge{{From: "attempt", To: "wrap_up", On: "done"}, {From: "attempt", To: "recover", On: "error"}, {From: "recover", To: "wrap_up", On: "done"}},
 			map[string]float64{"s:attempt": 0, "s:recover": layerGap, "s:wrap_up": 2 * layerGap},
 			map[string]float64{"s:attempt s:wrap_up": 0.3, "s:attempt s:recover": 0}},
 		{"the entry is not the first stage",
 			[]string{"b", "a"}, "a",
-			[]graphEdge{{From: "a", To: "b", On: "done"}},
+			[]GraphEdge{{From: "a", To: "b", On: "done"}},
 			map[string]float64{"s:a": 0, "s:b": layerGap}, nil},
 		{"a stage no edge reaches starts its own layer 0",
 			[]string{"a", "b", "lonely"}, "",
-			[]graphEdge{{From: "a", To: "b", On: "done"}},
+			[]GraphEdge{{From: "a", To: "b", On: "done"}},
 			map[string]float64{"s:a": 0, "s:b": layerGap, "s:lonely": 0}, nil},
 	}
 	for _, tt := range tests {
@@ -96,7 +96,7 @@ func TestLayeredLayout(t *testing.T) {
 }
 
 func TestParallelEdgesShareALink(t *testing.T) {
-	edges := []graphEdge{
+	edges := []GraphEdge{
 		{From: "review", On: "done", When: `tools.grade?.verdict == "approve" && memory.rounds < 10`, End: "failed"},
 		{From: "review", On: "error", End: "failed"},
 		{From: "review", On: "max_iterations", End: "failed"},
@@ -113,7 +113,7 @@ func TestParallelEdgesShareALink(t *testing.T) {
 }
 
 func TestLabelsShowBracesAsLookalikes(t *testing.T) {
-	edges := []graphEdge{{From: "a", On: "done", When: `memory.x == {"b": 1}`, End: "done"}}
+	edges := []GraphEdge{{From: "a", On: "done", When: `memory.x == {"b": 1}`, End: "done"}}
 	g := layeredLayout("bp", []string{"a"}, "", edges, []int{2}, []int{2}, 1, true)
 	if want := "done × 2\n  when memory.x == ｛\"b\": 1｝"; g.Links[0].Label != want || g.Links[0].Edges[0].When != edges[0].When {
 		t.Errorf("label %q, when %q; want the label %q and the condition as written", g.Links[0].Label, g.Links[0].Edges[0].When, want)

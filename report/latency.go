@@ -62,7 +62,7 @@ func readVisits(path string) (*visitLatencies, error) {
 type stageRank map[stageKey]int
 
 // newStageRank ranks the stages of graphs, then of the trace (ts may be nil).
-func newStageRank(graphs []graphBlueprint, ts *traceStats) stageRank {
+func newStageRank(graphs []GraphBlueprint, ts *traceStats) stageRank {
 	r := stageRank{}
 	add := func(k stageKey) {
 		if _, ok := r[k]; !ok {

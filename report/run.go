@@ -52,7 +52,7 @@ func runPage(dir string) (*page, error) {
 		p.Notes = append(p.Notes, "No trace.jsonl: the stage graphs show no counts, and token spend is not drawn.")
 	}
 
-	var graphs []graphBlueprint
+	var graphs []GraphBlueprint
 	if exists(path(fileGraph)) {
 		var err error
 		if graphs, err = readGraph(path(fileGraph)); err != nil {
