@@ -338,7 +338,17 @@ func TestFanOutStage(t *testing.T) {
 			if turns := h.events("model_turn", "boss-0"); len(turns) != len(tc.turns) {
 				t.Errorf("the splitter's model was asked %d times, want %d (never in the fan-out stage)", len(turns), len(tc.turns))
 			}
-			moves := h.events("transition", "boss-0")
+			var moves, ends []event
+			for _, ev := range h.events("transition", "boss-0") {
+				if ev.To == "" {
+					ends = append(ends, ev) // the agent leaving its graph
+				} else {
+					moves = append(moves, ev)
+				}
+			}
+			if len(ends) > 1 || len(ends) == 1 && ends[0].End == "" {
+				t.Errorf("transitions out of the graph:%+v, want one at most, with its end", ends)
+			}
 			switch {
 			case tc.wantTo == "" && len(moves) != 0:
 				t.Errorf("transitions:%+v, want none", moves)

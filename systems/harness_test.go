@@ -669,6 +669,7 @@ type event struct {
 	Content    string          `json:"content"`
 	From       string          `json:"from"`
 	When       string          `json:"when"`
+	End        string          `json:"end"`
 	Key        string          `json:"key"`
 	Value      string          `json:"value"`
 	To         string          `json:"to"`

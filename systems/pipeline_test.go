@@ -95,7 +95,7 @@ func TestPipelineRunsTwoStagesToAFixedPoint(t *testing.T) {
 		"model_turn", "tool_call", "tool_call", "tool_result", "tool_result",
 		"model_turn", "transition", "stage_enter",
 		"model_turn", "tool_call", "tool_call", "tool_result", "tool_result",
-		"model_turn", "terminal", "reap",
+		"model_turn", "transition", "terminal", "reap",
 	}
 	if got := kinds(h.events("", "worker-0")); !slices.Equal(got, want) {
 		t.Errorf("worker-0 events\n got %v\nwant %v", got, want)

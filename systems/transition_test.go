@@ -1,6 +1,7 @@
 package systems_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/warrenhq/warren/blueprint"
@@ -107,10 +108,11 @@ func TestTransitionPicksTheFirstMatch(t *testing.T) {
 				return
 			}
 			if n := h.counters.Get(e).Transitions; n != 0 {
-				t.Errorf("transitions counter %d, want 0", n)
+				t.Errorf("transitions counter %d, want 0 (a way out of the graph is no move)", n)
 			}
-			if len(transitions) != 0 {
-				t.Errorf("transition events %+v, want none", transitions)
+			if len(transitions) != 1 || transitions[0].From != tc.stage || transitions[0].To != "" || transitions[0].On != tc.outcome.String() ||
+				transitions[0].End != tc.wantStatus.String() {
+				t.Errorf("transition events %+v, want %s out of the graph on %s, ending %s", transitions, tc.stage, tc.outcome, tc.wantStatus)
 			}
 			if st := h.status.Get(e).Kind; st != tc.wantStatus || h.data(e).Reason != tc.wantReason {
 				t.Errorf("status %v reason %q, want %v %q", st, h.data(e).Reason, tc.wantStatus, tc.wantReason)
@@ -140,9 +142,10 @@ func TestTransitionCounterCountsEveryMove(t *testing.T) {
 	}
 	var path []string
 	for _, ev := range h.events("transition", "g-0") {
-		path = append(path, ev.From+">"+ev.To+":"+ev.On)
+		path = append(path, ev.From+">"+ev.To+":"+ev.On+ev.End)
 	}
-	if want := []string{"triage>recover:error", "recover>finish:done"}; len(path) != 2 || path[0] != want[0] || path[1] != want[1] {
+	// The counter counts the two moves; the trace also has the way out, ending done.
+	if want := []string{"triage>recover:error", "recover>finish:done", "finish>:donedone"}; !slices.Equal(path, want) {
 		t.Errorf("path %v, want %v", path, want)
 	}
 }

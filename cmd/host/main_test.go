@@ -64,6 +64,9 @@ func TestRunExamples(t *testing.T) {
 agents       5: done 4, failed 1
 ticks        9 (fixed_point)
 model turns  18
+  model scripted:doomed      2 turns (1 failed)
+  model scripted:steady      6 turns (0 failed)
+  model scripted:stumbles    10 turns (2 failed)
 tool calls   6 (0 errors)
 expectations all 5 held
 `},
@@ -97,6 +100,8 @@ tree         3 spawned as sub-agents
   depth 3    1: killed 1
 ticks        11 (fixed_point)
 model turns  28
+  model scripted:link        18 turns (0 failed)
+  model scripted:root        10 turns (0 failed)
 tool calls   27 (1 errors)
 expectations all 4 held
 `},
@@ -107,6 +112,8 @@ tree         1000 spawned as sub-agents
   depth 1    1000: done 980, failed 20
 ticks        49 (fixed_point)
 model turns  1004
+  model scripted:item_worker 1000 turns (20 failed)
+  model scripted:splitter    4 turns (0 failed)
 tool calls   3 (0 errors)
 expectations all 3 held
 `},
@@ -114,6 +121,8 @@ expectations all 3 held
 agents       1001: done 1001
 ticks        7 (fixed_point)
 model turns  3003
+  model scripted:auditor     3 turns (0 failed)
+  model scripted:client      3000 turns (0 failed)
 tool calls   3002 (0 errors)
 expectations all 3 held
 `},
@@ -121,6 +130,9 @@ expectations all 3 held
 agents       5: done 4, failed 1
 ticks        9 (fixed_point)
 model turns  18
+  model scripted:doomed      2 turns (1 failed)
+  model scripted:steady      6 turns (0 failed)
+  model scripted:stumbles    10 turns (2 failed)
 tool calls   6 (0 errors)
 expectations all 5 held
 `},
@@ -290,7 +302,7 @@ func TestRunWritesTrace(t *testing.T) {
 	out := filepath.Join(dir, "out.jsonl")
 	r := host(t, "run", example("on_error.toml"), "--trace", out)
 	wantCode(t, r, exitOK)
-	if !strings.Contains(r.stdout, "trace        "+out+" (73 events)\n") {
+	if !strings.Contains(r.stdout, "trace        "+out+" (78 events)\n") {
 		t.Errorf("the summary does not name the trace and its events:\n%s", r.stdout)
 	}
 	f, err := os.Open(out)
@@ -305,8 +317,8 @@ func TestRunWritesTrace(t *testing.T) {
 	if header.Scenario != "on-error" || header.Seed != 7 || header.Clock != trace.ClockVirtual || !strings.HasPrefix(header.ScenarioHash, "sha256:") {
 		t.Errorf("header %+v, want scenario on-error, seed 7, virtual clock, a sha256 hash", header)
 	}
-	if len(events) != 73 || !strings.Contains(string(events[72]), `"kind":"end","status":"finished"`) {
-		t.Errorf("%d events, want 73 ending with the end event", len(events))
+	if len(events) != 78 || !strings.Contains(string(events[77]), `"kind":"end","status":"finished"`) {
+		t.Errorf("%d events, want 78 ending with the end event", len(events))
 	}
 
 	t.Run("diff with the golden trace", func(t *testing.T) {
@@ -344,7 +356,7 @@ func TestTraceDiff(t *testing.T) {
 		r := host(t, "trace", "diff", filepath.Join(goldenTraces, "on_error.jsonl"), filepath.Join(goldenTraces, "max_iterations.jsonl"))
 		wantCode(t, r, exitExpect)
 		for _, want := range []string{
-			"first difference at line 2; want has 73 events, got has 55\n",
+			"first difference at line 2; want has 78 events, got has 58\n",
 			"want: seq 1, tick 0, agent stumbles-0 (id 1), kind spawn\n",
 			"got:  seq 1, tick 0, agent pollers-0 (id 1), kind spawn\n",
 			"- name: \"stumbles-0\"\n+ name: \"pollers-0\"\n",
@@ -363,7 +375,7 @@ func TestTraceDiff(t *testing.T) {
 		short := writeFile(t, dir, "short.jsonl", strings.Join(lines[:10], ""))
 		r := host(t, "trace", "diff", seed7, short)
 		wantCode(t, r, exitExpect)
-		if !strings.Contains(r.stdout, "got ends early after line 10: want has 73 events, got has 9\n") {
+		if !strings.Contains(r.stdout, "got ends early after line 10: want has 78 events, got has 9\n") {
 			t.Errorf("stdout does not say where the short trace ends:\n%s", r.stdout)
 		}
 		if !strings.HasPrefix(r.stdout, "note: got: trace incomplete: no end event\n") {

@@ -72,6 +72,11 @@ func (s *sweepCmd) Run(e *env) error {
 	level, _ := zerolog.ParseLevel(s.LogLevel)
 	spec.Log = zerolog.New(zerolog.ConsoleWriter{Out: e.stderr, NoColor: !e.isTerminal, TimeFormat: time.TimeOnly}).
 		Level(level).With().Timestamp().Logger()
+	// The directory must be new, empty or this same sweep's before anything is said of it.
+	if _, _, err := sweep.Open(spec); err != nil {
+		fmt.Fprintf(e.stderr, "host: sweep %s: %v\n", s.File, err)
+		return errBadInput
+	}
 	total := len(runs)
 	fmt.Fprintf(e.stdout, "sweep        %s: %d points x %d seeds = %d runs into %s (%d at a time)\n",
 		s.File, total/len(spec.Seeds), len(spec.Seeds), total, s.Out, spec.Parallel)
