@@ -359,13 +359,15 @@ func escapeAttempts() []escapeCase {
 				}
 				return ""
 			}},
-		{name: "output-flood", claim: claimEveryMode, boundary: escapeLimit(func(l *Limits) { l.Timeout, l.OutputBytes = escapeShortTimeout, 4096 }),
-			line: "yes {T}",
+		// 20 MB of output, however long a loaded machine takes to write it (a timeout would let a
+		// slow start write nothing): the host keeps the cap and counts the rest.
+		{name: "output-flood", claim: claimEveryMode, boundary: escapeLimit(func(l *Limits) { l.Timeout, l.OutputBytes = escapeFloodTimeout, 4096 }),
+			line: "yes {T} | head -c 20000000",
 			check: func(r *escapeRun, o Outcome) string {
 				switch {
-				case len(o.Output) > 4096 || o.Dropped == 0:
-					return fmt.Sprintf("kept %d bytes, dropped %d, under a 4096-byte cap", len(o.Output), o.Dropped)
-				case r.elapsed > escapeShortTimeout+escapeSlack:
+				case len(o.Output) > 4096 || o.Output == nil || o.Dropped != 20000000-uint64(len(o.Output)):
+					return fmt.Sprintf("kept %d bytes, dropped %d of 20000000, under a 4096-byte cap", len(o.Output), o.Dropped)
+				case r.elapsed > escapeFloodTimeout+escapeSlack:
 					return fmt.Sprintf("Run returned after %v", r.elapsed)
 				}
 				return escapeLeftover(r.token)

@@ -70,6 +70,8 @@ const (
 	escapeTimeout = 3 * time.Second
 	// escapeShortTimeout is the limit of the attempts that try to outlive it.
 	escapeShortTimeout = time.Second
+	// escapeFloodTimeout bounds the output flood, which ends on its own long before it.
+	escapeFloodTimeout = time.Minute
 	// escapeHold is how long a payload keeps what it gained so that the host can see it.
 	escapeHold = 2500 * time.Millisecond
 	// escapeSlack is how late Run may return after the timeout. It tells a kill that worked (Run

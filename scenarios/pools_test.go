@@ -422,7 +422,9 @@ func TestLiveTimeoutAndKill(t *testing.T) {
 			}
 			return fakellm.Reply{Text: "late but here"}
 		})
-		sc := liveScenario(t, srv.URL, 1, `timeout = "100ms"`, "")
+		// The hung request waits out the whole timeout; the retry's answer must come inside it
+		// on a loaded machine too (100 ms did not, in CI).
+		sc := liveScenario(t, srv.URL, 1, `timeout = "3s"`, "")
 		tr, tape := recordRun(t, sc, warren.Options{})
 		retries := events(t, tr, "model_retry")
 		if len(retries) != 1 || !strings.Contains(retries[0]["error"].(string), "no answer in time") {

@@ -186,7 +186,10 @@ func Create(path string, m Meta) (*Dir, error) {
 	if _, err := os.Lstat(filepath.Join(abs, DBFile)); err == nil {
 		return nil, fmt.Errorf("%w: %s (see host state inspect %s; go on with host resume %s, or pick another directory)", ErrExists, path, path, path)
 	}
-	d, err := open(abs)
+	// The database is made under a temporary name and renamed once it holds the run's
+	// description: a host killed before that leaves no state.db (only the temporary file, which
+	// the next Create replaces), so the directory is never one that neither run nor resume takes.
+	d, err := open(abs, newDBFile)
 	if err != nil {
 		return nil, err
 	}
@@ -194,11 +197,34 @@ func Create(path string, m Meta) (*Dir, error) {
 	if m.Started.IsZero() {
 		m.Started = time.Now().UTC()
 	}
-	if err := d.PutMeta(m); err != nil {
+	err = d.PutMeta(m)
+	if err == nil {
+		err = d.root.Rename(newDBFile, DBFile)
+	}
+	if err == nil {
+		err = syncDir(abs)
+	}
+	if err != nil {
 		d.Close()
-		return nil, err
+		return nil, fmt.Errorf("state directory %s: %w", path, err)
 	}
 	return d, nil
+}
+
+// newDBFile is the name state.db has until it holds the run's description (Create).
+const newDBFile = DBFile + ".new"
+
+// syncDir makes a rename in the directory at abs durable.
+func syncDir(abs string) error {
+	f, err := os.Open(abs)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // Open opens the state directory at path, checking that it is one (ErrNotState) of this format
@@ -217,7 +243,7 @@ func Open(path string) (*Dir, Meta, error) {
 	case !info.Mode().IsRegular():
 		return nil, Meta{}, fmt.Errorf("%w: %s in %s is not a regular file", ErrNotState, DBFile, path)
 	}
-	d, err := open(abs)
+	d, err := open(abs, DBFile)
 	if err != nil {
 		return nil, Meta{}, err
 	}
@@ -233,22 +259,22 @@ func Open(path string) (*Dir, Meta, error) {
 	return d, m, nil
 }
 
-// open opens the directory and its database, taking the database's lock (a second process gets
-// ErrBusy at once rather than waiting).
-func open(abs string) (*Dir, error) {
+// open opens the directory and its database, the file db in it, taking the database's lock (a
+// second process gets ErrBusy at once rather than waiting).
+func open(abs, db string) (*Dir, error) {
 	root, err := os.OpenRoot(abs)
 	if err != nil {
 		return nil, fmt.Errorf("state directory: %w", err)
 	}
-	db, err := bolt.Open(filepath.Join(abs, DBFile), 0o600, &bolt.Options{Timeout: 100 * time.Millisecond})
+	bdb, err := bolt.Open(filepath.Join(abs, db), 0o600, &bolt.Options{Timeout: 100 * time.Millisecond})
 	if err != nil {
 		_ = root.Close()
 		if errors.Is(err, bolt.ErrTimeout) {
 			return nil, fmt.Errorf("%w: %s", ErrBusy, abs)
 		}
-		return nil, fmt.Errorf("%w: %s: %v", ErrNotState, filepath.Join(abs, DBFile), err)
+		return nil, fmt.Errorf("%w: %s: %v", ErrNotState, filepath.Join(abs, db), err)
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
+	err = bdb.Update(func(tx *bolt.Tx) error {
 		for _, b := range [][]byte{bucketMeta, bucketEffects} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
@@ -257,11 +283,11 @@ func open(abs string) (*Dir, error) {
 		return nil
 	})
 	if err != nil {
-		_ = db.Close()
+		_ = bdb.Close()
 		_ = root.Close()
 		return nil, fmt.Errorf("state directory %s: %w", abs, err)
 	}
-	return &Dir{path: abs, root: root, db: db}, nil
+	return &Dir{path: abs, root: root, db: bdb}, nil
 }
 
 // Close closes the database and the directory.

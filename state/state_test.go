@@ -44,6 +44,48 @@ func TestCreateOpen(t *testing.T) {
 	}
 }
 
+// TestCreateInterrupted: a host killed inside Create, before the run's description was written,
+// leaves no state.db, only the database under its temporary name (here one made and left without
+// a description, and an empty one, as a kill right after the file was made leaves it): the folder
+// is no state directory (resume says so), and the next Create takes it.
+func TestCreateInterrupted(t *testing.T) {
+	for name, leftover := range map[string]func(t *testing.T, path string){
+		"undescribed": func(t *testing.T, path string) {
+			d, err := open(path, newDBFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d.Close()
+		},
+		"empty": func(t *testing.T, path string) {
+			if err := os.WriteFile(filepath.Join(path, newDBFile), nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := t.TempDir()
+			leftover(t, path)
+			if _, _, err := Open(path); !errors.Is(err, ErrNotState) {
+				t.Fatalf("Open after an interrupted Create: %v, want ErrNotState", err)
+			}
+			d, err := Create(path, Meta{Scenario: "again"})
+			if err != nil {
+				t.Fatalf("Create after an interrupted one: %v", err)
+			}
+			d.Close()
+			d, m, err := Open(path)
+			if err != nil || m.Scenario != "again" {
+				t.Fatalf("Open: %v, scenario %q", err, m.Scenario)
+			}
+			d.Close()
+			if _, err := os.Lstat(filepath.Join(path, newDBFile)); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the temporary database is still there: %v", err)
+			}
+		})
+	}
+}
+
 // TestCommitAndEffects: intents and results are journaled, a commit records the boundary and
 // drops the effects it names, and what is left reads back.
 func TestCommitAndEffects(t *testing.T) {

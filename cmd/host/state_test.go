@@ -51,11 +51,15 @@ type crashCase struct {
 // (wait_storm: 18 s a run synced, 2 s not). Both modes commit the same bytes at the same ticks.
 var fullSync = map[string]bool{"on_error.toml": true, "review.toml": true, "fanout.toml": true}
 
-// crashArgs scales the large shipped scenarios down for the crash property.
+// crashArgs scales the large or slow shipped scenarios down for the crash property (sandbox:
+// every contained command starts the host's binary twice, about a quarter second of CPU, so 20
+// builders' 140 commands take 24 s a run on 2 cores; wait_storm: a thousand-tick run).
 var crashArgs = map[string][]string{
 	"quickstart.toml": {"--agents", "200"},
 	"mcp.toml":        {"--agents", "40"},
 	"gossip.toml":     {"--agents", "200"},
+	"sandbox.toml":    {"--agents", "4"},
+	"wait_storm.toml": {"--agents", "200"},
 }
 
 // crashCases is every shipped scenario.
