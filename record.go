@@ -100,7 +100,7 @@ func recordingHeader(sc *Scenario, opt Options, seed uint64, hash string) record
 		}
 	}
 	h := recording.Header{Host: Version, Scenario: sc.Name, ScenarioFile: at(sc.Path), ScenarioHash: hash,
-		TraceFile: at(opt.TraceFile), Recording: opt.recordingName(), Answerer: opt.Answerer != nil,
+		TraceFile: at(opt.TraceFile), Recording: opt.recordingName(), Answerer: opt.Answerer != nil, People: opt.Console != nil,
 		Clock: sc.Clock.Mode.String(), Seed: seed, Agents: opt.Agents, Unattended: opt.Unattended,
 		FaultsSeed: opt.FaultsSeed, Note: opt.RecordNote,
 		Launch: recording.Launch{Yolo: opt.Launch.Yolo, Allow: opt.Launch.Allow, Ask: opt.Launch.Ask, Deny: opt.Launch.Deny}}

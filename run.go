@@ -46,6 +46,11 @@ type Options struct {
 	// Answerer answers the prompts the scenario's [[interactions]] do not (nil: those are
 	// refused as unanswered, and the run reports them).
 	Answerer gate.Answerer
+	// Console, when set, is how people act on the run while it goes (host serve, host run
+	// --interactive): the prompts the scenario's [[interactions]] and the Answerer leave open wait
+	// for them, and what they do (answers, kills, a cancel, each at the tick it is applied) is
+	// recorded so the run replays. Run ends the console when the run ends.
+	Console *Console
 	// WorkRoot is where agent workdirs are made. Empty: a fresh temporary folder, removed
 	// after the run.
 	WorkRoot string
@@ -349,8 +354,8 @@ func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
 	if r.state != nil {
 		r.cleanup = append(r.cleanup, r.state.Close)
 	}
-	if r.state != nil && opt.Answerer != nil {
-		return nil, errors.New("a run with a state directory takes no Answerer yet: its answers could not be resumed")
+	if r.state != nil && (opt.Answerer != nil || opt.Console != nil) {
+		return nil, errors.New("a run with a state directory takes no Answerer or Console yet: its answers could not be resumed")
 	}
 	if opt.Record != nil && opt.Replay != nil && r.state == nil {
 		return nil, errors.New("a run records or replays, not both")
@@ -463,6 +468,10 @@ func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
 		pipeline = append(pipeline, &stateCommit{state: r.state, trace: r.trace, rec: r.record, records: r.records, halt: func(err error) { r.halt(err) }})
 	}
 	r.sched = ecs.NewScheduler(r.world, pipeline...)
+	if c := opt.Console; c != nil {
+		r.set.Operator.Console = c
+		c.SetWake(r.sched.Wake)
+	}
 	if r.state != nil && (r.state.snapTicks > 0 || r.state.snapWall > 0) {
 		r.snapshots = &snapshotter{r: r, everyTicks: r.state.snapTicks, everyWall: r.state.snapWall, lastWall: time.Now()}
 		r.sched.SetBoundary(r.snapshots.boundary)
@@ -587,6 +596,10 @@ func (r *Runtime) Run(ctx context.Context) (*Summary, error) {
 	r.set.Run.Context = ctx
 	r.halt = cancel
 	r.set.Recording.Stop = cancel // a replay that left its recording ends with the divergence as the cause
+	r.set.Operator.Halt = cancel  // a person's cancel
+	if c := r.opt.Console; c != nil {
+		defer c.End()
+	}
 	start := time.Now()
 	r.started = start
 	stop, err := r.sched.Run(ctx, r.sc.MaxTicks)

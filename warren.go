@@ -20,9 +20,12 @@
 package warren
 
 import (
+	"time"
+
 	"github.com/warrenhq/warren/blueprint"
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/hostconfig"
+	"github.com/warrenhq/warren/operator"
 	"github.com/warrenhq/warren/scenarios"
 	"github.com/warrenhq/warren/trace"
 )
@@ -81,6 +84,15 @@ type Input = scenarios.Input
 // Spend is what live model turns cost: tokens as the providers reported them and their price in
 // picodollars (Summary.Spend, its Groups and Trees, FinalRecord.Spend).
 type Spend = components.Spend
+
+// Console is how people act on a running world (Options.Console): answer its open prompts, kill
+// an agent and its subtree, pause, resume or cancel it, from any goroutine.
+type Console = operator.Console
+
+// NewConsole returns a Console whose prompts are refused when nobody answers them within timeout
+// of wall time (0: they wait as long as the run does). The timeout is an input like an answer:
+// recorded at the tick it fired.
+func NewConsole(timeout time.Duration) *Console { return operator.NewConsole(timeout) }
 
 // Dollars writes picodollars (Spend.Cost) as an exact decimal number of US dollars ("0.000042"),
 // as summaries and traces show money.

@@ -60,6 +60,15 @@ type Waiter interface {
 	NextDue() (uint64, bool)
 }
 
+// OutsideWaiter is a Waiter whose pending work may wait on input from outside the world, with no
+// due tick: a prompt waiting for a person. A virtual-clock world with nothing else left to do
+// waits for Scheduler.Wake rather than moving its clock.
+type OutsideWaiter interface {
+	Waiter
+	// WaitsOutside reports whether some of the pending work waits on outside input.
+	WaitsOutside() bool
+}
+
 // Scheduler runs an ordered list of systems over a world.
 type Scheduler struct {
 	world       *World
@@ -170,6 +179,22 @@ func (s *Scheduler) pending() bool {
 	return false
 }
 
+// waitsOutside reports whether the world waits on outside input alone: some waiter waits on it
+// and no lane owes work.
+func (s *Scheduler) waitsOutside() bool {
+	for _, l := range s.world.lanes {
+		if l.Pending() > 0 {
+			return false
+		}
+	}
+	for _, w := range s.world.waiters {
+		if o, ok := w.(OutsideWaiter); ok && o.WaitsOutside() {
+			return true
+		}
+	}
+	return false
+}
+
 // nextDue is the earliest tick at which a lane hands over a result.
 func (s *Scheduler) nextDue() (uint64, bool) {
 	var best uint64
@@ -242,7 +267,17 @@ func (s *Scheduler) Run(ctx context.Context, maxTicks uint64) (Stop, error) {
 		}
 		next := w.clock.tick + 1
 		if idle {
-			if due, ok := s.nextDue(); ok && due > next {
+			due, ok := s.nextDue()
+			if !ok && s.waitsOutside() {
+				// Pending work with no due tick is outside input (a prompt waiting for a person):
+				// the clock holds still until Wake, so how long the person takes moves no tick.
+				select {
+				case <-s.wake:
+				case <-ctx.Done():
+					return Cancelled, nil
+				}
+			}
+			if ok && due > next {
 				next = due
 			}
 		}
@@ -253,6 +288,16 @@ func (s *Scheduler) Run(ctx context.Context, maxTicks uint64) (Stop, error) {
 		if s.boundary != nil {
 			s.boundary(w)
 		}
+	}
+}
+
+// Wake wakes a run that waits for outside input: a virtual-clock world idle with only work that
+// has no due tick (a prompt waiting for a person), or a wall-clock one between passes. Safe from
+// any goroutine; a wake with nothing to wait for is dropped or ends one idle pass early.
+func (s *Scheduler) Wake() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -306,4 +307,66 @@ func TestPlanGoesLive(t *testing.T) {
 	if want := []string{"pass 0", "pass 5", "handed tool 1/0 0->1 #0", "pass 9"}; len(j.lines) < 5 || !slices.Equal(j.lines[:4], want) || !strings.HasPrefix(j.lines[4], "pass ") {
 		t.Errorf("journal %q, want the plan's passes and hand-overs as recorded, then live passes", j.lines)
 	}
+}
+
+// outside is a waiter whose work waits on outside input: pending with no due tick while waiting.
+type outside struct{ waiting atomic.Bool }
+
+func (o *outside) Pending() bool           { return o.waiting.Load() }
+func (o *outside) NextDue() (uint64, bool) { return 0, false }
+func (o *outside) WaitsOutside() bool      { return o.waiting.Load() }
+
+// TestSchedulerWaitsOutsideWithItsClockStill: a virtual-clock world idle with only outside input
+// pending neither ends nor moves its clock; Wake lets it take the input at the next tick, and
+// cancellation ends the wait.
+func TestSchedulerWaitsOutsideWithItsClockStill(t *testing.T) {
+	w := NewWorld(Config{})
+	o := &outside{}
+	o.waiting.Store(true)
+	ticks := make(chan uint64, 16)
+	sys := &recorder{name: "operator", journal: new([]string), work: func(w *World) {
+		ticks <- w.Tick()
+		if w.Tick() > 0 && o.waiting.Load() {
+			o.waiting.Store(false) // the input arrived: applied this tick
+			w.Touch(1)
+		}
+	}}
+	s := NewScheduler(w, sys)
+	w.AddWaiter(o)
+	done := make(chan Stop, 1)
+	go func() {
+		stop, _ := s.Run(context.Background(), 0)
+		done <- stop
+	}()
+	if got := <-ticks; got != 0 {
+		t.Fatalf("first tick %d", got)
+	}
+	select {
+	case got := <-ticks:
+		t.Fatalf("the world ran tick %d while it waited for outside input", got)
+	case <-done:
+		t.Fatal("the world ended while outside input was pending")
+	case <-time.After(50 * time.Millisecond):
+	}
+	s.Wake()
+	if got := <-ticks; got != 1 {
+		t.Fatalf("after Wake the world ran tick %d, want 1 (the clock held still while it waited)", got)
+	}
+	if stop := <-done; stop != FixedPoint {
+		t.Fatalf("stop %v", stop)
+	}
+	s.Finalize()
+
+	// Cancelled while it waits.
+	w2 := NewWorld(Config{})
+	o2 := &outside{}
+	o2.waiting.Store(true)
+	s2 := NewScheduler(w2, &recorder{name: "idle", journal: new([]string)})
+	w2.AddWaiter(o2)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(10 * time.Millisecond); cancel() }()
+	if stop, err := s2.Run(ctx, 0); stop != Cancelled || err != nil {
+		t.Fatalf("cancelled wait: %v %v", stop, err)
+	}
+	s2.Finalize()
 }

@@ -106,8 +106,8 @@ func TestHubUnanswered(t *testing.T) {
 			tc.hub.Add(7, 100, "writers", &q)
 			tc.hub.Add(9, 100, "writers", &a)
 			want := []string{
-				`agent writer-1 asked about ask_user_text question "which file?" at tick 7 and nothing answers it (add an [[interactions]] entry); it was refused`,
-				`agent writer-0 asked about shell (keys shell:ls, shell:rm) at tick 9 and nothing answers it (add an [[interactions]] entry); it was refused`,
+				`agent writer-1 asked about ask_user_text question "which file?" at tick 7 and nothing answers it (add an [[interactions]] entry, or give it to people: host run --interactive, host serve); it was refused`,
+				`agent writer-0 asked about shell (keys shell:ls, shell:rm) at tick 9 and nothing answers it (add an [[interactions]] entry, or give it to people: host run --interactive, host serve); it was refused`,
 			}
 			if got := tc.hub.Unanswered(); !slices.Equal(got, want) {
 				t.Errorf("Unanswered() =\n%q\nwant\n%q", got, want)
@@ -276,4 +276,79 @@ func TestHubImageSettlesAlike(t *testing.T) {
 // TestPromptImageMirrorsEveryField fails when a prompt gains a field its image does not keep.
 func TestPromptImageMirrorsEveryField(t *testing.T) {
 	gobtest.Mirrors[gate.Prompt, gate.PromptImage](t)
+}
+
+// people is a gate.People that logs what it was told.
+type people struct{ log []string }
+
+func (p *people) Opened(pr *gate.Prompt, tick uint64, group string) {
+	p.log = append(p.log, fmt.Sprintf("opened %s %s at %d in %s", pr.Name, pr.CallID, tick, group))
+}
+func (p *people) Closed(pr *gate.Prompt) { p.log = append(p.log, "closed "+pr.CallID) }
+
+// TestHubPeople: with people, a prompt nothing scripted answers waits with no deadline and no due
+// tick (the world waits outside); Settle hands it to the interact system at that tick, answered by
+// the person or refused by a timeout; Cancel closes a waiting one; a snapshot keeps waiting ones.
+func TestHubPeople(t *testing.T) {
+	ppl := &people{}
+	h := gate.NewHub(&fakeAnswerer{replies: map[string]reply{"a9": {"once", 1}}})
+	h.SetPeople(ppl)
+	for id, call := range map[uint64]string{1: "c1", 2: "c2"} {
+		p := approval(id, 0)
+		p.CallID = call
+		h.Add(3, 5, "writers", p)
+	}
+	scripted := approval(9, 0)
+	h.Add(3, 5, "writers", scripted)
+	if got := h.Waiting(); len(got) != 2 || got[0].Deadline != 0 || got[0].By != gate.ByWaiting {
+		t.Fatalf("waiting %v", got)
+	}
+	if !h.Pending() || !h.WaitsOutside() || h.Open() != 3 {
+		t.Fatalf("pending %v, waits outside %v, open %d", h.Pending(), h.WaitsOutside(), h.Open())
+	}
+	if due, ok := h.NextDue(); !ok || due != 4 {
+		t.Fatalf("next due %d %v: only the scripted answer has a due tick", due, ok)
+	}
+	if _, err := h.Settle(4, "nope", "once", gate.ByPerson, "ann"); err == nil {
+		t.Error("settled a call that does not wait")
+	}
+	if _, err := h.Settle(4, "c1", "once", gate.ByScript, "ann"); err == nil {
+		t.Error("settled as the script")
+	}
+	img := h.Image()
+	if len(img.Prompts) != 3 || img.Prompts[2].By != gate.ByWaiting {
+		t.Fatalf("image %+v", img.Prompts)
+	}
+	if _, err := h.Settle(4, "c1", "stage", gate.ByPerson, "ann"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Settle(4, "c1", "once", gate.ByPerson, "ann"); err == nil {
+		t.Error("settled the same call twice")
+	}
+	due := h.Due(4)
+	if len(due) != 2 || due[0].CallID != "c1" || due[0].Settler() != "person:ann" || !due[0].Answered() || due[0].Answer != "stage" {
+		t.Fatalf("due at 4: %+v", due)
+	}
+	if len(h.Cancel(2)) != 1 || h.Pending() || h.WaitsOutside() {
+		t.Fatalf("after cancelling agent 2: pending %v, waits outside %v", h.Pending(), h.WaitsOutside())
+	}
+	want := []string{"opened a1 c1 at 3 in writers", "opened a2 c2 at 3 in writers", "closed c1", "closed c2"}
+	slices.Sort(ppl.log[:2])
+	if !slices.Equal(ppl.log, want) {
+		t.Errorf("people heard %q, want %q", ppl.log, want)
+	}
+
+	// The image restores the waiting prompts as waiting; a hub without people refuses them.
+	restored := gate.NewHub(nil)
+	restored.SetPeople(&people{})
+	if err := restored.Restore(&img); err != nil || len(restored.Waiting()) != 2 {
+		t.Fatalf("restore: %v, waiting %d", err, len(restored.Waiting()))
+	}
+	if err := gate.NewHub(nil).Restore(&img); err == nil || !strings.Contains(err.Error(), "waits for a person") {
+		t.Errorf("restore without people: %v", err)
+	}
+	timedOut, err := restored.Settle(7, "c2", "", gate.ByTimeout, "")
+	if err != nil || timedOut.Answered() || timedOut.Settler() != gate.ByTimeout {
+		t.Fatalf("timeout: %v %+v", err, timedOut)
+	}
 }

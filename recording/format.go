@@ -38,6 +38,9 @@ const (
 	KindModel = "model"
 	// KindAnswer is an answer to a prompt given by the embedder's answerer (a person).
 	KindAnswer = "answer"
+	// KindOperator is one thing a person did to the run (operator.Command): an answer, a kill, a
+	// cancel, with the tick the world applied it at.
+	KindOperator = "operator"
 	// KindEnd closes a complete recording.
 	KindEnd = "end"
 )
@@ -87,6 +90,9 @@ type Header struct {
 	// Answerer is true when the run had an answerer of its embedder's (a person) behind the
 	// scenario's scripted answers: its answers are KindAnswer entries.
 	Answerer bool `json:"answerer,omitempty"`
+	// People is true when people watched the run (a served or --interactive run): the prompts its
+	// scripted answers left open waited for them, and what they did is KindOperator entries.
+	People bool `json:"people,omitempty"`
 	// Clock is the run's clock mode (virtual or wall).
 	Clock string `json:"clock"`
 	// Seed is the run's seed (after --seed); Agents the --agents rescale (0: the file's counts).
@@ -202,6 +208,16 @@ type Answer struct {
 	Answer string `json:"answer"`
 	Delay  uint64 `json:"delay"`
 	OK     bool   `json:"ok"`
+}
+
+// Operator is one thing a person did (operator.Command), at the tick the world applied it.
+type Operator struct {
+	Tick   uint64 `json:"tick"`
+	Op     string `json:"op"`
+	CallID string `json:"call_id,omitempty"`
+	Answer string `json:"answer,omitempty"`
+	Agent  string `json:"agent,omitempty"`
+	By     string `json:"by"`
 }
 
 // Items is what a fan-out read from its items file: the items, or why it could not.

@@ -129,7 +129,7 @@ func TestReadRefuses(t *testing.T) {
 		{"another format", `{"format":"warren-trace","version":4}` + "\n", `format "warren-trace" version 4`},
 		{"cut off", strings.Join(lines[:len(lines)-2], ""), "no end line after line 8: the run that wrote it was cut off"},
 		{"cut mid-line", string(good[:len(good)-20]), "line 9 is cut in the middle: the run that wrote it was cut off"},
-		{"unknown kind", lines[0] + `{"kind":"tape"}` + "\n" + lines[len(lines)-2], `kind "tape" (valid: tool, background, mcp, items, dynamic, model_limit, model, pass, handed, answer, end)`},
+		{"unknown kind", lines[0] + `{"kind":"tape"}` + "\n" + lines[len(lines)-2], `kind "tape" (valid: tool, background, mcp, items, dynamic, model_limit, model, pass, handed, answer, operator, end)`},
 		{"unknown key", lines[0] + `{"kind":"background","tick":1,"agent":"a","call_id":"c","report":"r","extra":1}` + "\n", `unknown field "extra"`},
 		{"entry after end", string(good) + lines[1], "follows the end line"},
 		{"count mismatch", lines[0] + lines[1] + lines[len(lines)-2], "the end line counts 7 entries, the file has 1"},

@@ -32,6 +32,8 @@ type Tape struct {
 	Passes    []Pass
 	Handovers []Handed
 	answers   []Answer
+	// Operators is what people did, in the order the world applied it.
+	Operators []Operator
 	used      int
 	// ticks, in a resumed run's tape (ReadCommitted), counts the ticks the tape covers (0, 1, …,
 	// ticks-1): past them the run is live again.
@@ -294,6 +296,18 @@ func (t *Tape) add(raw []byte, ended *bool) error {
 			return fmt.Errorf("answer %d out of order (want %d)", e.N, len(t.answers)+1)
 		}
 		t.answers = append(t.answers, e.Answer)
+	case KindOperator:
+		var e struct {
+			Kind string
+			Operator
+		}
+		if err := strict(&e); err != nil {
+			return err
+		}
+		if n := len(t.Operators); n > 0 && e.Tick < t.Operators[n-1].Tick {
+			return fmt.Errorf("operator entry at tick %d after one at tick %d", e.Tick, t.Operators[n-1].Tick)
+		}
+		t.Operators = append(t.Operators, e.Operator)
 	case KindEnd:
 		var e struct {
 			Kind string
@@ -304,7 +318,7 @@ func (t *Tape) add(raw []byte, ended *bool) error {
 		}
 		t.End, *ended = e.End, true
 	default:
-		return fmt.Errorf("kind %q (valid: %s)", head.Kind, strings.Join([]string{KindTool, KindBackground, KindMCP, KindItems, KindDynamic, KindModelLimit, KindModel, KindPass, KindHanded, KindAnswer, KindEnd}, ", "))
+		return fmt.Errorf("kind %q (valid: %s)", head.Kind, strings.Join([]string{KindTool, KindBackground, KindMCP, KindItems, KindDynamic, KindModelLimit, KindModel, KindPass, KindHanded, KindAnswer, KindOperator, KindEnd}, ", "))
 	}
 	return nil
 }

@@ -392,6 +392,25 @@ func (w *Writer) Answer(a Answer) {
 		Uint64("delay", a.Delay).Bool("ok", a.OK).Msg("")
 }
 
+// Operator writes one thing a person did, applied at o.Tick.
+func (w *Writer) Operator(o Operator) {
+	e := w.begin(KindOperator)
+	if e == nil {
+		return
+	}
+	e.Uint64("tick", o.Tick).Str("op", o.Op)
+	if o.CallID != "" {
+		e.Str("call_id", o.CallID)
+	}
+	if o.Answer != "" {
+		e.Str("answer", o.Answer)
+	}
+	if o.Agent != "" {
+		e.Str("agent", o.Agent)
+	}
+	e.Str("by", o.By).Msg("")
+}
+
 // Close writes the calls that never finished (in agent and call order), then the end line with
 // status and stop, flushes, and reports the first write error. Later calls record nothing.
 func (w *Writer) Close(status, stop string) error {

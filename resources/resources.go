@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/warrenhq/warren/operator"
 	"maps"
 	"reflect"
 	"slices"
@@ -341,6 +342,17 @@ type Set struct {
 	// Inference is the run's inference pools and budgets (a fresh one with no configured pools
 	// and no budgets when nil).
 	Inference *Inference
+	// Operator is how people act on the run (nobody when its Console is nil).
+	Operator Operator
+}
+
+// Operator is how people act on a running world: the console their commands come through (nil:
+// nobody acts on the run, or a replay applies what its recording says they did), and Halt, which
+// ends the run after the current tick with a cause (a person's cancel; nil in the systems' test
+// harness).
+type Operator struct {
+	Console *operator.Console
+	Halt    func(cause error)
 }
 
 // Faults is the run's fault injector as a resource (Injector nil: no faults).
@@ -420,6 +432,7 @@ func (s *Set) Install(w *ecs.World) Installed {
 	ecs.AddResource(w, &s.Teardown)
 	ecs.AddResource(w, &s.Recording)
 	ecs.AddResource(w, &Faults{Injector: s.Faults})
+	ecs.AddResource(w, &s.Operator)
 	w.AddWaiter(s.Hub)
 	return in
 }

@@ -3,6 +3,7 @@ package scenarios_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -66,6 +67,24 @@ var expectedFailures = map[string][]string{
     quick-1: todo_list called 0 times, want 2`,
 		filepath.Join("examples", "expect_fail.toml") + `:29: expect_run.status.done: 2 agents done, want 0`,
 	},
+	// Its prompts wait for people, and a run with none refuses them (TestPeopleAnswer runs it
+	// with people).
+	"people.toml": unansweredPeople(),
+}
+
+// unansweredPeople is what the people example reports run with nobody to answer it.
+func unansweredPeople() []string {
+	var out []string
+	for _, at := range []struct {
+		tick int
+		what string
+	}{{0, `ask_user_choice question "Which tone should %s write in?"`}, {2, "write_file (keys write_file)"}, {6, "write_file (keys write_file)"}} {
+		for _, agent := range []string{"editors-0", "editors-1"} {
+			what := strings.ReplaceAll(at.what, "%s", agent)
+			out = append(out, fmt.Sprintf("agent %s asked about %s at tick %d and nothing answers it (add an [[interactions]] entry, or give it to people: host run --interactive, host serve); it was refused", agent, what, at.tick))
+		}
+	}
+	return out
 }
 
 // runTraced loads and runs a scenario with opt, returning its summary and the trace bytes.

@@ -135,7 +135,7 @@ func TestMCPServerCrashMidRun(t *testing.T) {
 // TestMCPHungCallTimesOut: a call past call_timeout is cancelled and reported, and neither the
 // agent's next call nor the other agents wait for it.
 func TestMCPHungCallTimesOut(t *testing.T) {
-	files := mcpScenario(demoStdio+"\ncall_timeout = \"300ms\"", callTurn("kv__slow", `{ ms = 60000 }`)+
+	files := mcpScenario(demoStdio+"\ncall_timeout = \"3s\"", callTurn("kv__slow", `{ ms = 60000 }`)+
 		callTurn("kv__echo", `{ text = "still here" }`)+"  [[models.client.turns]]\n  text = \"done\"\n", 3)
 	start := time.Now()
 	sum, events := runMCP(t, files)
@@ -151,7 +151,7 @@ func TestMCPHungCallTimesOut(t *testing.T) {
 	}
 	notes := 0
 	for _, e := range events {
-		if e.Kind == "tool_note" && e.Fn == "realtime_limit" && e.Text == "mcp call_timeout 300ms" {
+		if e.Kind == "tool_note" && e.Fn == "realtime_limit" && e.Text == "mcp call_timeout 3s" {
 			notes++
 		}
 	}
@@ -160,7 +160,7 @@ func TestMCPHungCallTimesOut(t *testing.T) {
 	}
 	for _, agent := range []string{"clients-0", "clients-1", "clients-2"} {
 		got := results(events, agent)
-		if len(got) != 2 || got[0] != "kv__slow false: kv__slow: no reply within 300ms (call_timeout); the call was cancelled" ||
+		if len(got) != 2 || got[0] != "kv__slow false: kv__slow: no reply within 3s (call_timeout); the call was cancelled" ||
 			got[1] != "kv__echo true: still here" {
 			t.Errorf("%s: %q", agent, got)
 		}

@@ -576,8 +576,8 @@ func TestPermissionLaunch(t *testing.T) {
 func TestPermissionUnanswered(t *testing.T) {
 	sum, tr := runTraced(t, permFile("unanswered.toml"), warren.Options{})
 	want := []string{
-		"agent writers-0 asked about write_file (keys write_file) at tick 0 and nothing answers it (add an [[interactions]] entry); it was refused",
-		`agent writers-0 asked about ask_user_text question "Anybody there?" at tick 2 and nothing answers it (add an [[interactions]] entry); it was refused`,
+		"agent writers-0 asked about write_file (keys write_file) at tick 0 and nothing answers it (add an [[interactions]] entry, or give it to people: host run --interactive, host serve); it was refused",
+		`agent writers-0 asked about ask_user_text question "Anybody there?" at tick 2 and nothing answers it (add an [[interactions]] entry, or give it to people: host run --interactive, host serve); it was refused`,
 	}
 	if !slices.Equal(sum.Failures, want) {
 		t.Errorf("failures:\n%s\nwant:\n%s", strings.Join(sum.Failures, "\n"), strings.Join(want, "\n"))

@@ -78,22 +78,24 @@ func (s *Interact) Update(w *ecs.World) {
 func (s *Interact) approve(tick uint64, e ecs.Entity, id *components.Identity, p *components.Profile, d *components.AgentData, cur *components.Cursor, pr *gate.Prompt) bool {
 	call := d.Work.Calls[pr.Index]
 	scope, err := policy.ParseScope(pr.Answer)
-	allowed := pr.By == gate.ByScript && err == nil
+	allowed := pr.Answered() && err == nil
 	verdict := policy.Deny
 	if allowed {
 		verdict = policy.Allow
 	}
 	answer := pr.Answer
-	if pr.By != gate.ByScript {
+	if !pr.Answered() {
 		answer = "deny"
 	}
-	s.run.Trace.Answer(tick, ref(id, d), p.Blueprint.Stages[cur.Stage].Name, call.ID, call.Name, answer, pr.By, verdict.String())
+	s.run.Trace.Answer(tick, ref(id, d), p.Blueprint.Stages[cur.Stage].Name, call.ID, call.Name, answer, pr.Settler(), verdict.String())
 	if !allowed {
 		why := "the prompt was answered " + strconv.Quote(pr.Answer)
-		switch pr.By {
-		case gate.ByTimeout:
+		switch {
+		case pr.By == gate.ByTimeout && pr.Deadline == 0:
+			why = "nobody answered the prompt before the people's prompt timeout"
+		case pr.By == gate.ByTimeout:
 			why = "nobody answered the prompt before its deadline (tick " + strconv.FormatUint(pr.Deadline, 10) + ")"
-		case gate.ByUnanswered:
+		case pr.By == gate.ByUnanswered:
 			why = "nothing can answer the prompt"
 		}
 		d.Work.Results[pr.Index] = components.ToolResult{Content: "permission denied for " + call.Name + ": " + why, IsError: true}
@@ -119,8 +121,8 @@ func (s *Interact) approve(tick uint64, e ecs.Entity, id *components.Identity, p
 func (s *Interact) reply(tick uint64, id *components.Identity, p *components.Profile, d *components.AgentData, cur *components.Cursor, pr *gate.Prompt) {
 	call := d.Work.Calls[pr.Index]
 	stage := p.Blueprint.Stages[cur.Stage].Name
-	if pr.By != gate.ByScript {
-		s.run.Trace.Answer(tick, ref(id, d), stage, call.ID, call.Name, "", pr.By, policy.Deny.String())
+	if !pr.Answered() {
+		s.run.Trace.Answer(tick, ref(id, d), stage, call.ID, call.Name, "", pr.Settler(), policy.Deny.String())
 		why := "nobody answered the question before its deadline"
 		if pr.By == gate.ByUnanswered {
 			why = "nobody can answer the question"
@@ -128,7 +130,7 @@ func (s *Interact) reply(tick uint64, id *components.Identity, p *components.Pro
 		d.Work.Results[pr.Index] = components.ToolResult{Content: why, IsError: true}
 		return
 	}
-	s.run.Trace.Answer(tick, ref(id, d), stage, call.ID, call.Name, pr.Answer, pr.By, policy.Allow.String())
+	s.run.Trace.Answer(tick, ref(id, d), stage, call.ID, call.Name, pr.Answer, pr.Settler(), policy.Allow.String())
 	h, ok := scripthost.Lookup(d, p, cur.Stage, call.Name)
 	it, isInteractive := tools.Interactive(nil), false
 	if ok {

@@ -127,7 +127,7 @@ func (s *ToolDispatch) dispatch(tick uint64, e ecs.Entity, id *components.Identi
 // park opens a prompt for call i, made in stage, and parks the call until the hub settles it.
 func (s *ToolDispatch) park(tick uint64, e ecs.Entity, id *components.Identity, p *components.Profile, d *components.AgentData, stage string, i int, pr *gate.Prompt) {
 	call := d.Work.Calls[i]
-	pr.Entity, pr.Agent, pr.Name, pr.Index, pr.Tool, pr.Keys = e, id.ID, d.Name, i, call.Name, d.Work.Keys[i]
+	pr.Entity, pr.Agent, pr.Name, pr.Index, pr.CallID, pr.Tool, pr.Keys = e, id.ID, d.Name, i, call.ID, call.Name, d.Work.Keys[i]
 	timeout := uint64(hostconfig.DefaultTimeoutTicks)
 	if p.Policy != nil && p.Policy.TimeoutTicks > 0 {
 		timeout = p.Policy.TimeoutTicks

@@ -185,7 +185,7 @@ func gateDecisions(t *testing.T, path string) []string {
 // launch overrides decide the write's ask, --unattended denies it, --config replaces the
 // scenario's [host], and contradicting flags are a usage error.
 func TestRunPermissionFlags(t *testing.T) {
-	unanswered := "agent writers-0 asked about write_file (keys write_file) at tick 0 and nothing answers it (add an [[interactions]] entry); it was refused"
+	unanswered := "agent writers-0 asked about write_file (keys write_file) at tick 0 and nothing answers it (add an [[interactions]] entry, or give it to people: host run --interactive, host serve); it was refused"
 	tests := []struct {
 		name     string
 		file     string
