@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/warrenhq/warren/internal/version"
 	"github.com/warrenhq/warren/metrics"
@@ -69,6 +70,25 @@ var ErrParam = scenarios.ErrParam
 // and the scenario's hash covers the values given.
 func LoadParams(path string, host *HostConfig, params []Param) (*Scenario, error) {
 	return scenarios.LoadParams(path, KnownTools(), host, nil, params)
+}
+
+// ParseParams reads parameters written name=value (host run --param, a served run's launch),
+// each name at most once.
+func ParseParams(flags []string) ([]Param, error) {
+	var out []Param
+	for _, f := range flags {
+		name, value, ok := strings.Cut(f, "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("%w: %q: write name=value (a [params] name or a key path such as limits.max_ticks)", ErrParam, f)
+		}
+		for _, p := range out {
+			if p.Name == name {
+				return nil, fmt.Errorf("%w: %s is given twice", ErrParam, name)
+			}
+		}
+		out = append(out, Param{Name: name, Value: value})
+	}
+	return out, nil
 }
 
 // Manifest is a run's reproducibility record (manifest.json): with the same scenario files (by

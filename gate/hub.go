@@ -171,13 +171,13 @@ func (h *Hub) Waiting() []*Prompt { return h.waiting }
 // ErrNotWaiting: Settle found no prompt of that call waiting for a person.
 var ErrNotWaiting = errors.New("no prompt of that call waits for a person")
 
-// Settle settles the prompt of call callID that waits for a person, at tick now: by a person
-// (who) with answer, or, when by is ByTimeout, refused because nobody answered in time. The
-// interact system applies it in the same tick.
-func (h *Hub) Settle(now uint64, callID, answer, by, who string) (*Prompt, error) {
-	i := slices.IndexFunc(h.waiting, func(p *Prompt) bool { return p.CallID == callID })
+// Settle settles the prompt of agent's call callID (call ids are unique per agent only) that
+// waits for a person, at tick now: by a person (who) with answer, or, when by is ByTimeout,
+// refused because nobody answered in time. The interact system applies it in the same tick.
+func (h *Hub) Settle(now uint64, agent, callID, answer, by, who string) (*Prompt, error) {
+	i := slices.IndexFunc(h.waiting, func(p *Prompt) bool { return p.Name == agent && p.CallID == callID })
 	if i < 0 {
-		return nil, fmt.Errorf("%w: %q", ErrNotWaiting, callID)
+		return nil, fmt.Errorf("%w: %s's %q", ErrNotWaiting, agent, callID)
 	}
 	if by != ByPerson && by != ByTimeout {
 		return nil, fmt.Errorf("settled by %q (valid: %s, %s)", by, ByPerson, ByTimeout)

@@ -309,20 +309,20 @@ func TestHubPeople(t *testing.T) {
 	if due, ok := h.NextDue(); !ok || due != 4 {
 		t.Fatalf("next due %d %v: only the scripted answer has a due tick", due, ok)
 	}
-	if _, err := h.Settle(4, "nope", "once", gate.ByPerson, "ann"); err == nil {
+	if _, err := h.Settle(4, "a1", "nope", "once", gate.ByPerson, "ann"); err == nil {
 		t.Error("settled a call that does not wait")
 	}
-	if _, err := h.Settle(4, "c1", "once", gate.ByScript, "ann"); err == nil {
+	if _, err := h.Settle(4, "a1", "c1", "once", gate.ByScript, "ann"); err == nil {
 		t.Error("settled as the script")
 	}
 	img := h.Image()
 	if len(img.Prompts) != 3 || img.Prompts[2].By != gate.ByWaiting {
 		t.Fatalf("image %+v", img.Prompts)
 	}
-	if _, err := h.Settle(4, "c1", "stage", gate.ByPerson, "ann"); err != nil {
+	if _, err := h.Settle(4, "a1", "c1", "stage", gate.ByPerson, "ann"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Settle(4, "c1", "once", gate.ByPerson, "ann"); err == nil {
+	if _, err := h.Settle(4, "a1", "c1", "once", gate.ByPerson, "ann"); err == nil {
 		t.Error("settled the same call twice")
 	}
 	due := h.Due(4)
@@ -347,7 +347,7 @@ func TestHubPeople(t *testing.T) {
 	if err := gate.NewHub(nil).Restore(&img); err == nil || !strings.Contains(err.Error(), "waits for a person") {
 		t.Errorf("restore without people: %v", err)
 	}
-	timedOut, err := restored.Settle(7, "c2", "", gate.ByTimeout, "")
+	timedOut, err := restored.Settle(7, "a2", "c2", "", gate.ByTimeout, "")
 	if err != nil || timedOut.Answered() || timedOut.Settler() != gate.ByTimeout {
 		t.Fatalf("timeout: %v %+v", err, timedOut)
 	}

@@ -52,11 +52,12 @@ var (
 type Command struct {
 	// Op is OpAnswer, OpKill or OpCancel.
 	Op string `json:"op"`
-	// CallID and Answer: the prompt's call and its answer (OpAnswer).
+	// Agent is the agent whose prompt is answered (OpAnswer), or who to kill (OpKill).
+	Agent string `json:"agent,omitempty"`
+	// CallID and Answer: the prompt's call (call ids are unique per agent only) and its answer
+	// (OpAnswer).
 	CallID string `json:"call_id,omitempty"`
 	Answer string `json:"answer,omitempty"`
-	// Agent is who to kill (OpKill).
-	Agent string `json:"agent,omitempty"`
 	// By is the person who gave it, or gate.ByTimeout for a prompt nobody answered in time.
 	By string `json:"by"`
 }
@@ -82,7 +83,7 @@ type Console struct {
 	mu      sync.Mutex
 	queue   []Command
 	open    []Prompt
-	timers  map[string]*time.Timer
+	timers  map[promptKey]*time.Timer
 	timeout time.Duration
 	wake    func()
 	paused  bool
@@ -97,7 +98,7 @@ var _ gate.People = (*Console)(nil)
 // NewConsole returns a console whose prompts are refused when nobody answers them within
 // timeout (0: they wait as long as the run does).
 func NewConsole(timeout time.Duration) *Console {
-	return &Console{timeout: timeout, timers: map[string]*time.Timer{}, changed: make(chan struct{})}
+	return &Console{timeout: timeout, timers: map[promptKey]*time.Timer{}, changed: make(chan struct{})}
 }
 
 // SetWake sets what wakes the world when a command arrives (the scheduler's Wake).
@@ -107,26 +108,26 @@ func (c *Console) SetWake(fn func()) {
 	c.mu.Unlock()
 }
 
-// Answer answers the prompt of call callID for person by. An approval takes "deny", "once",
-// "stage" or "run"; a question takes its reply (one of its choices, when it offers some).
-func (c *Console) Answer(callID, answer, by string) error {
+// Answer answers the prompt of agent's call callID for person by. An approval takes "deny",
+// "once", "stage" or "run"; a question takes its reply (one of its choices, when it offers some).
+func (c *Console) Answer(agent, callID, answer, by string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ended {
 		return ErrEnded
 	}
-	i := slices.IndexFunc(c.open, func(p Prompt) bool { return p.CallID == callID })
+	i := slices.IndexFunc(c.open, func(p Prompt) bool { return p.Agent == agent && p.CallID == callID })
 	if i < 0 {
-		return fmt.Errorf("%w: %q", ErrNoPrompt, callID)
+		return fmt.Errorf("%w: %s's %q", ErrNoPrompt, agent, callID)
 	}
 	p := c.open[i]
 	if err := checkAnswer(&p, answer); err != nil {
 		return err
 	}
-	if slices.ContainsFunc(c.queue, func(q Command) bool { return q.Op == OpAnswer && q.CallID == callID }) {
-		return fmt.Errorf("%w: %q was answered already", ErrNoPrompt, callID)
+	if slices.ContainsFunc(c.queue, func(q Command) bool { return q.Op == OpAnswer && q.Agent == agent && q.CallID == callID }) {
+		return fmt.Errorf("%w: %s's %q was answered already", ErrNoPrompt, agent, callID)
 	}
-	c.push(Command{Op: OpAnswer, CallID: callID, Answer: answer, By: person(by)})
+	c.push(Command{Op: OpAnswer, Agent: agent, CallID: callID, Answer: answer, By: person(by)})
 	return nil
 }
 
@@ -244,12 +245,12 @@ func (c *Console) Opened(p *gate.Prompt, tick uint64, group string) {
 	c.open = append(c.open, Prompt{CallID: p.CallID, Agent: p.Name, Group: group, Tool: p.Tool, Kind: p.Kind.String(),
 		Text: p.Question.Text, Keys: slices.Clone(p.Keys), Choices: slices.Clone(p.Question.Choices), Tick: tick})
 	if c.timeout > 0 && !c.ended {
-		id := p.CallID
-		c.timers[id] = time.AfterFunc(c.timeout, func() {
+		key := promptKey{p.Name, p.CallID}
+		c.timers[key] = time.AfterFunc(c.timeout, func() {
 			c.mu.Lock()
 			defer c.mu.Unlock()
-			if _, open := c.timers[id]; open && !c.ended {
-				c.push(Command{Op: OpAnswer, CallID: id, By: gate.ByTimeout})
+			if _, open := c.timers[key]; open && !c.ended {
+				c.push(Command{Op: OpAnswer, Agent: key.agent, CallID: key.call, By: gate.ByTimeout})
 			}
 		})
 	}
@@ -260,10 +261,11 @@ func (c *Console) Opened(p *gate.Prompt, tick uint64, group string) {
 func (c *Console) Closed(p *gate.Prompt) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.open = slices.DeleteFunc(c.open, func(q Prompt) bool { return q.CallID == p.CallID })
-	if t, ok := c.timers[p.CallID]; ok {
+	c.open = slices.DeleteFunc(c.open, func(q Prompt) bool { return q.Agent == p.Name && q.CallID == p.CallID })
+	key := promptKey{p.Name, p.CallID}
+	if t, ok := c.timers[key]; ok {
 		t.Stop()
-		delete(c.timers, p.CallID)
+		delete(c.timers, key)
 	}
 	c.notifyLocked()
 }
@@ -318,6 +320,9 @@ func (c *Console) push(cmd Command) {
 		c.wake()
 	}
 }
+
+// promptKey is one prompt: call ids are unique per agent only.
+type promptKey struct{ agent, call string }
 
 // person is who a command came from: by, or "person" when nobody said.
 func person(by string) string {

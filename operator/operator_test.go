@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,21 +39,21 @@ func TestConsoleAnswers(t *testing.T) {
 		{"free text", "c3", "whatever you like", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if err := c.Answer(tc.call, tc.answer, "ann"); !errors.Is(err, tc.want) {
+			if err := c.Answer("a-"+strings.TrimSuffix(tc.call, "x"), tc.call, tc.answer, "ann"); !errors.Is(err, tc.want) {
 				t.Errorf("Answer(%s, %q) = %v, want %v", tc.call, tc.answer, err, tc.want)
 			}
 		})
 	}
 	c.Opened(prompt("c4", gate.PromptApproval), 4, "g")
-	if err := c.Answer("c4", "always", ""); !errors.Is(err, ErrBadAnswer) {
+	if err := c.Answer("a-c4", "c4", "always", ""); !errors.Is(err, ErrBadAnswer) {
 		t.Errorf("an approval answered always: %v", err)
 	}
 	if err := c.Kill("a-c4", ""); err != nil {
 		t.Fatal(err)
 	}
 	got := c.Take(nil)
-	want := []Command{{Op: OpAnswer, CallID: "c1", Answer: "stage", By: "ann"}, {Op: OpAnswer, CallID: "c2", Answer: "blue", By: "ann"},
-		{Op: OpAnswer, CallID: "c3", Answer: "whatever you like", By: "ann"}, {Op: OpKill, Agent: "a-c4", By: "person"}}
+	want := []Command{{Op: OpAnswer, Agent: "a-c1", CallID: "c1", Answer: "stage", By: "ann"}, {Op: OpAnswer, Agent: "a-c2", CallID: "c2", Answer: "blue", By: "ann"},
+		{Op: OpAnswer, Agent: "a-c3", CallID: "c3", Answer: "whatever you like", By: "ann"}, {Op: OpKill, Agent: "a-c4", By: "person"}}
 	if !slices.Equal(got, want) || woken != 4 {
 		t.Fatalf("took %+v (woken %d), want %+v", got, woken, want)
 	}
@@ -64,7 +65,7 @@ func TestConsoleAnswers(t *testing.T) {
 		t.Errorf("prompts %+v", ps)
 	}
 	c.End()
-	for name, err := range map[string]error{"answer": c.Answer("c2", "red", ""), "kill": c.Kill("x", ""), "cancel": c.Cancel(""), "pause": c.Pause()} {
+	for name, err := range map[string]error{"answer": c.Answer("a-c2", "c2", "red", ""), "kill": c.Kill("x", ""), "cancel": c.Cancel(""), "pause": c.Pause()} {
 		if !errors.Is(err, ErrEnded) {
 			t.Errorf("%s after the end: %v", name, err)
 		}
@@ -82,7 +83,7 @@ func TestConsoleTimeout(t *testing.T) {
 	c.Closed(prompt("closed", gate.PromptApproval))
 	<-woke
 	time.Sleep(30 * time.Millisecond) // the closed one's timer, had it run, would have fired by now
-	if got := c.Take(nil); !slices.Equal(got, []Command{{Op: OpAnswer, CallID: "late", By: gate.ByTimeout}}) {
+	if got := c.Take(nil); !slices.Equal(got, []Command{{Op: OpAnswer, Agent: "a-late", CallID: "late", By: gate.ByTimeout}}) {
 		t.Fatalf("took %+v", got)
 	}
 }

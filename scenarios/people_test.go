@@ -30,7 +30,7 @@ func answerAll(ctx context.Context, t *testing.T, console *warren.Console, answe
 					continue
 				}
 				seen[p.CallID+p.Agent] = true
-				if err := console.Answer(p.CallID, answer(p), "tester"); err != nil {
+				if err := console.Answer(p.Agent, p.CallID, answer(p), "tester"); err != nil {
 					t.Errorf("answering %s's %s: %v", p.Agent, p.CallID, err)
 				}
 				answered = append(answered, p.Agent+" "+p.Tool)
@@ -92,7 +92,7 @@ func TestPeopleAnswer(t *testing.T) {
 			t.Errorf("a write approved by a person failed: %v", r)
 		}
 	}
-	if err := console.Answer("x", "once", "late"); !errors.Is(err, operator.ErrEnded) {
+	if err := console.Answer("x", "y", "once", "late"); !errors.Is(err, operator.ErrEnded) {
 		t.Errorf("an answer after the run: %v, want ErrEnded", err)
 	}
 	replayed, sum, err := replayRun(t, tape, "")
@@ -120,18 +120,18 @@ func TestPeopleRefuse(t *testing.T) {
 				switch {
 				case answered[p.CallID+p.Agent]:
 				case p.Kind == "question":
-					if err := console.Answer(p.CallID, "sarcastic", "tester"); !errors.Is(err, operator.ErrBadAnswer) || !strings.Contains(err.Error(), "formal, casual") {
+					if err := console.Answer(p.Agent, p.CallID, "sarcastic", "tester"); !errors.Is(err, operator.ErrBadAnswer) || !strings.Contains(err.Error(), "formal, casual") {
 						t.Errorf("an answer outside the choices: %v", err)
 					}
-					if err := console.Answer(p.CallID, "formal", "tester"); err != nil {
+					if err := console.Answer(p.Agent, p.CallID, "formal", "tester"); err != nil {
 						t.Error(err)
 					}
 				case p.Agent == "editors-0" && approvals == 0:
 					approvals++
-					if err := console.Answer(p.CallID, "always", "tester"); !errors.Is(err, operator.ErrBadAnswer) {
+					if err := console.Answer(p.Agent, p.CallID, "always", "tester"); !errors.Is(err, operator.ErrBadAnswer) {
 						t.Errorf("an approval answered %q: %v", "always", err)
 					}
-					if err := console.Answer(p.CallID, "deny", "tester"); err != nil {
+					if err := console.Answer(p.Agent, p.CallID, "deny", "tester"); err != nil {
 						t.Error(err)
 					}
 				case p.Agent == "editors-0":

@@ -91,7 +91,7 @@ func (s *Operator) Update(w *ecs.World) {
 		if s.apply(w, tick, c) {
 			s.rec.Writer.Operator(recording.Operator{Tick: tick, Op: c.Op, CallID: c.CallID, Answer: c.Answer, Agent: c.Agent, By: c.By})
 		} else if s.replay != nil {
-			s.rec.Fail(fmt.Errorf("%w: at tick %d the recording has %s %q by %s, which no longer applies", recording.ErrDivergence, tick, c.Op, c.CallID+c.Agent, c.By))
+			s.rec.Fail(fmt.Errorf("%w: at tick %d the recording has %s %q by %s, which no longer applies", recording.ErrDivergence, tick, c.Op, c.Agent+" "+c.CallID, c.By))
 		}
 	}
 	clear(s.cmds)
@@ -105,7 +105,7 @@ func (s *Operator) apply(w *ecs.World, tick uint64, c operator.Command) bool {
 		if c.By == gate.ByTimeout {
 			by, who = gate.ByTimeout, ""
 		}
-		_, err := s.hub.Settle(tick, c.CallID, c.Answer, by, who)
+		_, err := s.hub.Settle(tick, c.Agent, c.CallID, c.Answer, by, who)
 		if err == nil {
 			w.Touch(1)
 		}

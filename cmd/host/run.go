@@ -64,7 +64,7 @@ func (r *runCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	params, err := parseParams(r.Param)
+	params, err := warren.ParseParams(r.Param)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "host: %v\n", err)
 		return errBadInput
@@ -182,24 +182,6 @@ func (r *runCmd) Run(e *env) error {
 		fmt.Fprintf(e.stdout, "run dir      %s (host report %s; host trace export %s)\n", r.Out, r.Out, tracePath)
 	}
 	return runExit(e, r.File, sum)
-}
-
-// parseParams reads --param flags: name=value each, a name given once.
-func parseParams(flags []string) ([]warren.Param, error) {
-	var out []warren.Param
-	for _, f := range flags {
-		name, value, ok := strings.Cut(f, "=")
-		if !ok || name == "" {
-			return nil, fmt.Errorf("--param %q: write name=value (a [params] name or a key path such as limits.max_ticks)", f)
-		}
-		for _, p := range out {
-			if p.Name == name {
-				return nil, fmt.Errorf("--param %s is given twice", name)
-			}
-		}
-		out = append(out, warren.Param{Name: name, Value: value})
-	}
-	return out, nil
 }
 
 // runExit reports how a run ended as the command's exit: 3 for a run that did not finish, 1 for
