@@ -49,6 +49,7 @@ func traceDiff(t *testing.T, want, got []byte) string {
 // the default GOMAXPROCS and with one, and the two traces must be equal. While golden traces are
 // being rewritten (-update), the golden-scale examples are compared with a default run instead.
 func TestDeterminism(t *testing.T) {
+	skipUnderRace(t)
 	for _, file := range exampleFiles(t) {
 		base := filepath.Base(file)
 		t.Run(strings.TrimSuffix(base, ".toml"), func(t *testing.T) {
@@ -83,6 +84,7 @@ func TestDeterminism(t *testing.T) {
 // TestSeedOverride checks that warren.Options.Seed replaces the scenario's seed in the summary and in
 // the trace header, so traces of different seeds are never mistaken for one another.
 func TestSeedOverride(t *testing.T) {
+	skipUnderRace(t)
 	for _, file := range exampleFiles(t) {
 		base := filepath.Base(file)
 		t.Run(strings.TrimSuffix(base, ".toml"), func(t *testing.T) {

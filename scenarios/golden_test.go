@@ -109,6 +109,7 @@ func runTraced(t testing.TB, file string, opt warren.Options) (*warren.Summary, 
 // the example's expectations: all hold, except in the examples that fail on purpose, whose exact failures are
 // asserted.
 func TestGoldenTraces(t *testing.T) {
+	skipUnderRace(t)
 	for _, file := range exampleFiles(t) {
 		base := filepath.Base(file)
 		t.Run(strings.TrimSuffix(base, ".toml"), func(t *testing.T) {

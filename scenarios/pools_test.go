@@ -327,6 +327,7 @@ retry = { max_attempts = 2, initial_backoff = "1ms", max_backoff = "1ms" }
 // more than 16 requests at once and does serve 16 (the pool stays full while turns wait); with a
 // requests-per-minute limit, no 60-tick window (a virtual minute) sees more requests than it.
 func TestPoolLimitsHoldAtScale(t *testing.T) {
+	skipUnderRace(t)
 	if testing.Short() {
 		t.Skip("10⁴ live turns over loopback; -short skips it")
 	}

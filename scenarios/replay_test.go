@@ -56,6 +56,7 @@ func replayRun(t *testing.T, tape *recording.Tape, scenario string) ([]byte, *wa
 // replay's trace must equal the recorded one byte for byte, every recorded call must be asked
 // for, and no MCP call may reach a server.
 func TestRecordReplayExamples(t *testing.T) {
+	skipUnderRace(t)
 	for _, file := range exampleFiles(t) {
 		base := filepath.Base(file)
 		t.Run(strings.TrimSuffix(base, ".toml"), func(t *testing.T) {

@@ -176,6 +176,12 @@ func NewWriter(w io.Writer, h Header) (*Writer, error) {
 		e.Str("recording", h.Recording)
 	}
 	e.RawJSON("fields", headerFields).Msg("")
+	// The header goes through at once: a reader following the file (a served run's live view)
+	// knows which trace it reads before the first events fill the buffer.
+	// A failure is sticky, as any later write's: Err reports it and the events are dropped.
+	if err := tw.out.Flush(); err != nil && tw.sink.err == nil {
+		tw.sink.err = err
+	}
 	return tw, nil
 }
 

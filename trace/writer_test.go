@@ -203,14 +203,23 @@ func TestWriterAfterClose(t *testing.T) {
 }
 
 // failingWriter fails every write, like a full disk.
-type failingWriter struct{ calls int }
+// failingWriter takes the header (which NewWriter writes through at once), then fails every
+// write.
+type failingWriter struct{ calls, header int }
 
 var errDiskFull = errors.New("disk full")
 
-func (f *failingWriter) Write([]byte) (int, error) { f.calls++; return 0, errDiskFull }
+func (f *failingWriter) Write(p []byte) (int, error) {
+	if f.header == 0 {
+		f.header++
+		return len(p), nil
+	}
+	f.calls++
+	return 0, errDiskFull
+}
 
 func TestWriterReportsWriteErrors(t *testing.T) {
-	fw := &failingWriter{}
+	fw := &failingWriter{header: 1} // fails from the header on
 	w, err := NewWriter(fw, testHeader)
 	if err != nil {
 		t.Fatal(err)

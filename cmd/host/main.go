@@ -69,6 +69,7 @@ type cli struct {
 	MCP      mcpCmd           `cmd:"" name:"mcp" help:"List MCP servers and their tools, or serve the demo MCP server."`
 	Models   modelsCmd        `cmd:"" help:"Work with model back ends: serve a fake provider to try live scenarios without a key."`
 	Report   reportCmd        `cmd:"" help:"Write the HTML report of a run directory (host run --out) or a sweep directory (host sweep): one self-contained page of charts."`
+	Serve    serveCmd         `cmd:"" help:"Serve runs over HTTP: submit scenarios, watch their agents and events live, answer their prompts (docs/api.md)."`
 }
 
 // env is what commands write to; tests substitute buffers.

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/warrenhq/warren"
+	"github.com/warrenhq/warren/serve"
+)
+
+// serveCmd is host serve: Warren as a service (docs/api.md).
+type serveCmd struct {
+	Listen        string        `default:"127.0.0.1:7070" help:"The address to serve on; one beyond loopback needs --allow-remote." placeholder:"HOST:PORT"`
+	AllowRemote   bool          `help:"Serve beyond loopback (put TLS in front: the token travels in every request)."`
+	Token         string        `env:"WARREN_TOKEN" help:"The bearer token every request must carry (default: the one kept in the state root, made on first start)." placeholder:"TOKEN"`
+	StateRoot     string        `default:"warren-serve" help:"Where each run's directory (runs/ID: trace, recording, metrics, summary) and the token are kept." placeholder:"DIR"`
+	Config        string        `help:"A host config file replacing each scenario's [host]." placeholder:"FILE" type:"existingfile"`
+	PromptTimeout time.Duration `default:"10m" help:"Refuse a prompt nobody answered in this long (0: wait as long as the run does)."`
+}
+
+// Run serves until the command's context ends (a signal), then cancels the runs still going,
+// through their consoles so their recordings say so, and waits for them.
+func (s *serveCmd) Run(e *env) error {
+	cfg := serve.Config{Listen: s.Listen, AllowRemote: s.AllowRemote, Token: s.Token, StateRoot: s.StateRoot, PromptTimeout: s.PromptTimeout}
+	if s.PromptTimeout == 0 {
+		cfg.PromptTimeout = -1
+	}
+	if s.Config != "" {
+		host, err := warren.LoadHostConfig(s.Config)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "host: %v\n", err)
+			return errBadInput
+		}
+		cfg.Host = host
+	}
+	srv, err := serve.New(cfg)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "host: %v\n", err)
+		return errBadInput
+	}
+	ln, err := net.Listen("tcp", srv.Listen())
+	if err != nil {
+		fmt.Fprintf(e.stderr, "host: %v\n", err)
+		return errBadInput
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(e.stdout, "serving on http://%s/api/v1 (token in %s/token)\n", ln.Addr(), s.StateRoot)
+	fmt.Fprintf(e.stdout, "try: curl -H 'Authorization: Bearer %s' http://%s/api/v1/runs\n", srv.Token(), ln.Addr())
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		fmt.Fprintf(e.stderr, "host: %v\n", err)
+		return err
+	case <-e.ctx.Done():
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cerr := srv.Close(ctx)
+	if err := hs.Shutdown(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return cerr
+}

@@ -1,0 +1,295 @@
+package serve
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/warrenhq/warren/operator"
+	"github.com/warrenhq/warren/runview"
+)
+
+// APIPrefix is the path every API route starts with.
+const APIPrefix = "/api/v1"
+
+// Routes lists every route the API serves, method and pattern: the handler registers exactly
+// these, and a test checks api/openapi.yaml states them all.
+var Routes = []string{
+	"GET " + APIPrefix + "/runs",
+	"POST " + APIPrefix + "/runs",
+	"GET " + APIPrefix + "/runs/{id}",
+	"GET " + APIPrefix + "/runs/{id}/metrics",
+	"GET " + APIPrefix + "/runs/{id}/agents",
+	"GET " + APIPrefix + "/runs/{id}/agent",
+	"GET " + APIPrefix + "/runs/{id}/tree",
+	"GET " + APIPrefix + "/runs/{id}/prompts",
+	"POST " + APIPrefix + "/runs/{id}/answer",
+	"POST " + APIPrefix + "/runs/{id}/kill",
+	"POST " + APIPrefix + "/runs/{id}/pause",
+	"POST " + APIPrefix + "/runs/{id}/resume",
+	"POST " + APIPrefix + "/runs/{id}/cancel",
+	"GET " + APIPrefix + "/runs/{id}/events",
+}
+
+// Handler serves the API. Every request must carry the token.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	handlers := map[string]http.HandlerFunc{
+		Routes[0]:  s.listRuns,
+		Routes[1]:  s.submit,
+		Routes[2]:  s.withRun(s.getRun),
+		Routes[3]:  s.withRun(s.metrics),
+		Routes[4]:  s.withRun(s.agents),
+		Routes[5]:  s.withRun(s.agent),
+		Routes[6]:  s.withRun(s.tree),
+		Routes[7]:  s.withRun(s.prompts),
+		Routes[8]:  s.withRun(s.answer),
+		Routes[9]:  s.withRun(s.kill),
+		Routes[10]: s.withRun(s.pause),
+		Routes[11]: s.withRun(s.resume),
+		Routes[12]: s.withRun(s.cancelRun),
+		Routes[13]: s.withRun(s.events),
+	}
+	for _, route := range Routes {
+		mux.HandleFunc(route, handlers[route])
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="warren"`)
+			writeError(w, http.StatusUnauthorized, errors.New("a valid token is required (Authorization: Bearer TOKEN, or ?token=TOKEN)"))
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// runHandler is a handler of one run's routes.
+type runHandler func(w http.ResponseWriter, r *http.Request, run *Run)
+
+func (s *Server) withRun(h runHandler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		run, err := s.Run(r.PathValue("id"))
+		if err != nil {
+			writeError(w, http.StatusNotFound, err)
+			return
+		}
+		h(w, r, run)
+	}
+}
+
+// apiError is an error as the API returns it.
+type apiError struct {
+	Error string `json:"error"`
+}
+
+func writeError(w http.ResponseWriter, status int, err error) {
+	writeJSON(w, status, apiError{Error: err.Error()})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// readJSON decodes the request body into v, refusing unknown fields.
+func readJSON(r *http.Request, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 1<<20))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("the request body: %w", err)
+	}
+	return nil
+}
+
+func (s *Server) listRuns(w http.ResponseWriter, _ *http.Request) {
+	runs := s.Runs()
+	out := make([]RunInfo, len(runs))
+	for i, r := range runs {
+		out[i] = r.Info()
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
+	var sub Submission
+	if err := readJSON(r, &sub); err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	run, err := s.Submit(sub)
+	if err != nil {
+		status := http.StatusInternalServerError
+		if errors.Is(err, ErrSubmit) {
+			status = http.StatusUnprocessableEntity
+		}
+		writeError(w, status, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, run.Info())
+}
+
+// RunDetail is one run: its listing, the view's counts and, once it ended, its summary's figures.
+type RunDetail struct {
+	RunInfo
+	Counts runview.Counts `json:"counts"`
+	// Failures are the expectations that failed and the prompts nobody could answer.
+	Failures []string `json:"failures,omitempty"`
+}
+
+func (s *Server) getRun(w http.ResponseWriter, _ *http.Request, run *Run) {
+	d := RunDetail{RunInfo: run.Info(), Counts: run.view.Counts()}
+	if sum := run.Summary(); sum != nil {
+		d.Failures = sum.Failures
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
+// Metrics is what the dashboard charts: counts, the stage graph as traced and the per-tick
+// series.
+type Metrics struct {
+	Counts runview.Counts   `json:"counts"`
+	Graph  runview.Graph    `json:"graph"`
+	Series []runview.Sample `json:"series"`
+}
+
+func (s *Server) metrics(w http.ResponseWriter, _ *http.Request, run *Run) {
+	writeJSON(w, http.StatusOK, Metrics{Counts: run.view.Counts(), Graph: run.view.Graph(), Series: run.view.Series()})
+}
+
+// intParam reads an integer query parameter (def when absent).
+func intParam(r *http.Request, name string, def int64) (int64, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("query parameter %s=%q: want a whole number of 0 or more", name, v)
+	}
+	return n, nil
+}
+
+func (s *Server) agents(w http.ResponseWriter, r *http.Request, run *Run) {
+	after, err := intParam(r, "after", 0)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	limit, err := intParam(r, "limit", 0)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	q := r.URL.Query()
+	writeJSON(w, http.StatusOK, run.view.Agents(runview.AgentQuery{Phase: q.Get("phase"), Group: q.Get("group"),
+		Status: q.Get("status"), NamePrefix: q.Get("prefix"), After: after, Limit: int(limit)}))
+}
+
+func (s *Server) agent(w http.ResponseWriter, r *http.Request, run *Run) {
+	name := r.URL.Query().Get("name")
+	d, ok := run.view.Agent(name)
+	if !ok {
+		writeError(w, http.StatusNotFound, fmt.Errorf("run %s has no agent named %q", run.id, name))
+		return
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
+func (s *Server) tree(w http.ResponseWriter, r *http.Request, run *Run) {
+	after, err := intParam(r, "after", 0)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	limit, err := intParam(r, "limit", 0)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	page, ok := run.view.Tree(runview.TreeQuery{Parent: r.URL.Query().Get("parent"), After: after, Limit: int(limit)})
+	if !ok {
+		writeError(w, http.StatusNotFound, fmt.Errorf("run %s has no agent named %q", run.id, r.URL.Query().Get("parent")))
+		return
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+func (s *Server) prompts(w http.ResponseWriter, _ *http.Request, run *Run) {
+	writeJSON(w, http.StatusOK, run.console.Prompts())
+}
+
+// Answer is a person's answer to a prompt (POST …/answer).
+type Answer struct {
+	Agent  string `json:"agent"`
+	CallID string `json:"call_id"`
+	// Answer is deny, once, stage or run for an approval; the reply for a question.
+	Answer string `json:"answer"`
+	// By names the person (recorded with the answer).
+	By string `json:"by,omitempty"`
+}
+
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, run *Run) {
+	var a Answer
+	if err := readJSON(r, &a); err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	writeCommand(w, run.console.Answer(a.Agent, a.CallID, a.Answer, a.By))
+}
+
+// Kill names the agent to kill with its subtree (POST …/kill).
+type Kill struct {
+	Agent string `json:"agent"`
+	By    string `json:"by,omitempty"`
+}
+
+func (s *Server) kill(w http.ResponseWriter, r *http.Request, run *Run) {
+	var k Kill
+	if err := readJSON(r, &k); err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	if _, ok := run.view.Agent(k.Agent); !ok {
+		writeError(w, http.StatusNotFound, fmt.Errorf("run %s has no agent named %q", run.id, k.Agent))
+		return
+	}
+	writeCommand(w, run.console.Kill(k.Agent, k.By))
+}
+
+func (s *Server) pause(w http.ResponseWriter, _ *http.Request, run *Run) {
+	writeCommand(w, run.console.Pause())
+}
+
+func (s *Server) resume(w http.ResponseWriter, _ *http.Request, run *Run) {
+	writeCommand(w, run.console.Resume())
+}
+
+func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, run *Run) {
+	writeCommand(w, run.console.Cancel(r.URL.Query().Get("by")))
+}
+
+// Accepted is the answer to a command: the world applies it at its next tick.
+type Accepted struct {
+	Accepted bool      `json:"accepted"`
+	At       time.Time `json:"at"`
+}
+
+// writeCommand answers a command the console took (202) or refused.
+func writeCommand(w http.ResponseWriter, err error) {
+	switch {
+	case err == nil:
+		writeJSON(w, http.StatusAccepted, Accepted{Accepted: true, At: time.Now().UTC()})
+	case errors.Is(err, operator.ErrNoPrompt):
+		writeError(w, http.StatusNotFound, err)
+	case errors.Is(err, operator.ErrBadAnswer):
+		writeError(w, http.StatusUnprocessableEntity, err)
+	case errors.Is(err, operator.ErrEnded):
+		writeError(w, http.StatusConflict, err)
+	default:
+		writeError(w, http.StatusBadRequest, err)
+	}
+}

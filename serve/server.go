@@ -1,0 +1,276 @@
+// Package serve is Warren as a service (host serve): a long-running host that runs many
+// scenarios, each its own world through the root package, and serves them over HTTP: submit and
+// list runs, watch one's agents, conversations, sub-agent tree and prompts, follow its trace live
+// over Server-Sent Events (resumable from the last event id), answer its prompts, kill agents,
+// pause, resume or cancel it. docs/api.md describes the API and api/openapi.yaml states it.
+//
+// A Server's lifecycle, in order: New validates its Config (a token, a state root, a loopback
+// address unless AllowRemote); Handler serves; Submit (or POST /api/v1/runs) starts runs; Close
+// cancels the runs still going (each through its console, so the cancel is recorded) and waits
+// for them to write their run directories.
+package serve
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/warrenhq/warren"
+	"github.com/warrenhq/warren/hostconfig"
+	"github.com/warrenhq/warren/runview"
+)
+
+// Files a served run's directory holds besides the run directory's own (warren.RunInDir).
+const (
+	// RecordingFile is the run's recording: with it, host replay runs it again offline, people's
+	// answers included.
+	RecordingFile = "recording.jsonl"
+)
+
+// Defaults of a Config.
+const (
+	DefaultListen        = "127.0.0.1:7070"
+	DefaultPromptTimeout = 10 * time.Minute
+	DefaultEventBytes    = 256 << 20
+)
+
+// Errors a caller tests with errors.Is.
+var (
+	// ErrRemote: the listen address is not loopback and AllowRemote is off.
+	ErrRemote = errors.New("refusing to listen beyond loopback")
+	// ErrNoRun: no run has that id.
+	ErrNoRun = errors.New("no such run")
+	// ErrSubmit: a submission is not a runnable scenario.
+	ErrSubmit = errors.New("cannot run the submission")
+)
+
+// Config is a server's settings.
+type Config struct {
+	// Listen is the address to serve on (DefaultListen when empty); one beyond loopback needs
+	// AllowRemote.
+	Listen      string
+	AllowRemote bool
+	// Token is the bearer token every request must carry (Authorization: Bearer, or ?token= for
+	// a browser's EventSource and the dashboard's first load). Empty: generated and kept in
+	// StateRoot/token, so it survives a restart.
+	Token string
+	// StateRoot is where each run's directory is made (runs/<id>) and the token kept.
+	StateRoot string
+	// Host replaces each scenario's own host config (host serve --config); nil keeps theirs.
+	Host *hostconfig.Config
+	// PromptTimeout refuses a prompt nobody answered in this long (DefaultPromptTimeout when
+	// zero; negative: never).
+	PromptTimeout time.Duration
+	// EventBytes bounds each run's trace kept in memory for live readers (DefaultEventBytes).
+	EventBytes int
+	// Log receives operational logs.
+	Log zerolog.Logger
+}
+
+// Server runs scenarios and serves them.
+type Server struct {
+	cfg  Config
+	ctx  context.Context
+	stop context.CancelFunc
+	mu   sync.Mutex
+	runs map[string]*Run
+	ids  []string
+	next int
+}
+
+// New validates cfg and returns a server with no run. The token is cfg.Token, or the one kept in
+// the state root, or a new one written there (Token says which).
+func New(cfg Config) (*Server, error) {
+	if cfg.Listen == "" {
+		cfg.Listen = DefaultListen
+	}
+	if err := checkListen(cfg.Listen, cfg.AllowRemote); err != nil {
+		return nil, err
+	}
+	if cfg.StateRoot == "" {
+		return nil, errors.New("serve: no state root")
+	}
+	if err := os.MkdirAll(filepath.Join(cfg.StateRoot, "runs"), 0o755); err != nil {
+		return nil, fmt.Errorf("serve: state root: %w", err)
+	}
+	if cfg.PromptTimeout == 0 {
+		cfg.PromptTimeout = DefaultPromptTimeout
+	}
+	if cfg.EventBytes <= 0 {
+		cfg.EventBytes = DefaultEventBytes
+	}
+	if cfg.Token == "" {
+		tok, err := keptToken(cfg.StateRoot)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Token = tok
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	return &Server{cfg: cfg, ctx: ctx, stop: stop, runs: map[string]*Run{}}, nil
+}
+
+// checkListen refuses an address beyond loopback unless allowed.
+func checkListen(addr string, allowRemote bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("serve: listen address %q: %w (valid: host:port, such as %s)", addr, err, DefaultListen)
+	}
+	if allowRemote {
+		return nil
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("%w: %q is not a loopback address (use 127.0.0.1 or ::1, or pass --allow-remote and put TLS in front)", ErrRemote, addr)
+}
+
+// keptToken reads the token kept in root, or makes one.
+func keptToken(root string) (string, error) {
+	path := filepath.Join(root, "token")
+	if raw, err := os.ReadFile(path); err == nil {
+		if tok := strings.TrimSpace(string(raw)); len(tok) >= 16 {
+			return tok, nil
+		}
+		return "", fmt.Errorf("serve: %s holds no token of 16 characters or more", path)
+	}
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	tok := hex.EncodeToString(b)
+	if err := os.WriteFile(path, []byte(tok+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("serve: keeping the token: %w", err)
+	}
+	return tok, nil
+}
+
+// Token is the token requests must carry.
+func (s *Server) Token() string { return s.cfg.Token }
+
+// Listen is the configured address.
+func (s *Server) Listen() string { return s.cfg.Listen }
+
+// authorized reports whether r carries the token.
+func (s *Server) authorized(r *http.Request) bool {
+	got := r.URL.Query().Get("token")
+	if h := r.Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
+		got = strings.TrimPrefix(h, "Bearer ")
+	}
+	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) == 1
+}
+
+// Submission is a run to start: a scenario file the server can read, or a bundle (a zip of a
+// scenario and the files it names) already unpacked into Dir.
+type Submission struct {
+	// File is the scenario file.
+	File   string `json:"file"`
+	Launch Launch `json:"launch"`
+}
+
+// Submit loads sub's scenario and starts it. A scenario that does not load is ErrSubmit, with
+// the loader's file:line:key error.
+func (s *Server) Submit(sub Submission) (*Run, error) {
+	if sub.File == "" {
+		return nil, fmt.Errorf("%w: no scenario file", ErrSubmit)
+	}
+	file, err := filepath.Abs(sub.File)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSubmit, err)
+	}
+	sub.File = file
+	params, err := warren.ParseParams(sub.Launch.Params)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSubmit, err)
+	}
+	sc, err := warren.LoadParams(sub.File, s.cfg.Host, params)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSubmit, err)
+	}
+	l := sub.Launch
+	launch := warren.Launch{Yolo: l.Yolo, Allow: l.Allow, Ask: l.Ask, Deny: l.Deny}
+	if err := warren.CheckLaunch(launch); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSubmit, err)
+	}
+	opt := warren.Options{Seed: l.Seed, Agents: l.Agents, Launch: launch, Host: s.cfg.Host, Log: s.cfg.Log}
+	s.mu.Lock()
+	s.next++
+	id := fmt.Sprintf("r%d-%s", s.next, sc.Name)
+	s.mu.Unlock()
+	timeout := s.cfg.PromptTimeout
+	if timeout < 0 {
+		timeout = 0
+	}
+	r := &Run{id: id, scenario: sc.Name, file: sub.File, dir: filepath.Join(s.cfg.StateRoot, "runs", id), launch: l,
+		started: time.Now().UTC(), console: warren.NewConsole(timeout), events: newEventLog(s.cfg.EventBytes),
+		view: runview.New(runview.Options{}), viewDone: make(chan struct{}), done: make(chan struct{})}
+	if _, err := os.Stat(r.dir); err == nil {
+		return nil, fmt.Errorf("%w: the run directory %s exists already", ErrSubmit, r.dir)
+	}
+	s.mu.Lock()
+	s.runs[id] = r
+	s.ids = append(s.ids, id)
+	s.mu.Unlock()
+	if err := os.MkdirAll(r.dir, 0o755); err != nil {
+		return nil, err
+	}
+	r.start(s.ctx, sc, opt, params)
+	s.cfg.Log.Info().Str("run", id).Str("scenario", sub.File).Msg("run started")
+	return r, nil
+}
+
+// Run returns the run with that id.
+func (s *Server) Run(id string) (*Run, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.runs[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrNoRun, id)
+	}
+	return r, nil
+}
+
+// Runs returns every run, in the order they were submitted.
+func (s *Server) Runs() []*Run {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*Run, len(s.ids))
+	for i, id := range s.ids {
+		out[i] = s.runs[id]
+	}
+	return out
+}
+
+// Close cancels every run still going, through its console (recorded, so its recording replays),
+// and waits for all of them to end, or for ctx.
+func (s *Server) Close(ctx context.Context) error {
+	runs := s.Runs()
+	for _, r := range runs {
+		_ = r.console.Cancel("server shutdown")
+	}
+	for _, r := range runs {
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+			s.stop()
+			return ctx.Err()
+		}
+	}
+	s.stop()
+	return nil
+}
