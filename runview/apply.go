@@ -128,9 +128,10 @@ func (v *View) apply(ev *event, cost int64) {
 	case kModelTurn:
 		a.turns++
 		v.turns++
-		tokens := ev.num(cPromptTokens) + ev.num(cCompletionTokens)
-		a.tokens += tokens
-		v.tokens += tokens
+		prompt, completion := ev.num(cPromptTokens), ev.num(cCompletionTokens)
+		a.tokens += prompt + completion
+		v.tokens += prompt + completion
+		v.promptTokens += prompt
 		a.cost += cost
 		v.cost += cost
 		a.expect, a.calls, a.results = int32(ev.num(cCalls)), 0, 0

@@ -26,9 +26,13 @@ func TestGoldenTotals(t *testing.T) {
 			v := feed(t, runview.Options{}, lines)
 			c, p := v.Counts(), v.Progress()
 			ended := map[int64]bool{}
+			var promptTokens int64
 			for _, e := range evs {
 				if e.kind() == "terminal" {
 					ended[e.num("agent")] = true
+				}
+				if e.kind() == "model_turn" {
+					promptTokens += e.num("prompt_tokens")
 				}
 			}
 			checks := []struct {
@@ -40,6 +44,7 @@ func TestGoldenTotals(t *testing.T) {
 				{"tool calls", c.ToolCalls, end.num("tool_calls")},
 				{"tool errors", c.ToolErrors, end.num("tool_errors")},
 				{"tokens", c.Tokens, end.num("tokens")},
+				{"prompt tokens", c.PromptTokens, promptTokens},
 				{"cost", c.CostUSD, costOr0(end.str("cost_usd"))},
 				{"ended", p.Ended, true},
 				{"status", p.Status, end.str("status")},

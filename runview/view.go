@@ -112,6 +112,8 @@ type View struct {
 	verdictN map[uint32]int64
 
 	turns, calls, toolErrors, tokens, cost int64
+	// promptTokens is the prompt share of tokens (the rest is completion).
+	promptTokens int64
 
 	prompts promptSet
 	graph   graph
@@ -152,8 +154,8 @@ type Count struct {
 // Counts aggregates the whole run, so a page shows 10^5 agents without listing them. ByStatus
 // and ToolCallsByVerdict are sorted by name, ByPhase follows PhaseNames (every phase, zeros
 // included) and ByGroup the order groups first spawned an agent (the scenario's order).
-// Tokens are prompt plus completion tokens of model turns; CostUSD is the exact sum of their
-// cost_usd, as the trace writes money.
+// Tokens are prompt plus completion tokens of model turns (PromptTokens the prompt share);
+// CostUSD is the exact sum of their cost_usd, as the trace writes money.
 type Counts struct {
 	Agents             int     `json:"agents"`
 	Live               int     `json:"live"`
@@ -165,6 +167,7 @@ type Counts struct {
 	ToolCallsByVerdict []Count `json:"tool_calls_by_verdict"`
 	ToolErrors         int64   `json:"tool_errors"`
 	Tokens             int64   `json:"tokens"`
+	PromptTokens       int64   `json:"prompt_tokens"`
 	CostUSD            string  `json:"cost_usd"`
 	PromptsOpen        int     `json:"prompts_open"`
 }
@@ -277,7 +280,7 @@ func (v *View) Counts() Counts {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	c := Counts{Agents: len(v.agents), Live: len(v.agents) - v.phaseN[phaseTerminal], ModelTurns: v.turns,
-		ToolCalls: v.calls, ToolErrors: v.toolErrors, Tokens: v.tokens, CostUSD: trace.DollarsOf(v.cost),
+		ToolCalls: v.calls, ToolErrors: v.toolErrors, Tokens: v.tokens, PromptTokens: v.promptTokens, CostUSD: trace.DollarsOf(v.cost),
 		PromptsOpen: v.prompts.live}
 	for p, n := range v.phaseN {
 		c.ByPhase = append(c.ByPhase, Count{Name: PhaseNames[p], N: int64(n)})

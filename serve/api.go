@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"time"
 
+	"github.com/warrenhq/warren"
 	"github.com/warrenhq/warren/operator"
 	"github.com/warrenhq/warren/runview"
+	"github.com/warrenhq/warren/telemetry"
 )
 
 // APIPrefix is the path every API route starts with.
@@ -32,9 +35,15 @@ var Routes = []string{
 	"POST " + APIPrefix + "/runs/{id}/resume",
 	"POST " + APIPrefix + "/runs/{id}/cancel",
 	"GET " + APIPrefix + "/runs/{id}/events",
+	"GET " + APIPrefix + "/runs/{id}/trace",
+	"GET " + APIPrefix + "/diff",
 }
 
-// Handler serves the API. Every request must carry the token.
+// MetricsRoute serves every run's figures in the Prometheus text format (telemetry); it takes the
+// token like the API (a scraper sends it from its authorization.credentials_file).
+const MetricsRoute = "GET /metrics"
+
+// Handler serves the API and /metrics. Every request must carry the token.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	handlers := map[string]http.HandlerFunc{
@@ -52,10 +61,13 @@ func (s *Server) Handler() http.Handler {
 		Routes[11]: s.withRun(s.resume),
 		Routes[12]: s.withRun(s.cancelRun),
 		Routes[13]: s.withRun(s.events),
+		Routes[14]: s.withRun(s.tracePage),
+		Routes[15]: s.diff,
 	}
 	for _, route := range Routes {
 		mux.HandleFunc(route, handlers[route])
 	}
+	mux.Handle(MetricsRoute, telemetry.Handler(telemetry.NewRegistry(telemetrySource{s})))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.authorized(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="warren"`)
@@ -292,4 +304,67 @@ func writeCommand(w http.ResponseWriter, err error) {
 	default:
 		writeError(w, http.StatusBadRequest, err)
 	}
+}
+
+// TracePage is a page of a run's trace events as kept in memory (the trace viewer's).
+type TracePage struct {
+	// Header is the trace's header line; Events the events after After, in seq order.
+	Header json.RawMessage   `json:"header"`
+	Events []json.RawMessage `json:"events"`
+	// Next is the After of the next page (the seq of the last event here), First the oldest
+	// seq still kept, Ended whether the trace is complete and this page reaches its end.
+	Next  uint64 `json:"next"`
+	First uint64 `json:"first"`
+	Ended bool   `json:"ended"`
+}
+
+func (s *Server) tracePage(w http.ResponseWriter, r *http.Request, run *Run) {
+	after, err := intParam(r, "after", 0)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	limit, err := intParam(r, "limit", 200)
+	if err != nil || limit == 0 || limit > 5000 {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("query parameter limit: want 1 to 5000"))
+		return
+	}
+	lines, next, _, ended, behind := run.events.read(uint64(after), int(limit))
+	if behind {
+		writeError(w, http.StatusGone, fmt.Errorf("events after %d are no longer kept in memory (the oldest kept is %d); the run directory's trace.jsonl has them all", after, run.events.firstKept()))
+		return
+	}
+	page := TracePage{Header: run.events.head(), Events: make([]json.RawMessage, len(lines)), Next: next, First: run.events.firstKept(), Ended: ended}
+	for i, l := range lines {
+		page.Events[i] = l
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+// Diff is the first difference between two runs' traces (host trace diff).
+type Diff struct {
+	// Same is true when the traces are identical; Report shows the first difference; Notes say
+	// what either trace lacks (a run still going has no end event).
+	Same   bool     `json:"same"`
+	Report string   `json:"report"`
+	Notes  []string `json:"notes,omitempty"`
+}
+
+func (s *Server) diff(w http.ResponseWriter, r *http.Request) {
+	a, err := s.Run(r.URL.Query().Get("a"))
+	if err != nil {
+		writeError(w, http.StatusNotFound, err)
+		return
+	}
+	b, err := s.Run(r.URL.Query().Get("b"))
+	if err != nil {
+		writeError(w, http.StatusNotFound, err)
+		return
+	}
+	report, notes, err := warren.CompareTraces(filepath.Join(a.dir, warren.RunTraceFile), filepath.Join(b.dir, warren.RunTraceFile))
+	if err != nil {
+		writeError(w, http.StatusConflict, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, Diff{Same: report == "", Report: report, Notes: notes})
 }

@@ -16,6 +16,10 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
 	"github.com/warrenhq/warren"
 	"github.com/warrenhq/warren/operator"
 	"github.com/warrenhq/warren/recording"
@@ -205,6 +209,14 @@ func TestServedRunWithPeople(t *testing.T) {
 	if streamed := append(bytes.Join(got, []byte("\n")), '\n'); !bytes.Equal(streamed, trace) {
 		t.Fatalf("the streamed events differ from the trace file (%d vs %d bytes)", len(streamed), len(trace))
 	}
+	// /metrics, scraped and parsed as Prometheus reads it, holds the run's final figures.
+	families := scrape(t, c)
+	if got := metricValue(t, families, "warren_agents_by_status", info.ID, "status", "done"); got != 22 {
+		t.Errorf("warren_agents_by_status{status=done} = %v, want 22", got)
+	}
+	if got := metricValue(t, families, "warren_model_turns_total", info.ID, "", ""); got != float64(detail.Counts.ModelTurns) {
+		t.Errorf("warren_model_turns_total = %v, want %d", got, detail.Counts.ModelTurns)
+	}
 	// A reconnect after event `cut` gets the rest, and nothing twice.
 	var rest [][]byte
 	for e := range c.stream(ctx, info.ID, cut) {
@@ -362,4 +374,51 @@ func TestServerRefuses(t *testing.T) {
 	if err != nil || again.Token() != s.Token() {
 		t.Errorf("the kept token: %v %q", err, again.Token())
 	}
+}
+
+// scrape reads /metrics with the token, as a Prometheus scraper would, and parses it.
+func scrape(t *testing.T, c *client) map[string]*dto.MetricFamily {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, c.url+"/metrics", nil)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("/metrics without the token: %v %v", err, resp)
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("/metrics does not parse: %v", err)
+	}
+	return families
+}
+
+// metricValue is the value of family's series of run (and label=value, when label is set).
+func metricValue(t *testing.T, families map[string]*dto.MetricFamily, family, run, label, value string) float64 {
+	t.Helper()
+	f, ok := families[family]
+	if !ok {
+		t.Fatalf("/metrics has no %s", family)
+	}
+	for _, m := range f.GetMetric() {
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if labels["run"] != run || (label != "" && labels[label] != value) {
+			continue
+		}
+		switch {
+		case m.GetCounter() != nil:
+			return m.GetCounter().GetValue()
+		case m.GetGauge() != nil:
+			return m.GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("/metrics has no %s for run %s %s=%s", family, run, label, value)
+	return 0
 }

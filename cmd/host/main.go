@@ -70,6 +70,8 @@ type cli struct {
 	Models   modelsCmd        `cmd:"" help:"Work with model back ends: serve a fake provider to try live scenarios without a key."`
 	Report   reportCmd        `cmd:"" help:"Write the HTML report of a run directory (host run --out) or a sweep directory (host sweep): one self-contained page of charts."`
 	Serve    serveCmd         `cmd:"" help:"Serve runs over HTTP: submit scenarios, watch their agents and events live, answer their prompts (docs/api.md)."`
+	Runs     runsCmd          `cmd:"" help:"List the runs of a host serve, a client of its API."`
+	Answer   answerCmd        `cmd:"" help:"List a served run's open prompts, or answer one, a client of host serve's API."`
 }
 
 // env is what commands write to; tests substitute buffers.

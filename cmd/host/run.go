@@ -34,6 +34,9 @@ type runCmd struct {
 	Workdir    string   `help:"Keep agent workdirs under DIR (default: a temporary folder removed after the run)." placeholder:"DIR"`
 	LogLevel   string   `help:"Log level: debug, info, warn, error." default:"warn" enum:"debug,info,warn,error"`
 	NoProgress bool     `help:"Never show the progress bar (it only shows on a terminal)."`
+	// Interactive: the prompts no [[interactions]] entry answers are asked on the terminal.
+	Interactive   bool          `help:"Ask the prompts the scenario's [[interactions]] leave open on the terminal, one at a time; the answers are recorded (--record) so the run replays."`
+	PromptTimeout time.Duration `help:"With --interactive: refuse a prompt nobody answered in this long (0: wait)." default:"0s"`
 	stateFlags
 	State         string        `help:"Keep the run's durable state in DIR (its trace, recording, effect journal and workdirs), so that host resume DIR goes on after a crash (docs/state.md)." placeholder:"DIR"`
 	CommitEvery   time.Duration `help:"With --state: the least wall time between two commits of the state (a commit makes the trace and recording durable at a tick boundary; negative: every tick)." default:"50ms"`
@@ -98,6 +101,16 @@ func (r *runCmd) Run(e *env) error {
 	case r.Out != "" && traceInWorkRoot(r.Out, r.Workdir):
 		fmt.Fprintf(e.stderr, "host: --out %s lies inside --workdir %s, where agents write: put the run directory elsewhere\n", r.Out, r.Workdir)
 		return errBadInput
+	}
+	if r.Interactive {
+		if r.State != "" {
+			fmt.Fprintln(e.stderr, "host: --interactive and --state: a run with a state directory takes no answers from people yet (they could not be resumed)")
+			return errBadInput
+		}
+		console := warren.NewConsole(r.PromptTimeout)
+		opt.Console = console
+		r.NoProgress = true // the questions own the terminal
+		go askOnTerminal(e.ctx, console, e.stdin, e.stdout)
 	}
 	if r.State != "" {
 		return r.runWithState(e, sc, opt)

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/warrenhq/warren/serve"
+)
+
+// TestServeCLI: host serve as a real process on a loopback port it picks; host runs and host
+// answer as its clients (listing, a prompt answered by the CLI); a public address refused; and
+// SIGTERM cancels the run still waiting for people, which its summary then says.
+func TestServeCLI(t *testing.T) {
+	bin, repo := buildBinary(t)
+	root := t.TempDir()
+	if code, _, errOut := runIn(t, bin, repo, nil, "serve", "--listen", "0.0.0.0:7070", "--state-root", root); code != 2 || !strings.Contains(errOut, "--allow-remote") {
+		t.Fatalf("a public address: exit %d\n%s", code, errOut)
+	}
+	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--state-root", root)
+	cmd.Dir = repo
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	lines := bufio.NewScanner(stdout)
+	if !lines.Scan() {
+		t.Fatalf("host serve printed nothing: %s", stderr.String())
+	}
+	m := regexp.MustCompile(`serving on (http://[0-9.:]+)/api/v1`).FindStringSubmatch(lines.Text())
+	if m == nil {
+		t.Fatalf("first line %q", lines.Text())
+	}
+	url := m[1]
+	go func() {
+		for lines.Scan() {
+		}
+	}()
+	token, err := os.ReadFile(filepath.Join(root, "token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(serve.Submission{File: filepath.Join(repo, "scenarios", "examples", "people.toml")})
+	req, _ := http.NewRequest(http.MethodPost, url+"/api/v1/runs", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("submit: %v %v", err, resp)
+	}
+	var run serve.RunInfo
+	_ = json.NewDecoder(resp.Body).Decode(&run)
+	resp.Body.Close()
+	client := []string{"--server", url, "--state-root", root}
+	var listing string
+	for start := time.Now(); !strings.Contains(listing, "editors-1-t0-c0"); time.Sleep(20 * time.Millisecond) {
+		if time.Since(start) > time.Minute {
+			t.Fatalf("no prompts listed:\n%s", listing)
+		}
+		_, listing, _ = runIn(t, bin, repo, nil, append([]string{"answer", run.ID}, client...)...)
+	}
+	if !strings.Contains(listing, "Which tone should editors-0 write in? [formal/casual]") {
+		t.Errorf("the listing does not say what is asked:\n%s", listing)
+	}
+	if code, out, errOut := runIn(t, bin, repo, nil, append([]string{"answer", run.ID, "editors-0", "editors-0-t0-c0", "loud"}, client...)...); code != 2 || !strings.Contains(errOut, "formal, casual") {
+		t.Errorf("a bad answer: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := runIn(t, bin, repo, nil, append([]string{"answer", run.ID, "editors-0", "editors-0-t0-c0", "formal", "--by", "ann"}, client...)...); code != 0 || !strings.Contains(out, "answered editors-0's editors-0-t0-c0: formal") {
+		t.Fatalf("answer: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut := runIn(t, bin, repo, nil, append([]string{"runs"}, client...)...)
+	if code != 0 || !strings.Contains(out, run.ID) || !strings.Contains(out, "running") {
+		t.Fatalf("runs: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := runIn(t, bin, repo, nil, "runs", "--server", url, "--token", "wrong"); code != 2 || !strings.Contains(errOut, "401") {
+		t.Errorf("a wrong token: exit %d %s", code, errOut)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("host serve after SIGTERM: %v\n%s", err, stderr.String())
+	}
+	summary, err := os.ReadFile(filepath.Join(root, "runs", run.ID, "summary.json"))
+	if err != nil || !strings.Contains(string(summary), `"interrupted"`) {
+		t.Fatalf("the cancelled run's summary: %v\n%s", err, summary)
+	}
+}
+
+// TestRunInteractive: host run --interactive asks each open prompt on the terminal and goes on
+// with the answers typed, refusing one that does not fit and asking again.
+func TestRunInteractive(t *testing.T) {
+	bin, repo := buildBinary(t)
+	cmd := exec.Command(bin, "run", filepath.Join("scenarios", "examples", "people.toml"), "--interactive")
+	cmd.Dir = repo
+	cmd.Stdin = strings.NewReader("loud\nformal\ncasual\nonce\nonce\nrun\nrun\n")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{"asks (ask_user_choice, tick 0): Which tone should", "(valid: formal, casual)", "may it run? keys write_file [deny/once/stage/run]", "agents       22: done 22", "expectations all 0 held"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the output lacks %q:\n%s", want, out)
+		}
+	}
+}
