@@ -1,0 +1,80 @@
+package serve
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestOpenAPIStatesTheRoutes: api/openapi.json states exactly the routes the handler serves
+// (Routes and MetricsRoute), method for method, and every $ref it makes resolves.
+func TestOpenAPIStatesTheRoutes(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "api", "openapi.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		OpenAPI    string                                `json:"openapi"`
+		Paths      map[string]map[string]json.RawMessage `json:"paths"`
+		Components struct {
+			Schemas   map[string]json.RawMessage `json:"schemas"`
+			Responses map[string]json.RawMessage `json:"responses"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatalf("api/openapi.json: %v", err)
+	}
+	var stated []string
+	for path, ops := range doc.Paths {
+		for method := range ops {
+			if method == "parameters" {
+				continue
+			}
+			stated = append(stated, strings.ToUpper(method)+" "+path)
+		}
+	}
+	served := append(slices.Clone(Routes), MetricsRoute)
+	slices.Sort(stated)
+	slices.Sort(served)
+	if !slices.Equal(stated, served) {
+		t.Errorf("api/openapi.json states\n  %s\nthe handler serves\n  %s", strings.Join(stated, "\n  "), strings.Join(served, "\n  "))
+	}
+	for _, ref := range refs(raw) {
+		name, ok := strings.CutPrefix(ref, "#/components/schemas/")
+		if ok && doc.Components.Schemas[name] != nil {
+			continue
+		}
+		if name, ok := strings.CutPrefix(ref, "#/components/responses/"); ok && doc.Components.Responses[name] != nil {
+			continue
+		}
+		t.Errorf("$ref %q resolves to nothing", ref)
+	}
+}
+
+// refs lists every $ref in a JSON document.
+func refs(raw []byte) []string {
+	var out []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				if s, ok := x.(string); ok && k == "$ref" {
+					out = append(out, s)
+				}
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	var v any
+	_ = json.Unmarshal(raw, &v)
+	walk(v)
+	return out
+}
