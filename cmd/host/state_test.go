@@ -109,12 +109,15 @@ func crashEnv(t *testing.T, name string) []string {
 // returned), resumed, possibly killed and resumed again, ends with the trace and the recording of
 // the same run never interrupted, byte for byte. The killed runs take a world snapshot every two
 // ticks, which their resumes restore and never set aside (the reference run takes none: snapshots
-// change nothing), and one kill falls inside a snapshot's write. The kill points are drawn from a seeded RNG over the
-// run's ticks, so a failure names a kill point that reproduces it. Every run uses the same state
-// directory path (one after the other), so paths in the trace agree.
+// change nothing), and one kill falls inside a snapshot's write. Each case is killed at its first
+// tick, at its last, and at one drawn from a seeded RNG and again during that resume, so a failure
+// names kill points that reproduce it. Every run of a case uses the same state directory path (one
+// after the other), so paths in the trace agree; the cases run two at a time.
 func TestCrashResumeProperty(t *testing.T) {
 	for _, c := range crashCases(t) {
 		t.Run(c.name, func(t *testing.T) {
+			// Two at a time: much of a case is process starts, fsyncs and commands' sleeps.
+			t.Parallel()
 			env := crashEnv(t, c.name)
 			dir := filepath.Join(t.TempDir(), "state")
 			scenario := filepath.Join("scenarios", "examples", c.name+".toml")
@@ -129,10 +132,7 @@ func TestCrashResumeProperty(t *testing.T) {
 			}
 			run := append(slicesClone(base), "--snapshot-every", "2")
 			rng := rand.New(rand.NewPCG(uint64(len(c.name)), 16))
-			points := []uint64{0, ticks - 1}
-			for range 2 {
-				points = append(points, rng.Uint64N(ticks))
-			}
+			points := []uint64{0, ticks - 1, rng.Uint64N(ticks)}
 			restored := 0
 			check := func(kills string) {
 				gotTrace, gotRec := readBoth(t, dir)
