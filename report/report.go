@@ -32,6 +32,11 @@ import (
 //go:embed assets/echarts.min.js
 var echartsJS string
 
+// EChartsJS returns the Apache ECharts build the report embeds (minified, as npm publishes it),
+// for other pages of the host that draw charts: host serve's dashboard serves it, so the binary
+// carries one copy.
+func EChartsJS() []byte { return []byte(echartsJS) }
+
 // pageJS draws the charts from the page's data.
 //
 //go:embed assets/report.js

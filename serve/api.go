@@ -7,10 +7,13 @@ import (
 	"net/http"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/warrenhq/warren"
+	"github.com/warrenhq/warren/dashboard"
 	"github.com/warrenhq/warren/operator"
+	"github.com/warrenhq/warren/report"
 	"github.com/warrenhq/warren/runview"
 	"github.com/warrenhq/warren/telemetry"
 )
@@ -75,6 +78,21 @@ func (s *Server) Handler() http.Handler {
 			return
 		}
 		mux.ServeHTTP(w, r)
+	})
+}
+
+// Site serves everything host serve does: the API under /api/v1 and /metrics, which take the
+// token (Handler), and the dashboard at every other path, whose files hold no data and so need
+// none (the page calls the API with the token it was opened with: /?token=TOKEN).
+func (s *Server) Site() http.Handler {
+	api := s.Handler()
+	page := dashboard.Handler(report.EChartsJS())
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/metrics" || r.URL.Path == APIPrefix || strings.HasPrefix(r.URL.Path, APIPrefix+"/") {
+			api.ServeHTTP(w, r)
+			return
+		}
+		page.ServeHTTP(w, r)
 	})
 }
 

@@ -47,7 +47,8 @@ func (s *serveCmd) Run(e *env) error {
 		fmt.Fprintf(e.stderr, "host: %v\n", err)
 		return errBadInput
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: srv.Site(), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(e.stdout, "dashboard: http://%s/?token=%s\n", ln.Addr(), srv.Token())
 	fmt.Fprintf(e.stdout, "serving on http://%s/api/v1 (token in %s/token)\n", ln.Addr(), s.StateRoot)
 	fmt.Fprintf(e.stdout, "try: curl -H 'Authorization: Bearer %s' http://%s/api/v1/runs\n", srv.Token(), ln.Addr())
 	errc := make(chan error, 1)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -42,11 +43,14 @@ func TestServeCLI(t *testing.T) {
 	if !lines.Scan() {
 		t.Fatalf("host serve printed nothing: %s", stderr.String())
 	}
-	m := regexp.MustCompile(`serving on (http://[0-9.:]+)/api/v1`).FindStringSubmatch(lines.Text())
+	m := regexp.MustCompile(`^dashboard: (http://[0-9.:]+)/\?token=(\S+)$`).FindStringSubmatch(lines.Text())
 	if m == nil {
-		t.Fatalf("first line %q", lines.Text())
+		t.Fatalf("first line %q, want the dashboard's address", lines.Text())
 	}
-	url := m[1]
+	url, pageToken := m[1], m[2]
+	if !lines.Scan() || !strings.HasPrefix(lines.Text(), "serving on "+url+"/api/v1") {
+		t.Fatalf("second line %q", lines.Text())
+	}
 	go func() {
 		for lines.Scan() {
 		}
@@ -54,6 +58,21 @@ func TestServeCLI(t *testing.T) {
 	token, err := os.ReadFile(filepath.Join(root, "token"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if pageToken != strings.TrimSpace(string(token)) {
+		t.Errorf("the dashboard's address carries %q, not the kept token", pageToken)
+	}
+	// The printed address serves the dashboard's page, and the page its charts library.
+	for path, want := range map[string]string{"/?token=" + pageToken: "text/html", "/echarts.min.js": "text/javascript"} {
+		resp, err := http.Get(url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), want) || len(page) < 500 {
+			t.Errorf("GET %s: %s %s, %d bytes", path, resp.Status, resp.Header.Get("Content-Type"), len(page))
+		}
 	}
 	body, _ := json.Marshal(serve.Submission{File: filepath.Join(repo, "scenarios", "examples", "people.toml")})
 	req, _ := http.NewRequest(http.MethodPost, url+"/api/v1/runs", bytes.NewReader(body))
