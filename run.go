@@ -284,6 +284,17 @@ type TickStats struct {
 	// Wall is the wall time from the start of the ticking to the end of this tick: the one
 	// figure of a timeline that depends on the machine.
 	Wall time.Duration
+	// ModelLaneWaiting and ToolLaneWaiting are the jobs waiting for a slot in the world's
+	// model and tool lanes; Pools the model turns waiting in each inference pool (sent neither
+	// yet nor retried), in the run's pool order.
+	ModelLaneWaiting, ToolLaneWaiting int
+	Pools                             []PoolQueue
+}
+
+// PoolQueue is how many model turns wait in one inference pool at the end of a tick.
+type PoolQueue struct {
+	Pool   string
+	Queued int
 }
 
 // Run builds sc's world with opt and runs it under ctx: New, then Runtime.Run. An error means
@@ -892,8 +903,18 @@ var _ ecs.System = (*timeline)(nil)
 func (*timeline) Name() string                { return "timeline" }
 func (*timeline) Initialize(*ecs.World) error { return nil }
 func (t *timeline) Update(w *ecs.World) {
-	t.report(TickStats{Tick: w.Tick(), Phases: systems.PhaseCounts(w), Finished: t.r.records.Len(),
-		Events: t.r.trace.Events(), Wall: time.Since(t.r.started)})
+	s := TickStats{Tick: w.Tick(), Phases: systems.PhaseCounts(w), Finished: t.r.records.Len(),
+		Events: t.r.trace.Events(), Wall: time.Since(t.r.started)}
+	if l := &t.r.set.Lanes; l.Model != nil {
+		s.ModelLaneWaiting, s.ToolLaneWaiting = l.Model.Waiting(), l.Tool.Waiting()
+	}
+	if in := t.r.set.Inference; in != nil && len(in.Pools) > 0 {
+		s.Pools = make([]PoolQueue, len(in.Pools))
+		for i, p := range in.Pools {
+			s.Pools[i] = PoolQueue{Pool: p.Name(), Queued: p.Queued()}
+		}
+	}
+	t.report(s)
 }
 func (*timeline) Finalize(*ecs.World) {}
 

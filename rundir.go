@@ -169,7 +169,9 @@ func OpenRunDir(dir string, sc *Scenario, opt *Options) (*RunDir, error) {
 	d := &RunDir{dir: dir, sc: sc, opt: opt, trace: f}
 	opt.Trace = f
 	if opt.TraceFile == "" {
-		opt.TraceFile = RunTraceFile
+		// As a path from where the run is made (a recording's header names it relative to its own
+		// folder), not the bare name, which would read as a file in the working directory.
+		opt.TraceFile = filepath.Join(dir, RunTraceFile)
 	}
 	prev := opt.Timeline
 	opt.Timeline = func(s TickStats) {

@@ -308,6 +308,10 @@ func (l *Lane) Collect() []Done {
 // yet collected. A world is at a fixed point only when every lane owes nothing.
 func (l *Lane) Pending() int { return l.inflight + len(l.waiting) + len(l.ready) }
 
+// Waiting is how many submitted jobs wait for a slot (submitted beyond the lane's capacity): the
+// queue an operator watches grow.
+func (l *Lane) Waiting() int { return len(l.waiting) }
+
 // NextDue returns the earliest virtual tick at which a result becomes available.
 func (l *Lane) NextDue() (uint64, bool) { return l.due.Next() }
 

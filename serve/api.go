@@ -145,6 +145,10 @@ func (s *Server) listRuns(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
+	if kind, boundary := bundleKind(r); kind != "" {
+		s.submitBundle(w, r, kind, boundary)
+		return
+	}
 	var sub Submission
 	if err := readJSON(r, &sub); err != nil {
 		writeError(w, http.StatusBadRequest, err)

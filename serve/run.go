@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/warrenhq/warren"
+	"github.com/warrenhq/warren/otelgenai"
 	"github.com/warrenhq/warren/runview"
+	"github.com/warrenhq/warren/telemetry"
 )
 
 // Run states, RunInfo.State.
@@ -58,6 +60,10 @@ type Run struct {
 	err     error
 	// viewErr is why the view stopped following the trace (a bug, or a run that fell behind).
 	viewErr error
+	// spans exports the run's GenAI spans (nil: none).
+	spans *otelgenai.Exporter
+	// queues are the world's lane and pool queues at the end of its last tick (Prometheus).
+	queues warren.TickStats
 }
 
 // RunInfo is a run as the API lists it.
@@ -114,7 +120,8 @@ func (r *Run) Info() RunInfo {
 func (r *Run) start(ctx context.Context, sc *warren.Scenario, opt warren.Options, params []warren.Param) {
 	ctx, r.cancel = context.WithCancel(ctx)
 	opt.Console = r.console
-	opt.Events = r.events.add
+	opt.Events = r.spans.Tap(r.id, r.scenario, r.events.add)
+	opt.Timeline = r.tick
 	go r.follow()
 	go func() {
 		defer close(r.done)
@@ -124,6 +131,27 @@ func (r *Run) start(ctx context.Context, sc *warren.Scenario, opt warren.Options
 		r.summary, r.err = sum, err
 		r.mu.Unlock()
 	}()
+}
+
+// tick keeps the queue depths of the tick that just ended, for a scrape to read (on the world's
+// goroutine: it only copies).
+func (r *Run) tick(s warren.TickStats) {
+	r.mu.Lock()
+	r.queues = warren.TickStats{ModelLaneWaiting: s.ModelLaneWaiting, ToolLaneWaiting: s.ToolLaneWaiting, Pools: s.Pools}
+	r.mu.Unlock()
+}
+
+// queueDepths returns the queues of the run's last tick as Prometheus counts: both lanes always,
+// every pool by name.
+func (r *Run) queueDepths() (lanes, pools []telemetry.Count) {
+	r.mu.Lock()
+	q := r.queues
+	r.mu.Unlock()
+	lanes = []telemetry.Count{{Name: "model", N: int64(q.ModelLaneWaiting)}, {Name: "tool", N: int64(q.ToolLaneWaiting)}}
+	for _, p := range q.Pools {
+		pools = append(pools, telemetry.Count{Name: p.Pool, N: int64(p.Queued)})
+	}
+	return lanes, pools
 }
 
 // run runs sc in the run directory, with its recording beside the directory's own files.

@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -29,6 +30,7 @@ import (
 
 	"github.com/warrenhq/warren"
 	"github.com/warrenhq/warren/hostconfig"
+	"github.com/warrenhq/warren/otelgenai"
 	"github.com/warrenhq/warren/runview"
 )
 
@@ -75,6 +77,14 @@ type Config struct {
 	PromptTimeout time.Duration
 	// EventBytes bounds each run's trace kept in memory for live readers (DefaultEventBytes).
 	EventBytes int
+	// Bundle bounds an uploaded bundle (POST /api/v1/runs with a zip): the upload, its entries,
+	// each file and all of them unpacked. A field left zero takes its DefaultBundle value, so a
+	// server never unpacks without bounds.
+	Bundle BundleLimits
+	// Spans, when set, exports every run's model turns and tool calls as OpenTelemetry GenAI
+	// spans (otelgenai.FromEnv; host serve makes it when OTEL_EXPORTER_OTLP_ENDPOINT is set).
+	// The caller closes it after Close.
+	Spans *otelgenai.Exporter
 	// Log receives operational logs.
 	Log zerolog.Logger
 }
@@ -118,8 +128,29 @@ func New(cfg Config) (*Server, error) {
 		}
 		cfg.Token = tok
 	}
+	last, err := lastRunNumber(filepath.Join(cfg.StateRoot, "runs"))
+	if err != nil {
+		return nil, fmt.Errorf("serve: state root: %w", err)
+	}
 	ctx, stop := context.WithCancel(context.Background())
-	return &Server{cfg: cfg, ctx: ctx, stop: stop, runs: map[string]*Run{}}, nil
+	return &Server{cfg: cfg, ctx: ctx, stop: stop, runs: map[string]*Run{}, next: last}, nil
+}
+
+// lastRunNumber is the highest N of the run directories r<N>-<name> an earlier server left in
+// runs, so a restarted server numbers its runs after them instead of colliding with them.
+func lastRunNumber(runs string) (int, error) {
+	entries, err := os.ReadDir(runs)
+	if err != nil {
+		return 0, err
+	}
+	last := 0
+	for _, e := range entries {
+		digits, _, ok := strings.Cut(strings.TrimPrefix(e.Name(), "r"), "-")
+		if n, err := strconv.Atoi(digits); ok && err == nil && strings.HasPrefix(e.Name(), "r") {
+			last = max(last, n)
+		}
+	}
+	return last, nil
 }
 
 // checkListen refuses an address beyond loopback unless allowed.
@@ -175,8 +206,8 @@ func (s *Server) authorized(r *http.Request) bool {
 	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) == 1
 }
 
-// Submission is a run to start: a scenario file the server can read, or a bundle (a zip of a
-// scenario and the files it names) already unpacked into Dir.
+// Submission is a run to start from a scenario file the server can read (POST /api/v1/runs
+// with a JSON body). A scenario uploaded with the files it names is a bundle: SubmitBundle.
 type Submission struct {
 	// File is the scenario file.
 	File   string `json:"file"`
@@ -193,44 +224,63 @@ func (s *Server) Submit(sub Submission) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSubmit, err)
 	}
-	sub.File = file
-	params, err := warren.ParseParams(sub.Launch.Params)
+	params, opt, err := s.launchOptions(sub.Launch)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := warren.LoadParams(file, s.cfg.Host, params)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSubmit, err)
 	}
-	sc, err := warren.LoadParams(sub.File, s.cfg.Host, params)
+	id := s.newID(sc.Name)
+	return s.start(id, filepath.Join(s.cfg.StateRoot, "runs", id), file, sc, params, opt, sub.Launch)
+}
+
+// launchOptions checks a submission's launch and turns it into the run's parameters and options,
+// before anything is loaded or unpacked. A bad parameter or permission override is ErrSubmit.
+func (s *Server) launchOptions(l Launch) ([]warren.Param, warren.Options, error) {
+	params, err := warren.ParseParams(l.Params)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrSubmit, err)
+		return nil, warren.Options{}, fmt.Errorf("%w: %w", ErrSubmit, err)
 	}
-	l := sub.Launch
 	launch := warren.Launch{Yolo: l.Yolo, Allow: l.Allow, Ask: l.Ask, Deny: l.Deny}
 	if err := warren.CheckLaunch(launch); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrSubmit, err)
+		return nil, warren.Options{}, fmt.Errorf("%w: %w", ErrSubmit, err)
 	}
-	opt := warren.Options{Seed: l.Seed, Agents: l.Agents, Launch: launch, Host: s.cfg.Host, Log: s.cfg.Log}
+	return params, warren.Options{Seed: l.Seed, Agents: l.Agents, Launch: launch, Host: s.cfg.Host, Log: s.cfg.Log}, nil
+}
+
+// newID numbers a new run: r<N>-<scenario name>, N counting the server's submissions.
+func (s *Server) newID(name string) string {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.next++
-	id := fmt.Sprintf("r%d-%s", s.next, sc.Name)
-	s.mu.Unlock()
+	return fmt.Sprintf("r%d-%s", s.next, name)
+}
+
+// start makes the run directory dir (which must not exist yet) and starts sc there as run id,
+// file naming its scenario. The run is listed only once its directory exists, so a run that
+// could not start is never listed (and never waited for by Close).
+func (s *Server) start(id, dir, file string, sc *warren.Scenario, params []warren.Param, opt warren.Options, l Launch) (*Run, error) {
 	timeout := s.cfg.PromptTimeout
 	if timeout < 0 {
 		timeout = 0
 	}
-	r := &Run{id: id, scenario: sc.Name, file: sub.File, dir: filepath.Join(s.cfg.StateRoot, "runs", id), launch: l,
+	r := &Run{id: id, scenario: sc.Name, file: file, dir: dir, launch: l,
 		started: time.Now().UTC(), console: warren.NewConsole(timeout), events: newEventLog(s.cfg.EventBytes),
-		view: runview.New(runview.Options{}), viewDone: make(chan struct{}), done: make(chan struct{})}
+		view: runview.New(runview.Options{}), viewDone: make(chan struct{}), done: make(chan struct{}), spans: s.cfg.Spans}
 	if _, err := os.Stat(r.dir); err == nil {
 		return nil, fmt.Errorf("%w: the run directory %s exists already", ErrSubmit, r.dir)
+	}
+	if err := os.MkdirAll(r.dir, 0o755); err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	s.runs[id] = r
 	s.ids = append(s.ids, id)
 	s.mu.Unlock()
-	if err := os.MkdirAll(r.dir, 0o755); err != nil {
-		return nil, err
-	}
 	r.start(s.ctx, sc, opt, params)
-	s.cfg.Log.Info().Str("run", id).Str("scenario", sub.File).Msg("run started")
+	s.cfg.Log.Info().Str("run", id).Str("scenario", file).Msg("run started")
 	return r, nil
 }
 

@@ -217,6 +217,12 @@ func TestServedRunWithPeople(t *testing.T) {
 	if got := metricValue(t, families, "warren_model_turns_total", info.ID, "", ""); got != float64(detail.Counts.ModelTurns) {
 		t.Errorf("warren_model_turns_total = %v, want %d", got, detail.Counts.ModelTurns)
 	}
+	// Both lanes are listed, empty once the run has ended (timeline_test.go sees them fill).
+	for _, lane := range []string{"model", "tool"} {
+		if got := metricValue(t, families, "warren_lane_queued_jobs", info.ID, "lane", lane); got != 0 {
+			t.Errorf("warren_lane_queued_jobs{lane=%s} = %v after the run, want 0", lane, got)
+		}
+	}
 	// A reconnect after event `cut` gets the rest, and nothing twice.
 	var rest [][]byte
 	for e := range c.stream(ctx, info.ID, cut) {
@@ -231,6 +237,10 @@ func TestServedRunWithPeople(t *testing.T) {
 	tape, err := recording.ReadFile(filepath.Join(detail.Dir, RecordingFile))
 	if err != nil {
 		t.Fatal(err)
+	}
+	// It names the trace beside it, so host replay --check finds it wherever the folder goes.
+	if want := filepath.Join(detail.Dir, warren.RunTraceFile); tape.Header.TraceFile != want {
+		t.Errorf("the recording names the trace %q, want %q", tape.Header.TraceFile, want)
 	}
 	sc, opt, err := warren.LoadReplay(tape, "")
 	if err != nil {
@@ -421,4 +431,36 @@ func metricValue(t *testing.T, families map[string]*dto.MetricFamily, family, ru
 	}
 	t.Fatalf("/metrics has no %s for run %s %s=%s", family, run, label, value)
 	return 0
+}
+
+// TestRestartNumbersAfterEarlierRuns: a server started on a state root an earlier one used
+// numbers its runs after the runs it finds there, so a submission never collides with a kept
+// run directory.
+func TestRestartNumbersAfterEarlierRuns(t *testing.T) {
+	root := t.TempDir()
+	file := filepath.Join("..", "scenarios", "examples", "quickstart.toml")
+	ids := []string{}
+	for range 2 {
+		s, err := New(Config{StateRoot: root})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run, err := s.Submit(Submission{File: file, Launch: Launch{Agents: 3}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-run.Done()
+		if err := s.Close(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, run.Info().ID)
+	}
+	if ids[0] != "r1-quickstart" || ids[1] != "r2-quickstart" {
+		t.Errorf("run ids across a restart: %v, want r1-quickstart then r2-quickstart", ids)
+	}
+	for _, id := range ids {
+		if _, err := os.Stat(filepath.Join(root, "runs", id, warren.RunSummaryFile)); err != nil {
+			t.Errorf("run %s: %v", id, err)
+		}
+	}
 }

@@ -21,13 +21,14 @@ func (t telemetrySource) Runs() []telemetry.Run {
 		c := r.view.Counts()
 		p := r.view.Progress()
 		cost, _ := strconv.ParseFloat(c.CostUSD, 64)
+		lanes, pools := r.queueDepths()
 		out = append(out, telemetry.Run{
 			ID: r.id, Scenario: r.scenario, State: info.State,
 			AgentsByPhase: c.ByPhase, AgentsByStatus: c.ByStatus,
 			Ticks: uint64(max(p.LastTick+1, 0)), Events: uint64(max(p.Events, 0)),
 			ModelTurns: uint64(c.ModelTurns), ToolCallsByVerdict: c.ToolCallsByVerdict, ToolErrors: uint64(c.ToolErrors),
 			TokensPrompt: uint64(c.PromptTokens), TokensCompletion: uint64(c.Tokens - c.PromptTokens), CostUSD: cost,
-			PromptsOpen: info.Prompts,
+			PromptsOpen: info.Prompts, LaneQueue: lanes, PoolQueue: pools,
 		})
 	}
 	return out

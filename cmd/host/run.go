@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/warrenhq/warren"
+	"github.com/warrenhq/warren/otelgenai"
 )
 
 type runCmd struct {
@@ -86,6 +88,17 @@ func (r *runCmd) Run(e *env) error {
 		fmt.Fprintf(e.stderr, "host: %v\n", err)
 		return errBadInput
 	}
+
+	// OpenTelemetry spans, when the environment names a collector (docs/opentelemetry.md): read
+	// from the trace's events as they are written, so they flow whether or not the run keeps its
+	// trace, and flushed when the command returns.
+	spans, err := otelgenai.FromEnv(log.WithContext(e.ctx))
+	if err != nil {
+		fmt.Fprintf(e.stderr, "host: %v\n", err)
+		return errBadInput
+	}
+	defer closeSpans(spans, log)
+	opt.Events = spans.Tap("", sc.Name, opt.Events)
 
 	if err := checkOutputs(sc.Inputs(), output{"--trace", r.Trace}, output{"--record", r.Record}, output{"--out", r.Out}); err != nil {
 		fmt.Fprintf(e.stderr, "host: %v\n", err)
@@ -195,6 +208,21 @@ func (r *runCmd) Run(e *env) error {
 		fmt.Fprintf(e.stdout, "run dir      %s (host report %s; host trace export %s)\n", r.Out, r.Out, tracePath)
 	}
 	return runExit(e, r.File, sum)
+}
+
+// spanFlushTimeout bounds how long host run waits, after the run, for its last spans to reach the
+// collector: a collector that is down or slow must not hold the exit for the exporter's retries.
+const spanFlushTimeout = 5 * time.Second
+
+// closeSpans flushes the run's OpenTelemetry spans (nothing when spans is nil) and logs, at warn,
+// a flush that failed or ran out of time: the run, its trace and its exit code stand whatever
+// the collector did.
+func closeSpans(spans *otelgenai.Exporter, log zerolog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), spanFlushTimeout)
+	defer cancel()
+	if err := spans.Close(ctx); err != nil {
+		log.Warn().Err(err).Msg("OpenTelemetry: the last spans were not all sent")
+	}
 }
 
 // runExit reports how a run ended as the command's exit: 3 for a run that did not finish, 1 for

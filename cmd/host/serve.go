@@ -8,7 +8,10 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/warrenhq/warren"
+	"github.com/warrenhq/warren/otelgenai"
 	"github.com/warrenhq/warren/serve"
 )
 
@@ -25,7 +28,10 @@ type serveCmd struct {
 // Run serves until the command's context ends (a signal), then cancels the runs still going,
 // through their consoles so their recordings say so, and waits for them.
 func (s *serveCmd) Run(e *env) error {
-	cfg := serve.Config{Listen: s.Listen, AllowRemote: s.AllowRemote, Token: s.Token, StateRoot: s.StateRoot, PromptTimeout: s.PromptTimeout}
+	log := zerolog.New(zerolog.ConsoleWriter{Out: e.stderr, NoColor: !e.isTerminal, TimeFormat: time.TimeOnly}).
+		Level(zerolog.InfoLevel).With().Timestamp().Logger()
+	cfg := serve.Config{Listen: s.Listen, AllowRemote: s.AllowRemote, Token: s.Token, StateRoot: s.StateRoot, PromptTimeout: s.PromptTimeout,
+		Log: log}
 	if s.PromptTimeout == 0 {
 		cfg.PromptTimeout = -1
 	}
@@ -37,6 +43,15 @@ func (s *serveCmd) Run(e *env) error {
 		}
 		cfg.Host = host
 	}
+	// OpenTelemetry spans of every run, when the environment names a collector; flushed after
+	// the runs have ended.
+	spans, err := otelgenai.FromEnv(log.WithContext(e.ctx))
+	if err != nil {
+		fmt.Fprintf(e.stderr, "host: %v\n", err)
+		return errBadInput
+	}
+	defer closeSpans(spans, log)
+	cfg.Spans = spans
 	srv, err := serve.New(cfg)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "host: %v\n", err)

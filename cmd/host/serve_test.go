@@ -27,8 +27,12 @@ func TestServeCLI(t *testing.T) {
 	if code, _, errOut := runIn(t, bin, repo, nil, "serve", "--listen", "0.0.0.0:7070", "--state-root", root); code != 2 || !strings.Contains(errOut, "--allow-remote") {
 		t.Fatalf("a public address: exit %d\n%s", code, errOut)
 	}
+	// Its runs' spans go to a real OTLP receiver (otel_test.go).
+	rc := newOTLPReceiver(t, http.StatusOK)
 	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--state-root", root)
 	cmd.Dir = repo
+	cmd.Env = append(os.Environ(), "OTEL_EXPORTER_OTLP_ENDPOINT="+rc.srv.URL, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=",
+		"OTEL_SDK_DISABLED=", "OTEL_TRACES_EXPORTER=", "OTEL_EXPORTER_OTLP_PROTOCOL=", "OTEL_TRACES_SAMPLER=")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -117,6 +121,15 @@ func TestServeCLI(t *testing.T) {
 	summary, err := os.ReadFile(filepath.Join(root, "runs", run.ID, "summary.json"))
 	if err != nil || !strings.Contains(string(summary), `"interrupted"`) {
 		t.Fatalf("the cancelled run's summary: %v\n%s", err, summary)
+	}
+	// Before it exited, host serve flushed the run's spans: one per spawn, turn and call traced.
+	kinds := traceKinds(t, filepath.Join(root, "runs", run.ID, "trace.jsonl"))
+	ops, _ := rc.count()
+	want := map[string]int{"invoke_workflow": 1, "invoke_agent": kinds["spawn"], "chat": kinds["model_turn"], "execute_tool": kinds["tool_call"]}
+	for op, n := range want {
+		if ops[op] != n || n == 0 {
+			t.Errorf("%d %s spans, want %d (all received: %v)", ops[op], op, n, ops)
+		}
 	}
 }
 
