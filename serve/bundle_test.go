@@ -4,7 +4,6 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/flate"
-	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -14,7 +13,6 @@ import (
 	"io/fs"
 	"mime/multipart"
 	"net/http"
-	"net/http/httptest"
 	"net/textproto"
 	"os"
 	"path/filepath"
@@ -110,20 +108,8 @@ func scriptsBundle(t *testing.T, name string) []byte {
 func startBundleServer(t *testing.T) (*Server, *client, string) {
 	t.Helper()
 	root := t.TempDir()
-	s, err := New(Config{StateRoot: root, Bundle: testLimits})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s.Handler())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := s.Close(ctx); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-		ts.Close()
-	})
-	return s, &client{t: t, url: ts.URL, token: s.Token()}, root
+	s, c := startServerWith(t, Config{StateRoot: root, Bundle: testLimits})
+	return s, c, root
 }
 
 // post sends body as POST /api/v1/runs?query with contentType, returning the status and the

@@ -36,7 +36,13 @@ type client struct {
 
 func startServer(t *testing.T) (*Server, *client) {
 	t.Helper()
-	s, err := New(Config{StateRoot: t.TempDir()})
+	return startServerWith(t, Config{StateRoot: t.TempDir()})
+}
+
+// startServerWith is startServer with cfg.
+func startServerWith(t *testing.T, cfg Config) (*Server, *client) {
+	t.Helper()
+	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
