@@ -535,10 +535,10 @@ func bundleKind(r *http.Request) (kind, boundary string) {
 
 // launchQuery are the query parameters an archive body's launch is read from (a repeated one is
 // a list); with a multipart upload the launch is its own part, and these are refused.
-var launchQuery = []string{"seed", "agents", "param", "allow", "ask", "deny", "yolo", "entry"}
+var launchQuery = []string{"seed", "agents", "param", "allow", "ask", "deny", "yolo", "paused", "entry"}
 
 // queryLaunch reads a BundleLaunch from the query of an upload whose body is the archive: seed,
-// agents, yolo and entry once each; param, allow, ask and deny as often as wanted. Any other
+// agents, yolo, paused and entry once each; param, allow, ask and deny as often as wanted. Any other
 // parameter but token is refused, as an unknown JSON field is.
 func queryLaunch(q url.Values) (BundleLaunch, error) {
 	var l BundleLaunch
@@ -562,7 +562,7 @@ func queryLaunch(q url.Values) (BundleLaunch, error) {
 		case "deny":
 			l.Deny = slices.Clone(vals)
 			continue
-		case "seed", "agents", "yolo", "entry":
+		case "seed", "agents", "yolo", "paused", "entry":
 		default:
 			return l, bad("not a launch flag (the launch flags are %s)", strings.Join(launchQuery, ", "))
 		}
@@ -589,6 +589,12 @@ func queryLaunch(q url.Values) (BundleLaunch, error) {
 				return l, bad("%q: want true or false", v)
 			}
 			l.Yolo = b
+		case "paused":
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return l, bad("%q: want true or false", v)
+			}
+			l.Paused = b
 		case "entry":
 			l.Entry = v
 		}

@@ -360,6 +360,7 @@ func TestBundleRefused(t *testing.T) {
 		{name: "not a zip", body: raw([]byte("name = \"x\"\n")), code: 400, kind: ErrBundleMalformed, says: "not a zip"},
 		{name: "unknown query parameter", query: "speed=3", body: zips(t, scenario), code: 400, kind: ErrBundleMalformed, says: "speed"},
 		{name: "seed that is no number", query: "seed=x", body: zips(t, scenario), code: 400, kind: ErrBundleMalformed, says: "seed"},
+		{name: "paused that is no boolean", query: "paused=later", body: zips(t, scenario), code: 400, kind: ErrBundleMalformed, says: "want true or false"},
 		{name: "bad parameter", query: "param=nope", body: zips(t, scenario), code: 422, kind: ErrSubmit, says: "nope"},
 		{name: "form with another part", body: forms(t, [3]string{"bundle", "application/zip", "x"}, [3]string{"extra", "text/plain", "x"}), code: 400, kind: ErrBundleMalformed, says: `"extra"`},
 		{name: "form without a bundle", body: forms(t, [3]string{"launch", "application/json", `{}`}), code: 400, kind: ErrBundleMalformed, says: "no bundle part"},

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/warrenhq/warren"
@@ -37,6 +38,10 @@ type Launch struct {
 	Ask   []string `json:"ask,omitempty"`
 	Deny  []string `json:"deny,omitempty"`
 	Yolo  bool     `json:"yolo,omitempty"`
+	// Paused starts the run held before its first tick, as if a person had paused it at once:
+	// watchers attach (and a test sees every event live) before anything happens; resume it
+	// with POST /api/v1/runs/{id}/resume.
+	Paused bool `json:"paused,omitempty"`
 }
 
 // Run is one scenario the server runs: its own world, its run directory, the people's console,
@@ -64,6 +69,8 @@ type Run struct {
 	spans *otelgenai.Exporter
 	// queues are the world's lane and pool queues at the end of its last tick (Prometheus).
 	queues warren.TickStats
+	// watchers counts the SSE streams open on the run.
+	watchers atomic.Int32
 }
 
 // RunInfo is a run as the API lists it.
@@ -85,6 +92,8 @@ type RunInfo struct {
 	Events  uint64 `json:"events"`
 	Agents  int    `json:"agents"`
 	Prompts int    `json:"prompts"`
+	// Watchers is how many clients follow its live events now.
+	Watchers int `json:"watchers"`
 }
 
 // Info returns the run as the API lists it.
@@ -92,7 +101,7 @@ func (r *Run) Info() RunInfo {
 	p := r.view.Progress()
 	info := RunInfo{ID: r.id, Scenario: r.scenario, File: r.file, Dir: r.dir, Launch: r.launch, Started: r.started,
 		State: StateRunning, Tick: uint64(max(p.LastTick, 0)), Events: uint64(max(p.Events, 0)), Agents: r.view.Counts().Agents,
-		Prompts: len(r.console.Prompts())}
+		Prompts: len(r.console.Prompts()), Watchers: int(r.watchers.Load())}
 	if r.console.Paused() {
 		info.State = StatePaused
 	}

@@ -46,6 +46,8 @@ const (
 	DefaultListen        = "127.0.0.1:7070"
 	DefaultPromptTimeout = 10 * time.Minute
 	DefaultEventBytes    = 256 << 20
+	// DefaultWatcherTimeout is how long a live-event client may take to accept one batch.
+	DefaultWatcherTimeout = 10 * time.Second
 )
 
 // Errors a caller tests with errors.Is.
@@ -77,6 +79,10 @@ type Config struct {
 	PromptTimeout time.Duration
 	// EventBytes bounds each run's trace kept in memory for live readers (DefaultEventBytes).
 	EventBytes int
+	// WatcherTimeout cuts off a live-event (SSE) client that has not accepted a batch of
+	// events in this long (DefaultWatcherTimeout when zero or less): a stalled client holds a
+	// connection and a cursor, never the world, and not for long.
+	WatcherTimeout time.Duration
 	// Bundle bounds an uploaded bundle (POST /api/v1/runs with a zip): the upload, its entries,
 	// each file and all of them unpacked. A field left zero takes its DefaultBundle value, so a
 	// server never unpacks without bounds.
@@ -120,6 +126,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.EventBytes <= 0 {
 		cfg.EventBytes = DefaultEventBytes
+	}
+	if cfg.WatcherTimeout <= 0 {
+		cfg.WatcherTimeout = DefaultWatcherTimeout
 	}
 	if cfg.Token == "" {
 		tok, err := keptToken(cfg.StateRoot)
@@ -271,6 +280,10 @@ func (s *Server) start(id, dir, file string, sc *warren.Scenario, params []warre
 		view: runview.New(runview.Options{}), viewDone: make(chan struct{}), done: make(chan struct{}), spans: s.cfg.Spans}
 	if _, err := os.Stat(r.dir); err == nil {
 		return nil, fmt.Errorf("%w: the run directory %s exists already", ErrSubmit, r.dir)
+	}
+	if l.Paused {
+		// Held before its first tick: a new console has not ended, so this cannot fail.
+		_ = r.console.Pause()
 	}
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		return nil, err

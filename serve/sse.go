@@ -12,10 +12,6 @@ import (
 const (
 	// sseBatch is how many events one write carries at most.
 	sseBatch = 512
-	// sseWriteTimeout cuts off a client that cannot take a batch in this long: a slow reader
-	// never slows the world (the world only appends to the run's log), and this bounds what a
-	// stalled one holds.
-	sseWriteTimeout = 10 * time.Second
 	// sseKeepAlive is how often an idle stream sends a comment, so proxies keep it open.
 	sseKeepAlive = 15 * time.Second
 )
@@ -38,14 +34,23 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, run *Run) {
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
+	run.watchers.Add(1)
+	defer run.watchers.Add(-1)
+	// A client that cannot take a batch within WatcherTimeout is cut off: a slow reader never
+	// slows the world (the world only appends to the run's log), and this bounds what a stalled
+	// one holds. The deadline is set before each batch is written, not only at its flush: the
+	// buffer may spill mid-batch, and the time a paused run idled must not count against it.
+	timeout := s.cfg.WatcherTimeout
+	deadline := func() { _ = rc.SetWriteDeadline(time.Now().Add(timeout)) }
 	bw := bufio.NewWriterSize(w, 64<<10)
 	flush := func() bool {
-		_ = rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
+		deadline()
 		return bw.Flush() == nil && rc.Flush() == nil
 	}
 	// The header: wait for the run to write it.
 	for {
 		if head := run.events.head(); head != nil {
+			deadline()
 			fmt.Fprintf(bw, "event: header\ndata: %s\n\n", head)
 			break
 		}
@@ -66,6 +71,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, run *Run) {
 	defer keepAlive.Stop()
 	for {
 		lines, next, grew, ended, behind := run.events.read(after, sseBatch)
+		deadline()
 		if behind {
 			fmt.Fprintf(bw, "event: behind\ndata: {\"after\":%d,\"first_kept\":%d}\n\n", after, run.events.firstKept())
 			flush()

@@ -23,6 +23,9 @@ type serveCmd struct {
 	StateRoot     string        `default:"warren-serve" help:"Where each run's directory (runs/ID: trace, recording, metrics, summary) and the token are kept." placeholder:"DIR"`
 	Config        string        `help:"A host config file replacing each scenario's [host]." placeholder:"FILE" type:"existingfile"`
 	PromptTimeout time.Duration `default:"10m" help:"Refuse a prompt nobody answered in this long (0: wait as long as the run does)."`
+	// WatcherTimeout and EventMemory bound what live-event clients cost (serve.Config).
+	WatcherTimeout time.Duration `default:"10s" help:"Cut off a live-event client that has not taken a batch of events in this long."`
+	EventMemory    int           `default:"256" help:"MiB of each run's events kept in memory for live clients; one that falls further behind is told so and cut off (the run's trace.jsonl keeps them all)." placeholder:"MIB"`
 }
 
 // Run serves until the command's context ends (a signal), then cancels the runs still going,
@@ -31,9 +34,13 @@ func (s *serveCmd) Run(e *env) error {
 	log := zerolog.New(zerolog.ConsoleWriter{Out: e.stderr, NoColor: !e.isTerminal, TimeFormat: time.TimeOnly}).
 		Level(zerolog.InfoLevel).With().Timestamp().Logger()
 	cfg := serve.Config{Listen: s.Listen, AllowRemote: s.AllowRemote, Token: s.Token, StateRoot: s.StateRoot, PromptTimeout: s.PromptTimeout,
-		Log: log}
+		WatcherTimeout: s.WatcherTimeout, EventBytes: s.EventMemory << 20, Log: log}
 	if s.PromptTimeout == 0 {
 		cfg.PromptTimeout = -1
+	}
+	if s.WatcherTimeout <= 0 || s.EventMemory < 1 || s.EventMemory > 1<<20 {
+		fmt.Fprintf(e.stderr, "host: --watcher-timeout %s, --event-memory %d: want a duration above 0 and 1 to %d MiB\n", s.WatcherTimeout, s.EventMemory, 1<<20)
+		return errBadInput
 	}
 	if s.Config != "" {
 		host, err := warren.LoadHostConfig(s.Config)

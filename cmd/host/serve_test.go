@@ -27,6 +27,9 @@ func TestServeCLI(t *testing.T) {
 	if code, _, errOut := runIn(t, bin, repo, nil, "serve", "--listen", "0.0.0.0:7070", "--state-root", root); code != 2 || !strings.Contains(errOut, "--allow-remote") {
 		t.Fatalf("a public address: exit %d\n%s", code, errOut)
 	}
+	if code, _, errOut := runIn(t, bin, repo, nil, "serve", "--event-memory", "0", "--state-root", root); code != 2 || !strings.Contains(errOut, "1 to 1048576 MiB") {
+		t.Fatalf("no event memory: exit %d\n%s", code, errOut)
+	}
 	// Its runs' spans go to a real OTLP receiver (otel_test.go).
 	rc := newOTLPReceiver(t, http.StatusOK)
 	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--state-root", root)

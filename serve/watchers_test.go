@@ -1,0 +1,163 @@
+package serve
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/warrenhq/warren"
+)
+
+var quickstartFile = filepath.Join("..", "scenarios", "examples", "quickstart.toml")
+
+// smallSendBuffers makes every accepted connection's kernel send buffer small, so that a client
+// that reads nothing stalls the server's writes after kilobytes, not after the megabytes loopback
+// would otherwise buffer: the test then needs a small run, not a huge one.
+type smallSendBuffers struct{ net.Listener }
+
+func (l smallSendBuffers) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(8 << 10)
+	}
+	return c, err
+}
+
+// TestSlowWatcherIsCutOff: a run submitted paused gets two watchers, one that reads its events as
+// they come and one that sends its request and then reads nothing. Resumed, the run finishes
+// while the slow one still has read nothing (the world never waits for a watcher); the reader
+// got every event, numbered in order, and the end; the slow one was cut off once a write waited
+// WatcherTimeout, and what reached it is a prefix of the same stream, without the end.
+func TestSlowWatcherIsCutOff(t *testing.T) {
+	const timeout = 2 * time.Second // long enough for a reader on a loaded machine, under -race
+	s, err := New(Config{StateRoot: t.TempDir(), WatcherTimeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(s.Handler())
+	ts.Listener = smallSendBuffers{ts.Listener}
+	ts.Start()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := s.Close(ctx); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		ts.Close()
+	})
+	c := &client{t: t, url: ts.URL, token: s.Token()}
+
+	var info RunInfo
+	sub := Submission{File: quickstartFile, Launch: Launch{Agents: 500, Paused: true}}
+	if code := c.do(http.MethodPost, APIPrefix+"/runs", sub, &info); code != http.StatusCreated {
+		t.Fatalf("submit: %d", code)
+	}
+	if info.State != StatePaused {
+		t.Fatalf("a run submitted paused is %q", info.State)
+	}
+	run := APIPrefix + "/runs/" + info.ID
+
+	// The slow watcher: a bare connection with a small receive buffer that never reads.
+	slow, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	_ = slow.(*net.TCPConn).SetReadBuffer(4 << 10)
+	fmt.Fprintf(slow, "GET %s/events HTTP/1.1\r\nHost: warren\r\nAuthorization: Bearer %s\r\n\r\n", run, s.Token())
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	got := make(chan []sseEvent, 1)
+	go func() {
+		var all []sseEvent
+		for e := range c.stream(ctx, info.ID, 0) {
+			all = append(all, e)
+		}
+		got <- all
+	}()
+	waitWatchers(t, c, run, 2)
+	if code := c.do(http.MethodPost, run+"/resume", nil, nil); code != http.StatusAccepted {
+		t.Fatalf("resume: %d", code)
+	}
+	waitEnd(t, s, info.ID)
+
+	var events []sseEvent
+	select {
+	case events = <-got:
+	case <-time.After(time.Minute):
+		t.Fatal("the reading watcher's stream did not end")
+	}
+	trace, err := os.ReadFile(filepath.Join(s.cfg.StateRoot, "runs", info.ID, warren.RunTraceFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Split(bytes.TrimRight(trace, "\n"), []byte("\n"))
+	if len(events) != len(lines)+1 || events[0].event != "header" || events[len(events)-1].event != "end" {
+		t.Fatalf("the reader got %d events, want the header, %d trace events and the end", len(events), len(lines)-1)
+	}
+	for i, e := range events[1 : len(events)-1] {
+		if e.event != "trace" || e.id != strconv.Itoa(i+1) || e.data != string(lines[i+1]) {
+			t.Fatalf("the reader's event %d is %s %s, not trace event %d as the run's trace has it", i+1, e.event, e.id, i+1)
+		}
+	}
+
+	// Nobody watches any more: the slow watcher was cut off, and the run had ended before.
+	waitWatchers(t, c, run, 0)
+	_ = slow.SetReadDeadline(time.Now().Add(time.Minute))
+	rest, err := io.ReadAll(bufio.NewReader(slow))
+	if err != nil && !errors.Is(err, net.ErrClosed) && !isReset(err) {
+		t.Fatalf("reading what reached the slow watcher: %v", err)
+	}
+	body := rest[bytes.Index(rest, []byte("\r\n\r\n"))+4:]
+	if bytes.Contains(body, []byte("event: end")) {
+		t.Fatal("the slow watcher got the end of the stream: it was not cut off")
+	}
+	if !bytes.Contains(body, []byte("event: header")) {
+		t.Fatalf("the slow watcher got no header: %.200q", rest)
+	}
+	// What reached it is the stream's beginning: its last whole event is the trace's.
+	var last string
+	for _, l := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(l, "id: ") {
+			last = l[4:]
+		}
+	}
+	n, _ := strconv.Atoi(last)
+	if n == 0 || n >= len(lines)-1 {
+		t.Fatalf("the slow watcher got up to event %q of %d", last, len(lines)-1)
+	}
+	t.Logf("the slow watcher was cut off after %d of %d events (%d bytes)", n, len(lines)-1, len(rest))
+}
+
+// waitWatchers polls the run until n clients watch it.
+func waitWatchers(t *testing.T, c *client, run string, n int) {
+	t.Helper()
+	var info RunInfo
+	for start := time.Now(); ; time.Sleep(10 * time.Millisecond) {
+		c.do(http.MethodGet, run, nil, &info)
+		if info.Watchers == n {
+			return
+		}
+		if time.Since(start) > time.Minute {
+			t.Fatalf("%d watchers, want %d", info.Watchers, n)
+		}
+	}
+}
+
+// isReset reports whether err is the peer resetting the connection.
+func isReset(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "connection reset")
+}
