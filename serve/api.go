@@ -22,7 +22,7 @@ import (
 const APIPrefix = "/api/v1"
 
 // Routes lists every route the API serves, method and pattern: the handler registers exactly
-// these, and a test checks api/openapi.yaml states them all.
+// these, and a test checks api/openapi.json and docs/api.md state them all.
 var Routes = []string{
 	"GET " + APIPrefix + "/runs",
 	"POST " + APIPrefix + "/runs",
@@ -351,14 +351,14 @@ func (s *Server) tracePage(w http.ResponseWriter, r *http.Request, run *Run) {
 		writeError(w, http.StatusBadRequest, fmt.Errorf("query parameter limit: want 1 to 5000"))
 		return
 	}
-	lines, next, _, ended, behind := run.events.read(uint64(after), int(limit))
+	events, next, _, ended, behind := run.events.read(uint64(after), int(limit))
 	if behind {
 		writeError(w, http.StatusGone, fmt.Errorf("events after %d are no longer kept in memory (the oldest kept is %d); the run directory's trace.jsonl has them all", after, run.events.firstKept()))
 		return
 	}
-	page := TracePage{Header: run.events.head(), Events: make([]json.RawMessage, len(lines)), Next: next, First: run.events.firstKept(), Ended: ended}
-	for i, l := range lines {
-		page.Events[i] = l
+	page := TracePage{Header: run.events.head(), Events: make([]json.RawMessage, len(events)), Next: next, First: run.events.firstKept(), Ended: ended}
+	for i, e := range events {
+		page.Events[i] = e.line()
 	}
 	writeJSON(w, http.StatusOK, page)
 }

@@ -157,7 +157,7 @@ func form(t *testing.T, parts ...[3]string) (io.Reader, string) {
 }
 
 // waitEnd waits for the run to end and returns its summary.
-func waitEnd(t *testing.T, s *Server, id string) *warren.Summary {
+func waitEnd(t testing.TB, s *Server, id string) *warren.Summary {
 	t.Helper()
 	run, err := s.Run(id)
 	if err != nil {
@@ -169,8 +169,11 @@ func waitEnd(t *testing.T, s *Server, id string) *warren.Summary {
 		t.Fatalf("run %s did not end", id)
 	}
 	sum := run.Summary()
-	if sum == nil || sum.Status != warren.RunFinished || len(sum.Failures) != 0 {
-		t.Fatalf("run %s: %+v (%v)", id, sum, run.Info().Error)
+	if sum == nil {
+		t.Fatalf("run %s: no summary (%v)", id, run.Info().Error)
+	}
+	if sum.Status != warren.RunFinished || len(sum.Failures) != 0 {
+		t.Fatalf("run %s ended %s (%v), failures %q", id, sum.Status, run.Info().Error, sum.Failures)
 	}
 	return sum
 }

@@ -78,3 +78,32 @@ func refs(raw []byte) []string {
 	walk(v)
 	return out
 }
+
+// TestAPIDocListsTheRoutes: docs/api.md's route table has one row for each route the handler
+// serves, and none for a route it does not.
+func TestAPIDocListsTheRoutes(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "docs", "api.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for _, line := range strings.Split(string(raw), "\n") {
+		route, ok := strings.CutPrefix(line, "| `")
+		if !ok {
+			continue
+		}
+		route, _, _ = strings.Cut(route, "`")
+		method, _, _ := strings.Cut(route, " ")
+		if method != "GET" && method != "POST" {
+			continue
+		}
+		route, _, _ = strings.Cut(route, "?")
+		listed = append(listed, route)
+	}
+	served := append(slices.Clone(Routes), MetricsRoute)
+	slices.Sort(listed)
+	slices.Sort(served)
+	if !slices.Equal(listed, served) {
+		t.Errorf("docs/api.md lists\n  %s\nthe handler serves\n  %s", strings.Join(listed, "\n  "), strings.Join(served, "\n  "))
+	}
+}

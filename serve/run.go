@@ -71,6 +71,8 @@ type Run struct {
 	queues warren.TickStats
 	// watchers counts the SSE streams open on the run.
 	watchers atomic.Int32
+	// eventAdded is Server.eventAdded.
+	eventAdded func(seq uint64)
 }
 
 // RunInfo is a run as the API lists it.
@@ -129,7 +131,11 @@ func (r *Run) Info() RunInfo {
 func (r *Run) start(ctx context.Context, sc *warren.Scenario, opt warren.Options, params []warren.Param) {
 	ctx, r.cancel = context.WithCancel(ctx)
 	opt.Console = r.console
-	opt.Events = r.spans.Tap(r.id, r.scenario, r.events.add)
+	add := r.events.add
+	if hook := r.eventAdded; hook != nil {
+		add = func(line []byte) { r.events.add(line); hook(r.events.last()) }
+	}
+	opt.Events = r.spans.Tap(r.id, r.scenario, add)
 	opt.Timeline = r.tick
 	go r.follow()
 	go func() {
@@ -217,22 +223,22 @@ func (r *Run) follow() {
 			}
 			header = true
 		}
-		lines, next, grew, ended, behind := r.events.read(after, 4096)
+		events, next, grew, ended, behind := r.events.read(after, 4096)
 		if behind {
 			r.setViewErr(errors.New("the view fell behind the events kept in memory"))
 			return
 		}
-		for _, l := range lines {
-			if err := r.view.Apply(l); err != nil {
+		for _, e := range events {
+			if err := r.view.Apply(e.line()); err != nil {
 				r.setViewErr(err)
 				return
 			}
 		}
 		after = next
-		if ended && len(lines) == 0 {
+		if ended && len(events) == 0 {
 			return
 		}
-		if len(lines) == 0 {
+		if len(events) == 0 {
 			<-grew
 		}
 	}

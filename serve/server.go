@@ -104,6 +104,9 @@ type Server struct {
 	runs map[string]*Run
 	ids  []string
 	next int
+	// eventAdded, when set before a run starts (by a benchmark measuring delivery), is called on
+	// the world's goroutine with each event's seq once the run's log holds it.
+	eventAdded func(seq uint64)
 }
 
 // New validates cfg and returns a server with no run. The token is cfg.Token, or the one kept in
@@ -277,7 +280,8 @@ func (s *Server) start(id, dir, file string, sc *warren.Scenario, params []warre
 	}
 	r := &Run{id: id, scenario: sc.Name, file: file, dir: dir, launch: l,
 		started: time.Now().UTC(), console: warren.NewConsole(timeout), events: newEventLog(s.cfg.EventBytes),
-		view: runview.New(runview.Options{}), viewDone: make(chan struct{}), done: make(chan struct{}), spans: s.cfg.Spans}
+		view: runview.New(runview.Options{}), viewDone: make(chan struct{}), done: make(chan struct{}), spans: s.cfg.Spans,
+		eventAdded: s.eventAdded}
 	if _, err := os.Stat(r.dir); err == nil {
 		return nil, fmt.Errorf("%w: the run directory %s exists already", ErrSubmit, r.dir)
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -29,7 +30,7 @@ var peopleFile = filepath.Join("..", "scenarios", "examples", "people.toml")
 
 // client talks to a test server over loopback with its token.
 type client struct {
-	t     *testing.T
+	t     testing.TB
 	url   string
 	token string
 }
@@ -39,14 +40,18 @@ func startServer(t *testing.T) (*Server, *client) {
 	return startServerWith(t, Config{StateRoot: t.TempDir()})
 }
 
-// startServerWith is startServer with cfg.
-func startServerWith(t *testing.T, cfg Config) (*Server, *client) {
+// startServerWith is startServer with cfg, its listener wrapped by wrap when given.
+func startServerWith(t testing.TB, cfg Config, wrap ...func(net.Listener) net.Listener) (*Server, *client) {
 	t.Helper()
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(s.Handler())
+	ts := httptest.NewUnstartedServer(s.Handler())
+	for _, w := range wrap {
+		ts.Listener = w(ts.Listener)
+	}
+	ts.Start()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()

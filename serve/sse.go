@@ -70,18 +70,18 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, run *Run) {
 	keepAlive := time.NewTicker(sseKeepAlive)
 	defer keepAlive.Stop()
 	for {
-		lines, next, grew, ended, behind := run.events.read(after, sseBatch)
+		events, next, grew, ended, behind := run.events.read(after, sseBatch)
 		deadline()
 		if behind {
 			fmt.Fprintf(bw, "event: behind\ndata: {\"after\":%d,\"first_kept\":%d}\n\n", after, run.events.firstKept())
 			flush()
 			return
 		}
-		for i, l := range lines {
-			fmt.Fprintf(bw, "id: %d\nevent: trace\ndata: %s\n\n", after+uint64(i)+1, l)
+		for _, e := range events {
+			_, _ = bw.Write(e.frame) // an error sticks: the flush reports it
 		}
 		after = next
-		if len(lines) > 0 {
+		if len(events) > 0 {
 			if !flush() {
 				return
 			}

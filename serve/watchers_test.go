@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -42,22 +41,8 @@ func (l smallSendBuffers) Accept() (net.Conn, error) {
 // WatcherTimeout, and what reached it is a prefix of the same stream, without the end.
 func TestSlowWatcherIsCutOff(t *testing.T) {
 	const timeout = 2 * time.Second // long enough for a reader on a loaded machine, under -race
-	s, err := New(Config{StateRoot: t.TempDir(), WatcherTimeout: timeout})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewUnstartedServer(s.Handler())
-	ts.Listener = smallSendBuffers{ts.Listener}
-	ts.Start()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := s.Close(ctx); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-		ts.Close()
-	})
-	c := &client{t: t, url: ts.URL, token: s.Token()}
+	s, c := startServerWith(t, Config{StateRoot: t.TempDir(), WatcherTimeout: timeout},
+		func(l net.Listener) net.Listener { return smallSendBuffers{l} })
 
 	var info RunInfo
 	sub := Submission{File: quickstartFile, Launch: Launch{Agents: 500, Paused: true}}
@@ -70,7 +55,7 @@ func TestSlowWatcherIsCutOff(t *testing.T) {
 	run := APIPrefix + "/runs/" + info.ID
 
 	// The slow watcher: a bare connection with a small receive buffer that never reads.
-	slow, err := net.Dial("tcp", ts.Listener.Addr().String())
+	slow, err := net.Dial("tcp", strings.TrimPrefix(c.url, "http://"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +128,7 @@ func TestSlowWatcherIsCutOff(t *testing.T) {
 }
 
 // waitWatchers polls the run until n clients watch it.
-func waitWatchers(t *testing.T, c *client, run string, n int) {
+func waitWatchers(t testing.TB, c *client, run string, n int) {
 	t.Helper()
 	var info RunInfo
 	for start := time.Now(); ; time.Sleep(10 * time.Millisecond) {
