@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/klauspost/compress/gzhttp"
+
 	"github.com/warrenhq/warren"
 	"github.com/warrenhq/warren/dashboard"
 	"github.com/warrenhq/warren/operator"
@@ -68,7 +70,14 @@ func (s *Server) Handler() http.Handler {
 		Routes[15]: s.diff,
 	}
 	for _, route := range Routes {
-		mux.HandleFunc(route, handlers[route])
+		h := http.Handler(handlers[route])
+		if route != Routes[13] {
+			// JSON answers are gzipped for clients that accept it (a browser does): the
+			// metrics of a long run, an agents page, a trace page shrink several times. The
+			// live events are not: a compressor would hold them back.
+			h = gzhttp.GzipHandler(h)
+		}
+		mux.Handle(route, h)
 	}
 	mux.Handle(MetricsRoute, telemetry.Handler(telemetry.NewRegistry(telemetrySource{s})))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bufio"
+	"compress/gzip"
 	"bytes"
 	"context"
 	"errors"
@@ -145,4 +146,54 @@ func waitWatchers(t testing.TB, c *client, run string, n int) {
 // isReset reports whether err is the peer resetting the connection.
 func isReset(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "connection reset")
+}
+
+// TestAnswersAreGzipped: a JSON answer is gzipped for a client that accepts it and decodes to
+// what a plain request gets; the live events never are.
+func TestAnswersAreGzipped(t *testing.T) {
+	s, c := startServer(t)
+	var info RunInfo
+	if code := c.do(http.MethodPost, APIPrefix+"/runs", Submission{File: quickstartFile, Launch: Launch{Agents: 50}}, &info); code != http.StatusCreated {
+		t.Fatalf("submit: %d", code)
+	}
+	waitEnd(t, s, info.ID)
+	get := func(path, encoding string) (*http.Response, []byte) {
+		req, err := http.NewRequest(http.MethodGet, c.url+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+c.token)
+		req.Header.Set("Accept-Encoding", encoding) // set by hand: the transport does not decode
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, body
+	}
+	metrics := APIPrefix + "/runs/" + info.ID + "/metrics"
+	plainResp, plain := get(metrics, "identity")
+	gzResp, zipped := get(metrics, "gzip")
+	if plainResp.Header.Get("Content-Encoding") != "" || gzResp.Header.Get("Content-Encoding") != "gzip" {
+		t.Fatalf("Content-Encoding %q plain, %q with gzip accepted", plainResp.Header.Get("Content-Encoding"), gzResp.Header.Get("Content-Encoding"))
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(zipped))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unzipped, err := io.ReadAll(zr)
+	if err != nil || !bytes.Equal(unzipped, plain) {
+		t.Fatalf("the gzipped metrics (%d bytes) do not decode to the plain ones (%d bytes): %v", len(zipped), len(plain), err)
+	}
+	if len(zipped)*2 > len(plain) {
+		t.Errorf("gzip made %d bytes of %d", len(zipped), len(plain))
+	}
+	evResp, _ := get(APIPrefix+"/runs/"+info.ID+"/events", "gzip")
+	if evResp.Header.Get("Content-Encoding") != "" || evResp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("events: %q, %q", evResp.Header.Get("Content-Encoding"), evResp.Header.Get("Content-Type"))
+	}
 }
