@@ -2,8 +2,8 @@ package serve
 
 import (
 	"bufio"
-	"compress/gzip"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
