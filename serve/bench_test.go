@@ -47,27 +47,16 @@ func BenchmarkServedRun(b *testing.B) {
 			for range b.N {
 				b.StopTimer()
 				info := submitPaused(b, c, benchAgents)
-				run := APIPrefix + "/runs/" + info.ID
-				var wg sync.WaitGroup
-				got := make([]int64, clients)
-				for i := range clients {
-					body := openEvents(b, c, info.ID)
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						defer body.Close()
-						got[i], _ = io.Copy(io.Discard, body)
-					}()
-				}
-				waitWatchers(b, c, run, clients)
+				wait := attachWatchers(b, c, info.ID, clients, func(body io.Reader) int64 {
+					n, _ := io.Copy(io.Discard, body)
+					return n
+				})
 				b.StartTimer()
-				if code := c.do(http.MethodPost, run+"/resume", nil, nil); code != http.StatusAccepted {
-					b.Fatalf("resume: %d", code)
-				}
+				resume(b, c, info.ID)
 				r, _ := s.Run(info.ID)
 				<-r.Done()
 				b.StopTimer()
-				wg.Wait()
+				got := wait()
 				waitEnd(b, s, info.ID)
 				events += r.events.last()
 				for i, n := range got {
@@ -78,6 +67,37 @@ func BenchmarkServedRun(b *testing.B) {
 			}
 			b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
 		})
+	}
+}
+
+// attachWatchers opens n live-event streams on the run, each read to its end by read in a
+// goroutine of its own, and returns once the server counts them all; the function it returns
+// waits for the streams to end and gives what each read returned.
+func attachWatchers[T any](b *testing.B, c *client, id string, n int, read func(io.Reader) T) func() []T {
+	b.Helper()
+	var wg sync.WaitGroup
+	got := make([]T, n)
+	for i := range n {
+		body := openEvents(b, c, id)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer body.Close()
+			got[i] = read(body)
+		}()
+	}
+	waitWatchers(b, c, APIPrefix+"/runs/"+id, n)
+	return func() []T {
+		wg.Wait()
+		return got
+	}
+}
+
+// resume lets a run submitted paused go on.
+func resume(b *testing.B, c *client, id string) {
+	b.Helper()
+	if code := c.do(http.MethodPost, APIPrefix+"/runs/"+id+"/resume", nil, nil); code != http.StatusAccepted {
+		b.Fatalf("resume: %d", code)
 	}
 }
 
@@ -120,24 +140,10 @@ func BenchmarkEventDelivery(b *testing.B) {
 			for range b.N {
 				added = added[:0]
 				info := submitPaused(b, c, benchAgents)
-				run := APIPrefix + "/runs/" + info.ID
-				var wg sync.WaitGroup
-				got := make([][]time.Time, clients)
-				for i := range clients {
-					body := openEvents(b, c, info.ID)
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						defer body.Close()
-						got[i] = receiveTimes(body)
-					}()
-				}
-				waitWatchers(b, c, run, clients)
-				if code := c.do(http.MethodPost, run+"/resume", nil, nil); code != http.StatusAccepted {
-					b.Fatalf("resume: %d", code)
-				}
+				wait := attachWatchers(b, c, info.ID, clients, receiveTimes)
+				resume(b, c, info.ID)
 				waitEnd(b, s, info.ID)
-				wg.Wait()
+				got := wait()
 				r, _ := s.Run(info.ID)
 				n := int(r.events.last())
 				for i, times := range got {
@@ -192,9 +198,7 @@ func BenchmarkDashboardPayload(b *testing.B) {
 			var static, first, refresh int
 			for range b.N {
 				info := submitPaused(b, c, agents)
-				if code := c.do(http.MethodPost, APIPrefix+"/runs/"+info.ID+"/resume", nil, nil); code != http.StatusAccepted {
-					b.Fatalf("resume: %d", code)
-				}
+				resume(b, c, info.ID)
 				r, _ := s.Run(info.ID)
 				<-r.Done()
 				<-r.viewDone
