@@ -43,10 +43,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, run *Run) {
 	timeout := s.cfg.WatcherTimeout
 	deadline := func() { _ = rc.SetWriteDeadline(time.Now().Add(timeout)) }
 	bw := bufio.NewWriterSize(w, 64<<10)
-	flush := func() bool {
-		deadline()
-		return bw.Flush() == nil && rc.Flush() == nil
-	}
+	flush := func() bool { return bw.Flush() == nil && rc.Flush() == nil }
 	// The header: wait for the run to write it.
 	for {
 		if head := run.events.head(); head != nil {
@@ -95,6 +92,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, run *Run) {
 		select {
 		case <-grew:
 		case <-keepAlive.C:
+			deadline()
 			fmt.Fprint(bw, ": keep-alive\n\n")
 			if !flush() {
 				return
