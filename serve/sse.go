@@ -38,8 +38,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, run *Run) {
 	defer run.watchers.Add(-1)
 	// A client that cannot take a batch within WatcherTimeout is cut off: a slow reader never
 	// slows the world (the world only appends to the run's log), and this bounds what a stalled
-	// one holds. The deadline is set before each batch is written, not only at its flush: the
-	// buffer may spill mid-batch, and the time a paused run idled must not count against it.
+	// one holds. The deadline is set before each write, not at its flush: the buffer may spill
+	// mid-batch, and the time a paused run idled must not count against the client.
 	timeout := s.cfg.WatcherTimeout
 	deadline := func() { _ = rc.SetWriteDeadline(time.Now().Add(timeout)) }
 	bw := bufio.NewWriterSize(w, 64<<10)
