@@ -134,6 +134,12 @@ var programDirs = []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/u
 
 func newDialectEnv(t *testing.T, names []string) *dialectEnv {
 	t.Helper()
+	return newDialectEnvWith(t, names, dialectReal)
+}
+
+// newDialectEnvWith is newDialectEnv with real as the programs that run for real.
+func newDialectEnvWith(t *testing.T, names, real []string) *dialectEnv {
+	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -146,7 +152,7 @@ func newDialectEnv(t *testing.T, names []string) *dialectEnv {
 	}
 	must(os.Mkdir(filepath.Join(env.dir, "real"), 0o755))
 	var missing []string
-	for _, name := range dialectReal {
+	for _, name := range real {
 		path, err := exec.LookPath(name)
 		if err != nil {
 			missing = append(missing, name)
@@ -233,6 +239,21 @@ type dialectExec struct{ name, parent string }
 
 // run runs line in a fresh environment and reports what it did.
 func (env *dialectEnv) run(bwrap, line string) (dialectRun, error) {
+	return env.runIn(bwrap, line, dialectFixture)
+}
+
+// dialectFixture makes the files the corpus reads in work, so that commands reading them run.
+func dialectFixture(work string) error {
+	for _, f := range []string{"f", "x", "list", "urls.txt", "remotes", "payload", "evil.sh", "notes.txt", "v1.txt", "victim2"} {
+		if err := os.WriteFile(filepath.Join(work, f), []byte("1\n"), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runIn runs line in a fresh environment whose workdir fixture made, and reports what it did.
+func (env *dialectEnv) runIn(bwrap, line string, fixture func(work string) error) (dialectRun, error) {
 	dir, err := os.MkdirTemp(env.dir, "line-")
 	if err != nil {
 		return dialectRun{}, err
@@ -244,11 +265,8 @@ func (env *dialectEnv) run(bwrap, line string) (dialectRun, error) {
 			return dialectRun{}, err
 		}
 	}
-	// Files the corpus reads, so that commands reading them run.
-	for _, f := range []string{"f", "x", "list", "urls.txt", "remotes", "payload", "evil.sh", "notes.txt", "v1.txt", "victim2"} {
-		if err := os.WriteFile(filepath.Join(work, f), []byte("1\n"), 0o644); err != nil {
-			return dialectRun{}, err
-		}
+	if err := fixture(work); err != nil {
+		return dialectRun{}, err
 	}
 	if err := os.WriteFile(log, nil, 0o666); err != nil {
 		return dialectRun{}, err
@@ -324,7 +342,7 @@ func dialectLines(t *testing.T) []evasionCase {
 				t.Fatalf("dialect.txt:%d: %v", n, err)
 			}
 		}
-		cases = append(cases, evasionCase{lineNo: -n, line: line})
+		cases = append(cases, evasionCase{file: "dialect.txt", lineNo: n, line: line})
 	}
 	return cases
 }
@@ -371,10 +389,7 @@ func TestDialectWhatRunsIsWhatTheKeysSay(t *testing.T) {
 			if r.timeout {
 				stopped++
 			}
-			where := fmt.Sprintf("evasion.txt:%d", c.lineNo)
-			if c.lineNo < 0 {
-				where = fmt.Sprintf("dialect.txt:%d", -c.lineNo)
-			}
+			where := fmt.Sprintf("%s:%d", c.file, c.lineNo)
 			if err != nil {
 				t.Errorf("%s %q: %v", where, c.line, err)
 			}

@@ -73,7 +73,7 @@ func TestSafeKeysRedirectAndEnvNeverSafe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range []string{"echo x > out", "FOO=1 ls", "export PATH=/x", "ls 2>err"} {
+	for _, line := range []string{"echo x > out", "FOO=1 ls", "export GOPATH=/x", "ls 2>err"} {
 		keys, ok := ShellKeys(line)
 		if !ok {
 			t.Fatalf("ShellKeys(%q) not ok", line)

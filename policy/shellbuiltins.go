@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -36,6 +37,19 @@ func (s *shellScan) builtin(prog string, args []shellArg, ctx shellCtx) {
 			s.varWord(prog, rest[0], untrusted)
 		} else {
 			s.markVar("MAPFILE", varUntrusted)
+		}
+	case "wait":
+		// wait -p NAME sets NAME (to a pid): a subscript in NAME is evaluated. Its operands,
+		// pids and job specs ($!, %1), are often computed, which is harmless.
+		for i := 0; i < len(args) && !s.failed(); i++ {
+			a := args[i]
+			switch {
+			case a.static && strings.HasPrefix(a.val, "-") && strings.HasSuffix(a.val, "p") && i+1 < len(args):
+				i++
+				s.varWord(prog, args[i], func(s *shellScan, name string) { s.setVar(name, true) })
+			case !a.static && a.mayBeOption() && i+1 < len(args) && (!args[i+1].static || strings.ContainsRune(args[i+1].val, '[')):
+				s.fail("an argument of wait is computed and could be -p, making the next one a name bash evaluates (%s)", a.text())
+			}
 		}
 	case "getopts":
 		if len(args) > 1 {
@@ -81,26 +95,25 @@ func (s *shellScan) builtin(prog string, args []shellArg, ctx shellCtx) {
 	case "compgen", "complete":
 		s.completion(prog, args, ctx)
 	case "enable":
+		// enable NAME, -n NAME, -d NAME and -f LIBRARY NAME change which builtin, or which
+		// program, a command name runs; only the listings (-a, -p, -s) bind nothing.
 		for _, a := range args {
-			if !a.static || strings.HasPrefix(a.val, "-") && strings.ContainsRune(a.val, 'f') {
-				// enable -f LIBRARY NAME loads NAME, a builtin of any name, from a shared library.
-				s.addOpaque(ProgramKey(prog, ""), whyLoadsCode)
+			if !a.static || !strings.HasPrefix(a.val, "-") || strings.ContainsAny(a.val, "fnd") {
+				s.fail("enable changes what the command name %s runs, and a line that binds one is never analysed", a.text())
 				return
 			}
 		}
 	}
 }
 
-func (s *shellScan) hash(args []shellArg, ctx shellCtx) {
-	var target *shellArg
+// hash refuses -p PATH NAME, which binds NAME to the program at PATH: every later run of NAME
+// runs it. Looking names up, listing and forgetting (hash NAME, -l, -t, -d, -r) bind nothing.
+func (s *shellScan) hash(args []shellArg) {
 	s.options("hash", args, &optSpec{short: "dlp:rt"}, func(opt string, val shellArg) {
 		if opt == "-p" {
-			target = &val
+			s.fail("hash -p binds a command name to the program %s, and a line that binds one is never analysed", val.text())
 		}
 	})
-	if target != nil && !s.failed() {
-		s.nest([]shellArg{*target, runtimeArg}, ctx)
-	}
 }
 
 // completion scans compgen and complete: -C runs a command, -F calls a function, and -W's
@@ -120,27 +133,64 @@ func (s *shellScan) completion(prog string, args []shellArg, ctx shellCtx) {
 	})
 }
 
-// shellOptions refuses set and shopt lines that turn on history expansion (set -H, set -o
-// histexpand, shopt -o -s histexpand), under which !! and !word run lines from the history.
+// shellOptions refuses set and shopt lines that change how bash parses or runs what follows:
+// only the set flags of shellFlagsKept (and -o with their names, or pipefail) and the shopt
+// options of shoptKept keep the keys known. set -o posix and shopt -s expand_aliases turn alias
+// expansion on, shopt -s extglob and -u interactive_comments change what the next line means,
+// set -H and -k make words into history lookups and assignments. A listing or a query (set -o,
+// shopt, shopt -q NAME) changes nothing.
 func (s *shellScan) shellOptions(prog string, args []shellArg) {
+	if prog == "shopt" {
+		s.shopt(args)
+		return
+	}
 	for i := 0; i < len(args) && !s.failed(); i++ {
 		a := args[i]
 		v := a.val
 		switch {
-		case !a.static && (a.mayBeOption() || prog == "shopt"):
-			s.fail("an option of %s is computed (%s)", prog, a.text())
-		case prog == "shopt" && v == "histexpand",
-			prog == "set" && strings.HasPrefix(v, "-") && !strings.HasPrefix(v, "--") && strings.ContainsRune(v, 'H'):
-			s.fail("%s turns on history expansion, which runs lines from the history as commands", prog)
-		case prog == "set" && strings.HasPrefix(v, "-") && !strings.HasPrefix(v, "--") && strings.ContainsRune(v, 'k'):
-			s.fail("set -k makes NAME=VALUE arguments environment assignments the scan cannot see")
-		case prog == "shopt":
+		case !a.static && a.mayBeOption():
+			s.fail("an option of set is computed (%s)", a.text())
 		case !a.static || v == "--" || v == "-" || v == "" || v[0] != '-' && v[0] != '+':
 			return // set's positional parameters follow
-		case strings.ContainsRune(v, 'o') && i+1 < len(args):
-			if i++; !args[i].static || args[i].val == "histexpand" || args[i].val == "keyword" {
-				s.fail("set -o %s may turn on history expansion or keyword assignments, which the scan cannot follow", args[i].text())
+		}
+		for _, c := range v[1:] {
+			switch {
+			case c == 'o':
+				if i+1 >= len(args) {
+					return // set -o lists the options
+				}
+				i++
+				if o := args[i]; !o.static || !slices.Contains(setOptionsKept, o.val) {
+					s.fail("set -o %s changes how bash parses or runs what follows (only -o %s keep the keys known)", o.text(), strings.Join(setOptionsKept, ", -o "))
+					return
+				}
+			case !strings.ContainsRune(shellFlagsKept, c):
+				s.fail("set %c%c changes how bash parses or runs what follows (only set -%s keep the keys known)", v[0], c, shellFlagsKept)
+				return
 			}
+		}
+	}
+}
+
+// shopt refuses setting or unsetting an option outside shoptKept (or, with -o, a set -o name
+// outside setOptionsKept).
+func (s *shellScan) shopt(args []shellArg) {
+	changes, setNames := false, false
+	for _, a := range args {
+		v := a.val
+		switch {
+		case !a.static:
+			s.fail("an argument of shopt is computed (%s)", a.text())
+			return
+		case v == "--":
+		case len(v) > 1 && v[0] == '-':
+			changes = changes || strings.ContainsAny(v, "su")
+			setNames = setNames || strings.ContainsRune(v, 'o')
+		case !changes:
+			// shopt NAME prints its state
+		case setNames && !slices.Contains(setOptionsKept, v), !setNames && !slices.Contains(shoptKept, v):
+			s.fail("shopt %s changes how bash parses or runs what follows (only %s keep the keys known)", v, strings.Join(shoptKept, ", "))
+			return
 		}
 	}
 }
@@ -172,7 +222,7 @@ func (s *shellScan) declClause(d *syntax.DeclClause, ctx shellCtx) {
 				s.markVar(a.Name.Value, varEvaluated)
 			}
 			if m.nameref {
-				s.nameref(prog, a.Name.Value, a.Value, ctx)
+				s.nameref(prog, a.Name.Value)
 			}
 		}
 	}
@@ -211,29 +261,18 @@ func (s *shellScan) declOperand(prog, v string, m *declMode, ctx shellCtx) {
 	}
 	s.setVar(name, !assigns || cleanValue(value))
 	switch {
-	case m.nameref && assigns:
-		s.nameref(prog, name, &syntax.Word{Parts: []syntax.WordPart{&syntax.SglQuoted{Value: value}}}, ctx)
 	case m.nameref:
-		s.markVar(name, varUntrusted)
+		s.nameref(prog, name)
 	case m.integer && assigns:
 		s.arithString(prog, staticArg(value), ctx)
 	}
 }
 
-// nameref scans declare -n NAME=TARGET: setting NAME sets TARGET, reading it reads TARGET.
-func (s *shellScan) nameref(prog, name string, target *syntax.Word, ctx shellCtx) {
-	s.markVar(name, varUntrusted)
-	if target == nil {
-		return
-	}
-	v, static, _ := s.literal(target, ctx)
-	if !static {
-		s.fail("the target of %s -n %s is computed (%s)", prog, name, wordText(target))
-		return
-	}
-	if s.nameOperand(prog, v) {
-		s.setVar(v, true)
-	}
+// nameref refuses declare -n NAME[=TARGET]: setting NAME sets whatever TARGET names, which a
+// later assignment to NAME itself can choose (declare -n p; p=PATH), so no variable the line
+// sets could be told.
+func (s *shellScan) nameref(prog, name string) {
+	s.fail("%s -n makes %s another name for a variable the line may choose, and a line that declares a nameref is never analysed", prog, name)
 }
 
 // testArgs checks test and [: test -v evaluates a subscript in the name it is given, so a
@@ -261,6 +300,32 @@ func (s *shellScan) testArgs(prog string, args []shellArg) {
 			s.fail("%s receives arguments at run time", prog)
 			return
 		}
-		s.varNameWord(prog+" -v", a.word, shellCtx{})
+		name, ok := plainParam(a.word)
+		if !ok {
+			s.fail("%s may take %s as a variable name and evaluate its subscript, and its value (an expansion or a glob) is not on the line", prog, a.text())
+			return
+		}
+		s.evalRead(name)
 	}
+}
+
+// plainParam reports whether w is exactly $name or ${name}, quoted or not, with no operator: the
+// only computed word whose value a name check can know, that of a variable the line sets (to a
+// clean value, which splits into no subscript and globs nothing).
+func plainParam(w *syntax.Word) (string, bool) {
+	if len(w.Parts) != 1 {
+		return "", false
+	}
+	part := w.Parts[0]
+	if dq, ok := part.(*syntax.DblQuoted); ok {
+		if dq.Dollar || len(dq.Parts) != 1 {
+			return "", false
+		}
+		part = dq.Parts[0]
+	}
+	p, ok := part.(*syntax.ParamExp)
+	if !ok || p.Param == nil || p.Excl || p.Length || p.Width || p.Index != nil || p.Slice != nil || p.Repl != nil || p.Exp != nil || p.Names != 0 {
+		return "", false
+	}
+	return p.Param.Value, true
 }

@@ -168,11 +168,6 @@ func (s *shellScan) stdinCodeAs(d dialect, prog string, ctx shellCtx, interactiv
 	}
 }
 
-// script checks the file bash runs (source).
-func (s *shellScan) script(prog string, a shellArg, ctx shellCtx) {
-	s.scriptAs(bashDialect, prog, a, ctx)
-}
-
 // scriptAs checks the file a shell of dialect d or source runs: its content is unseen, so the
 // program's key is opaque.
 func (s *shellScan) scriptAs(d dialect, prog string, a shellArg, ctx shellCtx) {
@@ -188,28 +183,29 @@ func (s *shellScan) scriptAs(d dialect, prog string, a shellArg, ctx shellCtx) {
 	}
 }
 
-func (s *shellScan) trap(args []shellArg, ctx shellCtx) {
+func (s *shellScan) trap(args []shellArg) {
 	if len(args) > 0 && args[0].static && strings.HasPrefix(args[0].val, "-") && args[0].val != "-" {
 		if args[0].val != "--" {
 			return // -l, -p: listings
 		}
 		args = args[1:]
 	}
-	if len(args) < 2 || args[0].static && args[0].val == "-" {
-		return // a reset
+	switch {
+	case len(args) < 2 || args[0].static && (args[0].val == "-" || args[0].val == ""):
+		// a reset, an ignored signal, or a listing of one signal's handler
+	default:
+		s.fail("trap sets a handler (%s) that runs as code when the signal comes, and a line that sets one is never analysed", args[0].text())
 	}
-	s.codeArg(args[0], inner(ctx), "the trap handler")
 }
 
-// alias parses each value with the arguments that follow the alias where it is used.
-func (s *shellScan) alias(args []shellArg, ctx shellCtx) {
+// alias refuses a definition: the alias would make a later command word run its value, from the
+// next line on, and an alias bash expands is text no scan can follow into the words after it.
+// Listing aliases (alias, alias -p, alias NAME) is fine.
+func (s *shellScan) alias(args []shellArg, _ shellCtx) {
 	for _, a := range args {
-		if !a.static {
-			s.fail("an alias definition is computed (%s)", a.text())
+		if !a.static || strings.Contains(a.val, "=") {
+			s.fail("alias defines a command word (%s), and a line that binds one is never analysed", a.text())
 			return
-		}
-		if name, value, ok := strings.Cut(a.val, "="); ok && !strings.HasPrefix(a.val, "-") {
-			s.code(value+` "$@"`, inner(ctx), "the alias "+name)
 		}
 	}
 }

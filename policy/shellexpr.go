@@ -23,8 +23,16 @@ func (s *shellScan) wordPart(p syntax.WordPart, ctx shellCtx) {
 			s.wordPart(q, ctx)
 		}
 	case *syntax.CmdSubst:
+		if p.Backquotes {
+			s.backquotes++
+			defer func() { s.backquotes-- }()
+		}
+		s.substs++
+		defer func() { s.substs-- }()
 		s.stmts(p.Stmts, inner(ctx))
 	case *syntax.ProcSubst:
+		s.substs++
+		defer func() { s.substs-- }()
 		s.stmts(p.Stmts, inner(ctx))
 	case *syntax.ArithmExp:
 		s.arith(p.X, ctx)
@@ -178,6 +186,7 @@ func (s *shellScan) arithPart(p syntax.WordPart, ctx shellCtx) {
 		if p.Param != nil && !p.Length {
 			s.evalRead(p.Param.Value)
 		}
+		s.arithParamOps(p)
 		if p.Exp != nil && p.Exp.Word != nil {
 			for _, q := range p.Exp.Word.Parts {
 				s.arithPart(q, ctx)
@@ -189,6 +198,38 @@ func (s *shellScan) arithPart(p syntax.WordPart, ctx shellCtx) {
 		}
 	default:
 		s.wordPart(p, ctx)
+	}
+}
+
+// arithParamOps checks what an expansion inside arithmetic does to the value it expands, which
+// bash then evaluates: a replacement, a default or an alternative puts the line's own text
+// there, so that text must be clean (no subscript, expansion or substitution, which single
+// quotes would hide until then); @E decodes escapes (\x5b is [) and @P expands the value as a
+// prompt, so neither is taken; ${!name} is an indirection whose target is not on the line.
+func (s *shellScan) arithParamOps(p *syntax.ParamExp) {
+	if p.Excl {
+		s.fail("bash evaluates an indirect expansion (${!...}) inside arithmetic, and the variable it names is not on the line")
+		return
+	}
+	if p.Repl != nil && p.Repl.With != nil && !cleanWord(p.Repl.With) {
+		s.fail("a replacement inside arithmetic puts text that holds a subscript or an expansion into the expression bash evaluates")
+		return
+	}
+	if p.Exp == nil {
+		return
+	}
+	switch p.Exp.Op {
+	case syntax.OtherParamOps:
+		switch op := p.Exp.Word.Lit(); op {
+		case "U", "u", "L":
+		default:
+			s.fail("the expansion operator @%s inside arithmetic changes the text bash evaluates (escapes, quotes or prompt expansion)", op)
+		}
+	case syntax.AlternateUnset, syntax.AlternateUnsetOrNull, syntax.DefaultUnset, syntax.DefaultUnsetOrNull,
+		syntax.AssignUnset, syntax.AssignUnsetOrNull:
+		if p.Exp.Word != nil && !cleanWord(p.Exp.Word) {
+			s.fail("a default or alternative value inside arithmetic puts text that holds a subscript or an expansion into the expression bash evaluates")
+		}
 	}
 }
 
@@ -236,16 +277,10 @@ func (s *shellScan) varNameWord(what string, w *syntax.Word, ctx shellCtx) {
 		}
 		return
 	}
-	syntax.Walk(w, func(n syntax.Node) bool {
-		switch n := n.(type) {
-		case *syntax.CmdSubst:
-			s.fail("%s takes a variable name from command output; bash evaluates a subscript in it", what)
-			return false
-		case *syntax.ParamExp:
-			if n.Param != nil {
-				s.evalRead(n.Param.Value)
-			}
-		}
-		return true
-	})
+	name, ok := plainParam(w)
+	if !ok {
+		s.fail("%s takes a variable name from %s, whose value is not on the line; bash evaluates a subscript in it", what, wordText(w))
+		return
+	}
+	s.evalRead(name)
 }

@@ -47,14 +47,22 @@ import (
 //   - Wrappers give their own key and the wrapped command's keys (the list, with what each
 //     contributes, is on shellScan.run in shellwrappers.go). Programs that run other code in ways
 //     this check cannot see are opaque: python -c, perl -e, awk, ssh, strace, make recipes,
-//     npm scripts, a script file given to bash, source FILE, enable -f LIBRARY, and variables
-//     whose values programs run later (BASH_ENV, PAGER, GIT_SSH_COMMAND, LD_PRELOAD, PS4).
-//     Only their own key speaks for them, none is on the shipped safe list, and a deny on a
-//     program they run does not catch them.
+//     npm scripts, a script file given to bash, and variables whose values programs run later
+//     (BASH_ENV, PAGER, GIT_SSH_COMMAND, LD_PRELOAD, PS4). Only their own key speaks for them,
+//     none is on the shipped safe list, and a deny on a program they run does not catch them.
+//   - A line that changes how bash finds or reads what follows is ok=false (see shellbinds.go):
+//     setting a variable of [LookupVariables] (PATH, BASH_CMDS, BASH_ALIASES, POSIXLY_CORRECT,
+//     option variables such as ZIPOPT), a nameref, hash -p, alias NAME=VALUE, enable NAME, set
+//     and shopt options that change parsing (set -o posix, shopt -s expand_aliases), eval,
+//     source and ., and trap with a handler. No rule may allow such a line.
 //   - bash evaluates some values as code: an array subscript inside arithmetic, [[ -eq ]],
-//     test -v, declare -i, ${!x} and ${x@P}. Command output reaching such a place, a variable
-//     the line sets to a value it does not show (or one holding [, $ or `) being evaluated, and
-//     positional parameters ($1, $@, $_) being evaluated all make the line ok=false.
+//     test -v, declare -i, ${!x} and ${x@P}. Such a place may only read a variable the line
+//     itself sets to a clean value, or one bash keeps a number ($#, RANDOM, LINENO, ...):
+//     command output there, a variable the line sets to a value it does not show (or one
+//     holding [, $ or `), one bash sets from data (BASH_REMATCH, PWD, OLDPWD,
+//     BASH_EXECUTION_STRING), one the line never sets, positional parameters ($1, $@, $_), a
+//     glob, and an expansion that puts other text there (${x/a/b}, ${x:-v}, ${x@E}) all make
+//     the line ok=false.
 //   - Nesting of wrappers and command strings is bounded by 32 levels; a NUL byte (which bash
 //     drops) or a carriage return (which bash, unlike the parser, keeps inside a word) makes
 //     the line ok=false.
@@ -157,6 +165,12 @@ type shellScan struct {
 	// shellVar is set once the line hands code to $SHELL (script -c, flock -c): a line that
 	// also sets SHELL would run that code in a shell of its own choosing.
 	shellVar bool
+	// src is the text being parsed (the line, or a string it hands to a shell), for the raw
+	// text of here-documents; backquotes counts the `...` substitutions being scanned.
+	src        string
+	backquotes int
+	// substs counts the command and process substitutions being scanned.
+	substs int
 }
 
 var scanPool = sync.Pool{New: func() any {
@@ -169,6 +183,7 @@ func (s *shellScan) release() {
 		s.keys = nil
 	}
 	s.keys, s.opaque, s.why, s.depth, s.shellVar = s.keys[:0], s.opaque[:0], "", 0, false
+	s.src, s.backquotes, s.substs = "", 0, 0
 	clear(s.vars)
 	scanPool.Put(s)
 }
@@ -254,6 +269,9 @@ func (s *shellScan) parse(p *syntax.Parser, src string, ctx shellCtx, origin str
 		s.fail("%s contains a carriage return, which bash reads as part of a word and the parser as a blank", orLine(origin))
 		return
 	}
+	outer := s.src
+	s.src = src
+	defer func() { s.src = outer }()
 	f, err := p.Parse(strings.NewReader(src), "")
 	if err != nil {
 		if origin == "" {

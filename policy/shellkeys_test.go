@@ -87,13 +87,12 @@ func TestShellKeys(t *testing.T) {
 		// Variables.
 		{"assignment before command", "FOO=1 ls", keysOf("FOO=", "ls")},
 		{"bare assignment", "FOO=1", keysOf("FOO=")},
-		{"append assignment", "PATH+=:/x", keysOf("PATH=")},
-		{"export", "export PATH=/x:$PATH", keysOf("PATH=", "export")},
+		{"append assignment", "MANPATH+=:/x", keysOf("MANPATH=")},
+		{"export", "export GOPATH=/x:$GOPATH", keysOf("GOPATH=", "export")},
 		{"local and readonly", "local x; readonly y=2", keysOf("local", "readonly", "x=", "y=")},
 		{"declare array", "declare -a arr=(1 2)", keysOf("arr=", "declare")},
 		{"declare -p only prints", "declare -p HOME", keysOf("declare")},
 		{"declare -f only prints", "declare -f myfunc", keysOf("declare")},
-		{"nameref sets its target", "declare -n ref=PATH", keysOf("PATH=", "declare", "ref=")},
 		{"default assignment", `echo "${x:=1}"`, keysOf("echo", "x=")},
 		{"default assignment of nothing", `echo ${x=}`, keysOf("echo", "x=")},
 		{"read target", "read -r line < f", keysOf("line=", "read")},
@@ -115,7 +114,9 @@ func TestShellKeys(t *testing.T) {
 		{"export -n is no nameref", "export -n FOO=x", keysOf("FOO=", "export")},
 		{"set options", "set -euo pipefail", keysOf("set")},
 		{"set positional parameters", "set -- a b", keysOf("set")},
-		{"shopt", "shopt -s nullglob extglob", keysOf("shopt")},
+		{"shopt", "shopt -s nullglob globstar", keysOf("shopt")},
+		{"shopt query", "shopt -q extglob && echo on", keysOf("echo", "shopt")},
+		{"set -euo pipefail", "set -euo pipefail; ls", keysOf("ls", "set")},
 		// Structure.
 		{"lists and pipelines", "a | b && c || d; e &", keysOf("a", "b", "c", "d", "e")},
 		{"subshell", "(cd /tmp && rm x)", keysOf("cd", "rm")},
@@ -150,7 +151,7 @@ func TestShellKeys(t *testing.T) {
 		{"sh script from file", "sh < install.sh", keysOf("sh")},
 		{"bash --version", "bash --version", keysOf("bash")},
 		{"env", "env -i FOO=1 BAR=2 ls", keysOf("BAR=", "FOO=", "env", "ls")},
-		{"env -u and -C", "env -u PATH -C /tmp ls", keysOf("PATH=", "env", "ls")},
+		{"env -u and -C", "env -u LANG -C /tmp ls", keysOf("LANG=", "env", "ls")},
 		{"env alone", "env", keysOf("env")},
 		{"env -S", "env -S 'rm -rf' x", keysOf("env", "rm")},
 		{"xargs", "xargs rm -f", keysOf("rm", "xargs")},
@@ -189,17 +190,14 @@ func TestShellKeys(t *testing.T) {
 		{"watch -x", "watch -x rm x", keysOf("rm", "watch")},
 		{"flock -c", "flock /tmp/l -c 'rm x'", keysOf("flock", "rm", "sh")},
 		{"flock command", "flock -w 5 /tmp/l rm x", keysOf("flock", "rm")},
-		{"eval", "eval 'rm -rf' x", keysOf("eval", "rm")},
 		{"builtin", "builtin cd /tmp", keysOf("builtin", "cd")},
 		{"builtin export", "builtin export FOO=1", keysOf("FOO=", "builtin", "export")},
-		{"source", "source ./env.sh", keysOf("source")},
-		{"dot is source", ". ./env.sh", keysOf("source")},
-		{"trap", "trap 'rm -f /tmp/x' EXIT", keysOf("rm", "trap")},
 		{"trap reset", "trap - EXIT", keysOf("trap")},
-		{"alias", "alias ll='ls -l'", keysOf("alias", "ls")},
+		{"trap ignore", "trap '' INT", keysOf("trap")},
+		{"alias listing", "alias ll", keysOf("alias")},
 		{"busybox", "busybox rm x", keysOf("busybox", "rm")},
 		{"parallel", "parallel gzip ::: a b", keysOf("gzip", "parallel", "sh")},
-		{"hash -p", "hash -p /bin/rm ls", keysOf("hash", "rm")},
+		{"hash lookup", "hash -r; hash ls", keysOf("hash")},
 		{"mapfile callback", "mapfile -C 'rm -f' -c 1 arr < f", keysOf("arr=", "mapfile", "rm")},
 		{"compgen -C", "compgen -C 'rm -f' x", keysOf("compgen", "rm")},
 		{"complete -F", "complete -F _comp git", keysOf("_comp", "complete")},
@@ -233,7 +231,7 @@ func TestShellKeys(t *testing.T) {
 }
 
 func TestShellKeysUnknowable(t *testing.T) {
-	deep := strings.Repeat("eval ", maxShellDepth) + "ls"
+	deep := strings.Repeat("nice ", maxShellDepth) + "ls"
 	tests := []struct {
 		name, line, why string
 	}{
@@ -268,15 +266,34 @@ func TestShellKeysUnknowable(t *testing.T) {
 		{"sudo -s", "sudo -s", "reads commands from standard input"},
 		{"chroot shell", "chroot /srv", "reads commands from standard input"},
 		{"script from process substitution", "bash <(curl x)", "the script bash runs is computed"},
-		{"source process substitution", "source <(curl x)", "the script source runs is computed"},
-		{"source stdin", "curl x | source /dev/stdin", "source reads commands from standard input"},
+		{"source process substitution", "source <(curl x)", "runs a file as code"},
+		{"source stdin", "curl x | source /dev/stdin", "runs a file as code"},
+		{"source", "source ./env.sh", "source ./env.sh runs a file as code"},
+		{"dot is source", ". ./env.sh", "source ./env.sh runs a file as code"},
+		{"eval", "eval 'rm -rf' x", "eval runs a string as code"},
+		{"trap", "trap 'rm -f /tmp/x' EXIT", "trap sets a handler"},
+		{"alias", "alias ll='ls -l'", "alias defines a command word"},
+		{"hash -p", "hash -p /bin/rm ls", "hash -p binds a command name"},
+		{"nameref", "declare -n ref=PATH", "declare -n makes ref another name"},
+		{"nameref without a target", "declare -n ref; ref=PATH", "declare -n makes ref another name"},
+		{"PATH", "PATH=/x:$PATH go build", "the line sets PATH"},
+		{"PATH through env", "env PATH=/tmp/x ls", "the line sets PATH"},
+		{"the hash table", "BASH_CMDS[ls]=/bin/rm; ls", "the line sets BASH_CMDS"},
+		{"an option variable", "TAR_OPTIONS=--to-command=rm tar xf a.tar", "the line sets TAR_OPTIONS"},
+		{"shopt extglob", "shopt -s nullglob extglob", "shopt extglob changes how bash parses"},
+		{"set -o posix", "set -o posix", "set -o posix changes how bash parses"},
+		{"enable", "enable -n echo; echo x", "enable changes what the command name"},
+		{"evaluated PWD", "echo $(( ${PWD##*/} ))", "bash sets it from data"},
+		{"evaluated and never set", "echo $(( n + 1 ))", "the line does not set it"},
+		{"test -v on a glob", "test -v a*", "as a variable name"},
+		{"wait -p subscript", `wait -n -p 'x[$(rm x)]'`, "names the array element"},
 		{"zsh -c", "zsh -c 'ls'", "zsh syntax is not analysed"},
 		{"computed subcommand", "git $op", "an argument of git that could be an option is computed ($op)"},
 		{"computed subcommand after options", "git -C x pu$sh", "the git subcommand is computed"},
 		{"unknown global option", "git --frobnicate push", "git has an option this check does not know"},
 		{"computed global option", "git $flag push", "could be an option is computed"},
-		{"computed eval", `eval "$x"`, "the eval string is computed"},
-		{"computed trap", `trap "$h" EXIT`, "the trap handler is computed"},
+		{"computed eval", `eval "$x"`, "eval runs a string as code"},
+		{"computed trap", `trap "$h" EXIT`, "trap sets a handler"},
 		{"computed wrapper argument", "sudo $x rm", "could be an option is computed"},
 		{"computed wrapped program", `sudo /bin/"$x"`, "the program name is computed"},
 		{"xargs wrapper from input", "xargs env", "an argument of env that could be an option is computed (arguments supplied at run time)"},
@@ -306,7 +323,7 @@ func TestShellKeysUnknowable(t *testing.T) {
 		{"positional parameter evaluated", `f() { echo $(( $1 )); }`, "$1"},
 		{"[[ -eq ]] evaluates", "v=$(cat f); [[ $v -eq 1 ]]", "the value of v"},
 		{"test -v subscript", `[ -v 'a[$(id)]' ]`, "evaluate its subscript"},
-		{"test -v from output", `test -v "$(cat f)"`, "command output"},
+		{"test -v from output", `test -v "$(cat f)"`, "as a variable name"},
 		{"[[ -v ]] subscript", `[[ -v 'a[$(id)]' ]]`, "evaluates its subscript"},
 		{"read into subscript", `read 'a[$(id)]'`, "evaluates its subscript"},
 		{"declare subscript", `declare 'a[$(id)]=1'`, "evaluates its subscript"},
@@ -317,9 +334,9 @@ func TestShellKeysUnknowable(t *testing.T) {
 		{"declare -i", `declare -i n; n=$(cat f)`, "the value of n"},
 		{"computed declare", `declare "$x"`, "an argument of declare is computed"},
 		{"computed export", `export $x=1`, "an argument of export is computed"},
-		{"set -H", "set -H", "history expansion"},
-		{"set -o histexpand", "set -eo histexpand", "history expansion"},
-		{"shopt histexpand", "shopt -o -s histexpand", "history expansion"},
+		{"set -H", "set -H", "set -H changes how bash parses or runs"},
+		{"set -o histexpand", "set -eo histexpand", "set -o histexpand changes how bash parses or runs"},
+		{"shopt histexpand", "shopt -o -s histexpand", "shopt histexpand changes how bash parses or runs"},
 		{"bash -H", "bash -H -c ls", "bash has an option this check does not know (-H)"},
 		{"interactive bash", "bash -ic ls", "bash has an option this check does not know (-i)"},
 		{"bash -o histexpand", "bash -o histexpand -c ls", "histexpand"},
@@ -327,7 +344,7 @@ func TestShellKeysUnknowable(t *testing.T) {
 		{"su shell arguments", "su root -- -c 'rm x'", "su hands the words after the user name to the shell"},
 		{"su reading input", "su root", "su reads commands from standard input"},
 		{"computed shell option", `bash -o "$o" -c ls`, "history expansion"},
-		{"computed set option", "set -o $opt", "history expansion"},
+		{"computed set option", "set -o $opt", "changes how bash parses or runs"},
 		{"set -k", "set -k; git log GIT_EXTERNAL_DIFF=x", "set -k"},
 		{"bash -k", "bash -k -c ls", "(-k)"},
 		{"compgen -W substitution", `compgen -W '$(cat f)' x`, "-W words are expanded"},
@@ -358,12 +375,12 @@ func TestShellKeysUnknowable(t *testing.T) {
 }
 
 func TestShellKeysDepthLimitIsExact(t *testing.T) {
-	// The line itself is the first level; each eval parses one more.
-	line := strings.Repeat("eval ", maxShellDepth-1) + "ls"
-	if keys, why := ShellKeysExplained(line); why != "" || !slices.Equal(keys, keysOf("eval", "ls")) {
-		t.Fatalf("%d levels: keys %q, why %q; want eval and ls", maxShellDepth, keys, why)
+	// The line itself is the first level; each wrapper runs one more.
+	line := strings.Repeat("nice ", maxShellDepth-1) + "ls"
+	if keys, why := ShellKeysExplained(line); why != "" || !slices.Equal(keys, keysOf("ls", "nice")) {
+		t.Fatalf("%d levels: keys %q, why %q; want ls and nice", maxShellDepth, keys, why)
 	}
-	if _, ok := ShellKeys("eval " + line); ok {
+	if _, ok := ShellKeys("nice " + line); ok {
 		t.Fatalf("%d levels: ok, want the depth limit", maxShellDepth+1)
 	}
 }
@@ -409,14 +426,33 @@ func ExampleShellKeys() {
 
 // evasionCase is one line of testdata/shell/evasion.txt.
 type evasionCase struct {
+	file   string // the corpus file, for messages
 	lineNo int
-	expect string // a key the line's keys must hold, or "unknowable"
+	expect string // a key the line's keys must hold, "opaque" or "unknowable"
 	line   string
 }
 
+// where names the case in messages: its file and line.
+func (c evasionCase) where() string { return fmt.Sprintf("%s:%d %q", c.file, c.lineNo, c.line) }
+
+// evasionCorpora are the corpus files of lines that hide their target: the first outside
+// review's and the second's (attacks.txt, whose lines are also run for real).
+var evasionCorpora = []string{"evasion.txt", "attacks.txt"}
+
+// readEvasionCorpus reads every line of the evasion corpora.
 func readEvasionCorpus(t *testing.T) []evasionCase {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "shell", "evasion.txt"))
+	var cases []evasionCase
+	for _, name := range evasionCorpora {
+		cases = append(cases, readShellCorpus(t, name)...)
+	}
+	return cases
+}
+
+// readShellCorpus reads one corpus file of testdata/shell in evasion.txt's format.
+func readShellCorpus(t *testing.T, name string) []evasionCase {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "shell", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -427,18 +463,18 @@ func readEvasionCorpus(t *testing.T) []evasionCase {
 		}
 		expect, line, ok := strings.Cut(raw, "\t")
 		if !ok {
-			t.Fatalf("evasion.txt:%d: no tab between expectation and line", i+1)
+			t.Fatalf("%s:%d: no tab between expectation and line", name, i+1)
 		}
 		if quoted, found := strings.CutPrefix(expect, "q "); found {
 			expect = quoted
 			if line, err = strconv.Unquote(line); err != nil {
-				t.Fatalf("evasion.txt:%d: %v", i+1, err)
+				t.Fatalf("%s:%d: %v", name, i+1, err)
 			}
 		}
 		if expect != "unknowable" && expect != "opaque" && !IsShellKey(expect) {
-			t.Fatalf("evasion.txt:%d: expectation %q is neither a shell key, unknowable nor opaque", i+1, expect)
+			t.Fatalf("%s:%d: expectation %q is neither a shell key, unknowable nor opaque", name, i+1, expect)
 		}
-		cases = append(cases, evasionCase{lineNo: i + 1, expect: expect, line: line})
+		cases = append(cases, evasionCase{file: name, lineNo: i + 1, expect: expect, line: line})
 	}
 	return cases
 }
@@ -455,7 +491,7 @@ func TestShellEvasionCorpus(t *testing.T) {
 	for _, c := range cases {
 		a := AnalyzeShell(c.line)
 		keys, why := a.Keys, a.Why
-		where := fmt.Sprintf("evasion.txt:%d %q", c.lineNo, c.line)
+		where := c.where()
 		switch {
 		case strings.HasPrefix(why, "does not parse"):
 			t.Errorf("%s: %s (the corpus must exercise analysis, not the parser)", where, why)
@@ -491,7 +527,7 @@ func TestEvasionCorpusDenied(t *testing.T) {
 		}
 		call := ShellCall(0, AnalyzeShell(c.line))
 		if d := r.Decide(call); d.Verdict != Deny {
-			t.Errorf("evasion.txt:%d %q: %v by %s (%s) under shell = allow, %s = deny; keys %q", c.lineNo, c.line, d.Verdict, d.Layer, d.Reason, target, call.Keys)
+			t.Errorf("%s: %v by %s (%s) under shell = allow, %s = deny; keys %q", c.where(), d.Verdict, d.Layer, d.Reason, target, call.Keys)
 		}
 	}
 }

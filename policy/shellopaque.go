@@ -27,22 +27,29 @@ const (
 	whyLoadsCode   = "loads code from a shared library, which the line does not show"
 )
 
-// codeVars are variables whose value some program runs or loads later, or which choose what a
-// program name runs (PATH): assigning one gives an opaque assignment key.
-var codeVars = []string{"BASH_ENV", "ENV", "PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT",
+// codeVars are variables whose value some program runs or loads later: assigning one gives an
+// opaque assignment key. (Variables that choose what a program name runs, PATH among them, make
+// the line unanalysable instead: lookupVars.)
+var codeVars = []string{"BASH_ENV", "ENV", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT",
 	"PAGER", "MANPAGER", "GIT_PAGER", "EDITOR", "VISUAL", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR",
 	"GIT_SSH", "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "GIT_EXEC_PATH", "GIT_DIR",
 	"GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT",
 	"SSH_ASKPASS", "SUDO_ASKPASS", "LESSOPEN", "LESSCLOSE", "PERL5OPT", "PERL5LIB", "PERLLIB",
 	"PYTHONSTARTUP", "PYTHONPATH", "PYTHONHOME", "NODE_OPTIONS", "NODE_PATH", "RUBYOPT", "RUBYLIB",
-	"BROWSER", "PROMPT_COMMAND", "PS0", "PS1", "PS4", "SHELL", "TAR_OPTIONS", "GREP_OPTIONS",
-	"RIPGREP_CONFIG_PATH", "MAKEFLAGS", "MFLAGS", "GNUMAKEFLAGS", "CDPATH", "GCONV_PATH", "HOSTALIASES",
+	"BROWSER", "PROMPT_COMMAND", "PS0", "PS1", "PS4", "SHELL",
+	"RIPGREP_CONFIG_PATH", "MAKEFLAGS", "MFLAGS", "GNUMAKEFLAGS", "GCONV_PATH", "HOSTALIASES",
 	"XDG_CONFIG_HOME", "HOME", "ZDOTDIR", "INPUTRC", "TERMINFO", "GDBHISTFILE", "VIMINIT", "EXINIT",
 	"MYVIMRC", "EMACSLOADPATH", "LUA_INIT", "LUA_PATH", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS",
 	"CLASSPATH", "GOFLAGS", "RUSTC_WRAPPER", "CC", "CXX", "NPM_CONFIG_PREFIX"}
 
-// envKey gives the assignment key of name: opaque for a code variable.
+// envKey gives the assignment key of name: opaque for a code variable. A variable bash reads to
+// find commands, or a modelled program's option variable, makes the line unanalysable instead
+// (see bindingVar).
 func (s *shellScan) envKey(name string) {
+	if why := bindingVar(name); why != "" {
+		s.fail("the line sets %s, which %s", name, why)
+		return
+	}
 	if slices.Contains(codeVars, name) {
 		s.addOpaque(EnvKey(name), whyCodeVar)
 		return
@@ -168,7 +175,7 @@ func CodeRunners() []string {
 }
 
 // programKey gives the program key of prog: opaque when prog is a code runner (sed and awk
-// given --sandbox, where GNU sed and gawk refuse to run commands or touch files, are not).
+// given --sandbox first, where GNU sed and gawk refuse to run commands or touch files, are not).
 func (s *shellScan) programKey(prog string, args []shellArg) {
 	why := codeRunner(prog)
 	if (prog == "sed" || prog == "awk" || prog == "gawk") && sandboxed(args) {
@@ -181,16 +188,10 @@ func (s *shellScan) programKey(prog string, args []shellArg) {
 	s.addOpaque(ProgramKey(prog, ""), why)
 }
 
-// sandboxed reports whether a static --sandbox option comes before any "--" (GNU sed and gawk
-// take options anywhere).
+// sandboxed reports whether --sandbox is the program's first argument. Further on it may not be
+// an option at all: awk takes the words after its program text as the program's arguments, sed
+// stops reading options at the first operand when POSIXLY_CORRECT is set, and mawk (Debian's
+// awk) has no --sandbox and refuses to run. First, it is an option to every one of them.
 func sandboxed(args []shellArg) bool {
-	for _, a := range args {
-		switch {
-		case a.static && a.val == "--":
-			return false
-		case a.static && a.val == "--sandbox":
-			return true
-		}
-	}
-	return false
+	return len(args) > 0 && args[0].static && args[0].val == "--sandbox"
 }

@@ -9,6 +9,7 @@ import (
 // redirect scans one redirection: output to a file gives a key.
 func (s *shellScan) redirect(r *syntax.Redirect, ctx shellCtx) {
 	if r.Op == syntax.Hdoc || r.Op == syntax.DashHdoc {
+		s.heredocEnd(r)
 		if !quotedDelimiter(r.Word) {
 			s.word(r.Hdoc, ctx)
 		}
@@ -35,6 +36,68 @@ func (s *shellScan) redirect(r *syntax.Redirect, ctx shellCtx) {
 			s.fail("the input redirect target is computed and could be a /dev/tcp connection (%s)", wordText(r.Word))
 		}
 	}
+}
+
+// heredocEnd refuses a here-document whose end bash may find on another line than the parser: a
+// line of it that ends with a backslash, which bash joins with the next line before it compares
+// that with the delimiter (so a lone "\" before the delimiter line ends the here-document one
+// line early), unless the delimiter is plainly quoted ('EOF', "EOF", \EOF), where neither joins
+// lines. Inside `...`, where bash first removes a level of backslashes, any such line is refused.
+// TestHeredocBoundaries holds the analysis to bash's reading.
+//
+// The text checked runs from the operator to the end of the text the parser took for the
+// here-document (to the end of the source when it took none): the parser drops a backslash and
+// newline before it starts the text, so the line that misleads it lies before that text.
+func (s *shellScan) heredocEnd(r *syntax.Redirect) {
+	start, end := int(r.OpPos.Offset()), len(s.src)
+	if r.Hdoc != nil {
+		end = int(r.Hdoc.End().Offset())
+	}
+	if start < 0 || end > len(s.src) || start > end {
+		s.fail("a here-document's text could not be located in the line")
+		return
+	}
+	if s.substs > 0 {
+		// Inside $( ), bash also ends a here-document at a line that starts with the delimiter
+		// and goes on (EOF) closes both), which the parser reads as text.
+		delim, _, _ := s.literal(r.Word, shellCtx{})
+		for line := range strings.Lines(s.src[start:end]) {
+			line = strings.TrimSuffix(line, "\n")
+			if r.Op == syntax.DashHdoc {
+				line = strings.TrimLeft(line, "\t")
+			}
+			if delim != "" && strings.HasPrefix(line, delim) && line != delim {
+				s.fail("a line of the here-document inside a substitution starts with its delimiter (%s), so bash may end the here-document on another line than this check reads", delim)
+				return
+			}
+		}
+	}
+	if s.backquotes == 0 && plainlyQuoted(r.Word) {
+		return
+	}
+	for line := range strings.Lines(s.src[start:end]) {
+		if strings.HasSuffix(strings.TrimSuffix(line, "\n"), "\\") {
+			s.fail("a line of the here-document ends with a backslash, so bash may end the here-document on another line than this check reads")
+			return
+		}
+	}
+}
+
+// plainlyQuoted reports whether a here-document's delimiter is quoted as a whole: one '...' or
+// "..." part, or a word starting with a backslash.
+func plainlyQuoted(w *syntax.Word) bool {
+	if len(w.Parts) != 1 {
+		return false
+	}
+	switch p := w.Parts[0].(type) {
+	case *syntax.SglQuoted:
+		return !p.Dollar
+	case *syntax.DblQuoted:
+		return !p.Dollar
+	case *syntax.Lit:
+		return strings.HasPrefix(p.Value, "\\")
+	}
+	return false
 }
 
 // networkDirs are the paths bash turns into connections in a redirection.

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -15,7 +16,21 @@ const (
 	varUntrusted varUse = 1 << iota
 	// varEvaluated: bash evaluates the variable's value as an expression or a name.
 	varEvaluated
+	// varAssigned: the line itself gives the variable a value (clean or not).
+	varAssigned
 )
+
+// numericVars are the variables bash keeps as numbers whatever the line does: evaluating one the
+// line does not set runs nothing.
+var numericVars = []string{"BASHPID", "BASH_ARGC", "BASH_SUBSHELL", "EPOCHSECONDS", "EUID", "GROUPS",
+	"HISTCMD", "LINENO", "OPTIND", "PIPESTATUS", "PPID", "RANDOM", "SECONDS", "SHLVL", "SRANDOM", "UID"}
+
+// bashSetVars are the variables bash itself sets from data the line does not show (the match of
+// [[ =~ ]], the folder cd went to, the text of the line or of the command running, ...), so a
+// value the line gives them does not last: bash evaluating one may run code from that data.
+var bashSetVars = []string{"BASH_ARGV", "BASH_ARGV0", "BASH_COMMAND", "BASH_EXECUTION_STRING",
+	"BASH_LINENO", "BASH_REMATCH", "BASH_SOURCE", "COMP_LINE", "COMP_WORDS", "COPROC", "DIRSTACK",
+	"FUNCNAME", "MAPFILE", "OLDPWD", "OPTARG", "PWD", "READLINE_LINE", "REPLY"}
 
 // assign scans an assignment; integer is set under declare -i, whose values bash evaluates.
 func (s *shellScan) assign(a *syntax.Assign, ctx shellCtx, integer bool) {
@@ -97,6 +112,7 @@ func (s *shellScan) setVar(name string, clean bool) {
 		return
 	}
 	s.envKey(name)
+	s.markVar(name, varAssigned)
 	if !clean {
 		s.markVar(name, varUntrusted)
 	}
@@ -128,22 +144,38 @@ func (s *shellScan) evalRead(name string) {
 	if name == "" {
 		return
 	}
-	if name == "@" || name == "*" || name == "_" || (name[0] >= '0' && name[0] <= '9') {
+	switch {
+	case name == "#" || name == "?" || name == "$" || name == "!":
+		return // numbers
+	case !syntax.ValidName(name):
 		s.fail("bash evaluates $%s as an expression or a name, and its value is not on the line", name)
 		return
 	}
 	s.markVar(name, varEvaluated)
 }
 
+// checkEvaluated fails the line when bash evaluates, as an expression or a name, the value of a
+// variable whose value the line does not show to be harmless: one it sets to a value it does not
+// show or that holds code, one bash sets itself from data (bashSetVars), or one the line never
+// sets at all (whose value comes from outside the line), unless bash keeps it a number
+// (numericVars). The first such name in sort order is reported.
 func (s *shellScan) checkEvaluated() {
-	var worst string
+	var worst, why string
 	for name, use := range s.vars {
-		if use == varUntrusted|varEvaluated && (worst == "" || name < worst) {
-			worst = name
+		if use&varEvaluated == 0 || (worst != "" && name > worst) {
+			continue
+		}
+		switch {
+		case use&varUntrusted != 0:
+			worst, why = name, "the line gives it a value it does not show or that holds code"
+		case slices.Contains(bashSetVars, name):
+			worst, why = name, "bash sets it from data the line does not show"
+		case use&varAssigned == 0 && !slices.Contains(numericVars, name):
+			worst, why = name, "the line does not set it, so its value is not on the line"
 		}
 	}
 	if worst != "" {
-		s.fail("bash evaluates the value of %s as an expression or a name, and the line gives it a value it does not show or that holds code", worst)
+		s.fail("bash evaluates the value of %s as an expression or a name, and %s", worst, why)
 	}
 }
 

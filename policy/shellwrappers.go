@@ -23,7 +23,7 @@ import (
 //     stdbuf, chroot DIR, taskset MASK, time (-o FILE writes), command (-v/-V only query),
 //     builtin, exec (-a NAME), flock FILE (cmd or -c STRING), watch (joins its arguments and
 //     parses them, as it runs them with sh -c; -x runs them directly), busybox and toybox
-//     (the applet), hash -p PATH NAME (NAME then runs PATH).
+//     (the applet).
 //   - xargs: the command (echo by default) with arguments appended at run time, so a wrapper,
 //     shell or subcommand that would come from the input makes the line ok=false; with -I R or
 //     -i, a word holding R is not static. parallel: the command before ::: is joined and
@@ -32,13 +32,12 @@ import (
 //     -okdir commands up to ; or + ({} is not static), -delete gives shell:find -delete, and
 //     -fprint, -fprint0, -fls and -fprintf FILE give redirect keys; a computed argument that
 //     is not a predicate's value is ok=false (it could be -delete).
-//   - eval (arguments joined and parsed), source and . (key shell:source: a file runs unseen,
-//     so only a grant or a permission can cover it; /dev/stdin reads standard input), trap
-//     (the handler is parsed), alias (each value is parsed with the arguments that follow it
-//     at use), fc (ok=false: it re-runs history), mapfile -C and compgen/complete -C (the
-//     callback is parsed; -F gives the function's key; -W with a substitution is ok=false),
-//     set and shopt (turning on history expansion or set -k is ok=false), declaration
-//     builtins, read, mapfile, printf -v, getopts, unset, let, test and [.
+//   - eval, source and ., trap with a handler, alias NAME=VALUE, hash -p and enable NAME are
+//     ok=false (they bind names or run code no rule may allow; shellbinds.go), and so is fc
+//     (it re-runs history); mapfile -C and compgen/complete -C (the callback is parsed; -F
+//     gives the function's key; -W with a substitution is ok=false), set and shopt (only
+//     options that leave parsing alone keep the keys known), declaration builtins, read,
+//     mapfile, printf -v, getopts, wait -p, unset, let, test and [.
 func (s *shellScan) run(args []shellArg, ctx shellCtx) {
 	if s.failed() || len(args) == 0 {
 		return
@@ -101,17 +100,15 @@ func (s *shellScan) run(args []shellArg, ctx shellCtx) {
 		}
 		s.nest(rest, ctx)
 	case "eval":
-		s.joined(bashDialect, "the eval string", skipDashDash(rest), ctx)
+		s.fail("eval runs a string as code, and a line that uses eval is never analysed (whatever the string shows, a rule must not allow it)")
 	case "source":
-		if rest = skipDashDash(rest); len(rest) > 0 {
-			s.script(prog, rest[0], ctx)
-		}
+		s.fail("%s runs a file as code in this shell, where it can change what every later command runs", sourceName(rest))
 	case "trap":
-		s.trap(rest, ctx)
+		s.trap(rest)
 	case "alias":
 		s.alias(rest, ctx)
 	case "hash":
-		s.hash(rest, ctx)
+		s.hash(rest)
 	case "fc":
 		s.fail("fc re-runs commands from the shell history, which the line does not show")
 	default:
@@ -506,4 +503,12 @@ func (s *shellScan) find(args []shellArg, ctx shellCtx) {
 			}
 		}
 	}
+}
+
+// sourceName names a source command in messages: "source FILE", or "source" alone.
+func sourceName(args []shellArg) string {
+	if args = skipDashDash(args); len(args) > 0 {
+		return "source " + args[0].text()
+	}
+	return "source"
 }
