@@ -448,18 +448,21 @@ func dialectProblems(a ShellLine, r dialectRun) []string {
 	return problems
 }
 
-// redirectCovers reports whether a redirect key names the written file (/w/... or /tmp/...):
-// by its path, or by its name when the line changed folders first.
+// redirectCovers reports whether a redirect key names the written file (/w/... or /tmp/...) by
+// its path: a relative key is relative to the workdir, /w, whatever folder the line changed to.
 func redirectCovers(keys []string, written string) bool {
 	for _, k := range keys {
 		target, ok := strings.CutPrefix(k, RedirectKey(""))
 		if !ok {
 			continue
 		}
+		if rest, ok := strings.CutPrefix(target, "~"); ok {
+			target = "/w" + rest // HOME is the workdir here
+		}
 		if !filepath.IsAbs(target) {
 			target = filepath.Join("/w", target)
 		}
-		if target == written || filepath.Base(target) == filepath.Base(written) {
+		if target == written {
 			return true
 		}
 	}

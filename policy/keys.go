@@ -41,11 +41,21 @@ func RedirectKey(target string) string { return shellPrefix + ">" + target }
 
 // CleanTarget is the canonical form of a redirect target, in which redirect keys are written
 // and compared: the shortest lexical equivalent (path.Clean: "//etc/passwd", "/etc/./passwd"
-// and "/usr/../etc/passwd" are all "/etc/passwd", "./notes.txt" is "notes.txt"). It is
-// lexical: a symlink on the way can still lead elsewhere, which only the sandbox bounds.
+// and "/usr/../etc/passwd" are all "/etc/passwd", "./notes.txt" is "notes.txt"), with the links
+// the kernel makes taken as the kernel takes them: /proc/self/root/etc/passwd (and
+// /proc/PID/root, /proc/thread-self/root) is /etc/passwd. It is lexical otherwise: a symlink on
+// the way can still lead elsewhere, which only the sandbox bounds. A target ShellKeys resolves
+// against the folder a cd of the line went to is keyed relative to the workdir instead; one it
+// cannot resolve (through a descriptor, /proc/self/cwd) is returned as path.Clean gives it.
 func CleanTarget(target string) string {
 	if target == "" {
 		return ""
+	}
+	if abs, rel, why := resolveTarget(target); why == "" {
+		if abs != "" {
+			return abs
+		}
+		return rel
 	}
 	return path.Clean(target)
 }

@@ -55,8 +55,12 @@ scan:
 				case c == 'l':
 					login = true
 				case c == 'o' || c == 'O':
-					if i++; i < len(args) && (!args[i].static || args[i].val == "histexpand" || args[i].val == "keyword") {
-						s.fail("%s -o %s may turn on history expansion or keyword assignments, which the scan cannot follow", prog, args[i].text())
+					kept := setOptionsKept
+					if c == 'O' {
+						kept = shoptKept
+					}
+					if i++; i < len(args) && (!args[i].static || !slices.Contains(kept, args[i].val)) {
+						s.fail("%s -%c %s changes how the shell parses or runs its commands (only %s keep the keys known)", prog, c, args[i].text(), strings.Join(kept, ", "))
 						return
 					}
 				case !strings.ContainsRune(shellFlags, c):

@@ -29,11 +29,11 @@ func (s *shellScan) wordPart(p syntax.WordPart, ctx shellCtx) {
 		}
 		s.substs++
 		defer func() { s.substs-- }()
-		s.stmts(p.Stmts, inner(ctx))
+		s.subshell(func() { s.stmts(p.Stmts, inner(ctx)) })
 	case *syntax.ProcSubst:
 		s.substs++
 		defer func() { s.substs-- }()
-		s.stmts(p.Stmts, inner(ctx))
+		s.subshell(func() { s.stmts(p.Stmts, inner(ctx)) })
 	case *syntax.ArithmExp:
 		s.arith(p.X, ctx)
 	case *syntax.ParamExp:

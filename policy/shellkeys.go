@@ -171,11 +171,17 @@ type shellScan struct {
 	backquotes int
 	// substs counts the command and process substitutions being scanned.
 	substs int
+	// cwd is where the shell may be at the point scanned, cwdFail where it is if the statement
+	// just scanned failed (cd may), oldCwd where cd - goes (shellcwd.go); mayChdir reports that
+	// the text being parsed holds a cd, pushd or popd anywhere.
+	cwd, cwdFail, oldCwd cwdSet
+	mayChdir             bool
 }
 
 var scanPool = sync.Pool{New: func() any {
 	return &shellScan{parser: syntax.NewParser(syntax.Variant(syntax.LangBash)),
-		posix: syntax.NewParser(syntax.Variant(syntax.LangPOSIX))}
+		posix: syntax.NewParser(syntax.Variant(syntax.LangPOSIX)),
+		cwd:   workdirCwd, cwdFail: workdirCwd, oldCwd: unknownCwd("cd - goes back to a folder from before the line")}
 }}
 
 func (s *shellScan) release() {
@@ -184,6 +190,7 @@ func (s *shellScan) release() {
 	}
 	s.keys, s.opaque, s.why, s.depth, s.shellVar = s.keys[:0], s.opaque[:0], "", 0, false
 	s.src, s.backquotes, s.substs = "", 0, 0
+	s.cwd, s.cwdFail, s.oldCwd, s.mayChdir = workdirCwd, workdirCwd, unknownCwd("cd - goes back to a folder from before the line"), false
 	clear(s.vars)
 	scanPool.Put(s)
 }
@@ -211,6 +218,9 @@ type shellCtx struct {
 	// tokens are texts a wrapper replaces at run time (find's {}, xargs -I R, parallel's {):
 	// a word holding one is not static.
 	tokens []string
+	// external is set for a command a wrapper runs as a program of its own (nice cd is not the
+	// shell's cd).
+	external bool
 }
 
 type stdinKind uint8
@@ -269,9 +279,9 @@ func (s *shellScan) parse(p *syntax.Parser, src string, ctx shellCtx, origin str
 		s.fail("%s contains a carriage return, which bash reads as part of a word and the parser as a blank", orLine(origin))
 		return
 	}
-	outer := s.src
+	outer, outerChdir := s.src, s.mayChdir
 	s.src = src
-	defer func() { s.src = outer }()
+	defer func() { s.src, s.mayChdir = outer, outerChdir }()
 	f, err := p.Parse(strings.NewReader(src), "")
 	if err != nil {
 		if origin == "" {
@@ -281,7 +291,13 @@ func (s *shellScan) parse(p *syntax.Parser, src string, ctx shellCtx, origin str
 		}
 		return
 	}
-	s.stmts(f.Stmts, ctx)
+	s.mayChdir = changesDir(f)
+	if origin == "" {
+		s.stmts(f.Stmts, ctx)
+		return
+	}
+	// A string handed to a shell runs in a new shell, in the folder the command starts in.
+	s.withCwd(s.cwd, func() { s.stmts(f.Stmts, ctx) })
 }
 
 func orLine(origin string) string {
@@ -302,16 +318,28 @@ func (s *shellScan) enter() bool {
 
 func (s *shellScan) leave() { s.depth-- }
 
-// nest runs a wrapped command one level deeper.
+// nest runs a wrapped command one level deeper, as a program of its own: a cd there is not the
+// shell's.
 func (s *shellScan) nest(args []shellArg, ctx shellCtx) {
+	ctx.external = true
+	s.nestShell(args, ctx)
+}
+
+// nestShell runs a command one level deeper in the line's own shell (builtin, command).
+func (s *shellScan) nestShell(args []shellArg, ctx shellCtx) {
 	if s.enter() {
 		s.run(args, ctx)
 	}
 	s.leave()
 }
 
+// stmts scans a list run one after the other: each statement starts where the one before
+// left the shell, whether it succeeded or not.
 func (s *shellScan) stmts(list []*syntax.Stmt, ctx shellCtx) {
-	for _, st := range list {
+	for i, st := range list {
+		if i > 0 {
+			s.settle()
+		}
 		s.stmt(st, ctx)
 	}
 }
@@ -320,6 +348,19 @@ func (s *shellScan) stmt(st *syntax.Stmt, ctx shellCtx) {
 	if s.failed() {
 		return
 	}
+	s.cwdFail = s.cwd
+	if st.Background || st.Coprocess {
+		s.subshell(func() { s.statement(st, ctx) })
+		return
+	}
+	s.statement(st, ctx)
+	if st.Negated {
+		s.cwd, s.cwdFail = s.cwdFail, s.cwd
+	}
+}
+
+// statement scans a statement's redirects, in the folder it starts in, and its command.
+func (s *shellScan) statement(st *syntax.Stmt, ctx shellCtx) {
 	for _, r := range st.Redirs {
 		s.redirect(r, ctx)
 		if src, ok := s.stdinOf(r, ctx); ok {
@@ -348,39 +389,50 @@ func (s *shellScan) command(cmd syntax.Command, ctx shellCtx) {
 			s.run(s.args(c.Args, ctx), ctx)
 		}
 	case *syntax.BinaryCmd:
-		s.stmt(c.X, ctx)
-		if c.Op == syntax.Pipe || c.Op == syntax.PipeAll {
-			ctx.stdin = stdinSource{}
-		}
-		s.stmt(c.Y, ctx)
+		s.binary(c, ctx)
 	case *syntax.Block:
 		s.stmts(c.Stmts, ctx)
 	case *syntax.Subshell:
-		s.stmts(c.Stmts, ctx)
+		s.subshell(func() { s.stmts(c.Stmts, ctx) })
 	case *syntax.IfClause:
-		for ic := c; ic != nil; ic = ic.Else {
-			s.stmts(ic.Cond, ctx)
-			s.stmts(ic.Then, ctx)
-		}
+		s.ifClause(c, ctx)
 	case *syntax.WhileClause:
-		s.stmts(c.Cond, ctx)
-		s.stmts(c.Do, ctx)
+		s.repeat(func() {
+			s.stmts(c.Cond, ctx)
+			s.settle()
+			s.stmts(c.Do, ctx)
+		})
 	case *syntax.ForClause:
-		s.loop(c.Loop, ctx)
-		if c.Select {
-			s.markVar("REPLY", varUntrusted) // select reads the answer from standard input
-		}
-		s.stmts(c.Do, ctx)
+		s.repeat(func() {
+			s.loop(c.Loop, ctx)
+			if c.Select {
+				s.markVar("REPLY", varUntrusted) // select reads the answer from standard input
+			}
+			s.stmts(c.Do, ctx)
+		})
 	case *syntax.CaseClause:
 		s.word(c.Word, ctx)
+		before, out := s.cwd, s.cwd // no pattern may match
 		for _, item := range c.Items {
+			s.cwd, s.cwdFail = before, before
 			for _, w := range item.Patterns {
 				s.word(w, ctx)
 			}
 			s.stmts(item.Stmts, ctx)
+			s.settle()
+			out = out.union(s.cwd)
 		}
+		s.cwd, s.cwdFail = out, out
 	case *syntax.FuncDecl:
-		s.stmt(c.Body, inner(ctx))
+		body := s.cwd
+		if s.mayChdir {
+			body = unknownCwd("the line changes folder, and a function runs in the folder it is called from")
+		}
+		s.withCwd(body, func() { s.stmt(c.Body, inner(ctx)) })
+		if changesDir(c.Body) {
+			s.cwd = unknownCwd("a function of the line changes folder when it is called")
+			s.cwdFail = s.cwd
+		}
 	case *syntax.ArithmCmd:
 		s.arith(c.X, ctx)
 	case *syntax.TestClause:
@@ -404,10 +456,83 @@ func (s *shellScan) command(cmd syntax.Command, ctx shellCtx) {
 				s.fail("the coproc name is computed")
 			}
 		}
-		s.stmt(c.Stmt, ctx)
+		s.subshell(func() { s.stmt(c.Stmt, ctx) })
 	default:
 		s.fail("the line uses %T, which this check does not model", cmd)
 	}
+}
+
+// binary scans a && b, a || b and pipelines: b runs where a left the shell when a succeeded
+// (&&) or failed (||); each part of a pipeline runs in a subshell.
+func (s *shellScan) binary(c *syntax.BinaryCmd, ctx shellCtx) {
+	switch c.Op {
+	case syntax.Pipe, syntax.PipeAll:
+		s.subshell(func() { s.stmt(c.X, ctx) })
+		ctx.stdin = stdinSource{}
+		s.subshell(func() { s.stmt(c.Y, ctx) })
+		s.cwdFail = s.cwd
+	case syntax.AndStmt:
+		s.stmt(c.X, ctx)
+		failed := s.cwdFail
+		s.stmt(c.Y, ctx)
+		s.cwdFail = s.cwdFail.union(failed)
+	default: // ||
+		s.stmt(c.X, ctx)
+		succeeded := s.cwd
+		s.cwd = s.cwdFail
+		s.stmt(c.Y, ctx)
+		s.cwd = s.cwd.union(succeeded)
+	}
+}
+
+// ifClause scans if, elif and else: each branch starts where its condition left the shell, and
+// afterwards the shell may be where any branch left it (or where the last condition left it,
+// without an else).
+func (s *shellScan) ifClause(c *syntax.IfClause, ctx shellCtx) {
+	var out cwdSet
+	first := true
+	add := func(c cwdSet) {
+		if first {
+			out, first = c, false
+		} else {
+			out = out.union(c)
+		}
+	}
+	for ic := c; ic != nil; ic = ic.Else {
+		if len(ic.Cond) == 0 { // else
+			s.stmts(ic.Then, ctx)
+			s.settle()
+			add(s.cwd)
+			s.cwd, s.cwdFail = out, out
+			return
+		}
+		s.stmts(ic.Cond, ctx)
+		succeeded, failed := s.cwd, s.cwdFail
+		s.cwdFail = succeeded
+		s.stmts(ic.Then, ctx)
+		s.settle()
+		add(s.cwd)
+		s.cwd, s.cwdFail = failed, failed
+	}
+	add(s.cwd)
+	s.cwd, s.cwdFail = out, out
+}
+
+// repeat scans a loop's body: when a pass changes the folder, the next starts elsewhere, so the
+// body is scanned again with the folder unknown.
+func (s *shellScan) repeat(pass func()) {
+	s.settle()
+	before := s.cwd
+	pass()
+	s.settle()
+	if s.cwd.equal(before) {
+		return
+	}
+	s.cwd = unknownCwd("a loop of the line changes folder")
+	s.cwdFail = s.cwd
+	pass()
+	s.cwd = unknownCwd("a loop of the line changes folder")
+	s.cwdFail = s.cwd
 }
 
 func (s *shellScan) loop(l syntax.Loop, ctx shellCtx) {

@@ -252,7 +252,7 @@ func (s *shellScan) writeFile(prog string, a shellArg) {
 		s.fail("the file %s writes is computed (%s)", prog, a.text())
 	case a.val == "":
 		s.fail("%s writes a file with an empty name", prog)
-	case CleanTarget(a.val) != "/dev/null":
-		s.add(RedirectKey(CleanTarget(a.val)))
+	default:
+		s.targetKey(a.val) // the program runs in the shell's folder
 	}
 }

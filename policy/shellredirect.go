@@ -31,7 +31,7 @@ func (s *shellScan) redirect(r *syntax.Redirect, ctx shellCtx) {
 	case syntax.RdrIn:
 		switch v, static, _ := s.literal(r.Word, ctx); {
 		case static && isNetworkPath(CleanTarget(v)):
-			s.add(RedirectKey(CleanTarget(v)))
+			s.targetKey(v)
 		case !static && mayBeNetworkPath(v):
 			s.fail("the input redirect target is computed and could be a /dev/tcp connection (%s)", wordText(r.Word))
 		}
@@ -132,8 +132,8 @@ func (s *shellScan) writeTarget(w *syntax.Word, ctx shellCtx) {
 		s.fail("the redirect target is computed (%s)", wordText(w))
 	case v == "":
 		s.fail("a redirect has an empty target")
-	case CleanTarget(v) != "/dev/null":
-		s.add(RedirectKey(CleanTarget(v)))
+	default:
+		s.targetKey(v)
 	}
 }
 

@@ -22,11 +22,12 @@ func init() {
 			"map-group=", "map-root-user", "map-current-user", "map-auto", "map-users=", "map-groups=",
 			"kill-child?", "mount-proc?", "mount-binfmt?", "propagation=", "setgroups=", "keep-caps",
 			"root=", "wd=", "setuid=", "setgid=", "monotonic=", "boottime=", "help", "version"}},
-			shell: true},
+			shell: true, chdir: []string{"-w", "--wd"}, reroot: []string{"-R", "--root"}},
 		"nsenter": {opts: optSpec{short: "at:m::u::i::n::p::C::U::T::S:G:r::w::W:FZhV", long: []string{
 			"all", "target=", "mount?", "uts?", "ipc?", "net?", "pid?", "cgroup?", "user?", "time?",
 			"setuid=", "setgid=", "preserve-credentials", "root?", "wd?", "wdns=", "no-fork",
-			"follow-context", "help", "version"}}, shell: true},
+			"follow-context", "help", "version"}}, shell: true, chdir: []string{"-w", "--wd", "-W", "--wdns"},
+			reroot: []string{"-r", "--root"}},
 		"chrt": {opts: optSpec{short: "bdfiorRT:P:D:ampvhV", long: []string{"batch", "deadline", "fifo",
 			"idle", "other", "rr", "reset-on-fork", "sched-runtime=", "sched-period=", "sched-deadline=",
 			"all-tasks", "max", "pid", "verbose", "help", "version"}}, operands: 1,
@@ -201,6 +202,7 @@ var runuserSpec = optSpec{short: "u:mpw:g:G:lc:fs:PhV", long: []string{"user=", 
 func (s *shellScan) runuser(args []shellArg, ctx shellCtx) {
 	var command *shellArg
 	direct := false
+	nested := s.cwd
 	rest, _ := s.options("runuser", args, &runuserSpec, func(opt string, val shellArg) {
 		switch opt {
 		case "-u", "--user":
@@ -209,19 +211,25 @@ func (s *shellScan) runuser(args []shellArg, ctx shellCtx) {
 			command = &val
 		case "-s", "--shell":
 			s.chosenShell("runuser", val)
+		case "-l", "--login":
+			nested = unknownCwd("runuser's login shell starts in the target user's home folder")
 		}
 	})
-	switch {
-	case s.failed():
-	case direct:
-		s.nest(rest, ctx)
-	case command != nil:
-		s.codeArgAs(shDialect, *command, ctx, "the runuser -c command")
-	case len(rest) > 1:
-		s.fail("runuser hands the words after the user name to the shell")
-	default:
-		s.stdinCodeAs(shDialect, "runuser", ctx, false)
+	if s.failed() {
+		return
 	}
+	s.withCwd(nested, func() {
+		switch {
+		case direct:
+			s.nest(rest, ctx)
+		case command != nil:
+			s.codeArgAs(shDialect, *command, ctx, "the runuser -c command")
+		case len(rest) > 1:
+			s.fail("runuser hands the words after the user name to the shell")
+		default:
+			s.stdinCodeAs(shDialect, "runuser", ctx, false)
+		}
+	})
 }
 
 // chosenShell checks a shell an option chooses (su -s, runuser -s): only a bash or POSIX sh
@@ -330,6 +338,20 @@ func (s *shellScan) perf(args []shellArg, ctx shellCtx) {
 		s.fail("the perf subcommand is computed (%s)", args[0].text())
 		return
 	}
+	for _, a := range args[1:] {
+		name, _, _ := strings.Cut(a.val, "=")
+		switch {
+		case !a.static && a.mayBeOption():
+			s.fail("an option of perf %s is computed (%s)", args[0].val, a.text())
+			return
+		case name == "--objdump" || name == "--addr2line" || name == "--exec-path":
+			s.fail("perf %s %s runs the program it names", args[0].val, name)
+			return
+		case args[0].val == "script" && (a.val == "-s" || strings.HasPrefix(a.val, "--script") || strings.HasPrefix(a.val, "-s")):
+			s.fail("perf script -s runs a script file, whose content the line does not show")
+			return
+		}
+	}
 	if !slices.Contains(perfRunners, args[0].val) {
 		return
 	}
@@ -434,6 +456,9 @@ func (s *shellScan) capsh(args []shellArg, ctx shellCtx) {
 			return
 		case v == "==":
 			s.nest(append([]shellArg{staticArg("capsh")}, args[i+1:]...), ctx)
+			return
+		case strings.HasPrefix(v, "--chroot="):
+			s.fail("capsh --chroot runs the rest under another root, where the line's paths name other files")
 			return
 		case strings.HasPrefix(v, "--shell="):
 			s.chosenShell("capsh", staticArg(strings.TrimPrefix(v, "--shell=")))

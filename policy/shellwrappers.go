@@ -111,6 +111,10 @@ func (s *shellScan) run(args []shellArg, ctx shellCtx) {
 		s.hash(rest)
 	case "fc":
 		s.fail("fc re-runs commands from the shell history, which the line does not show")
+	case "cd", "pushd", "popd":
+		if !ctx.external {
+			s.chdir(prog, rest)
+		}
 	default:
 		s.builtin(prog, rest, ctx)
 	}
@@ -132,6 +136,11 @@ type wrapSpec struct {
 	// shell: without a command it starts $SHELL (or /bin/sh), reading standard input; with
 	// interactive set, as an interactive shell (chroot runs "$SHELL -i").
 	shell, interactive bool
+	// chdir are options whose value is the folder the command runs in (unshare --wd), and
+	// reroot options that run it under another root (unshare --root); rootOperand says that the
+	// first operand is the new root (chroot).
+	chdir, reroot []string
+	rootOperand   bool
 }
 
 var prefixWrappers = map[string]*wrapSpec{
@@ -147,7 +156,7 @@ var prefixWrappers = map[string]*wrapSpec{
 	"stdbuf": {opts: optSpec{short: "e:i:o:", long: []string{"input=", "output=", "error=", "help",
 		"version"}}},
 	"chroot": {opts: optSpec{long: []string{"userspec=", "groups=", "skip-chdir", "help", "version"}},
-		operands: 1, shell: true, interactive: true},
+		operands: 1, shell: true, interactive: true, rootOperand: true},
 	"taskset": {opts: optSpec{short: "achpV", long: []string{"all-tasks", "cpu-list", "pid", "help",
 		"version"}}, operands: 1, noRun: []string{"-p", "--pid"}},
 	"time": {opts: optSpec{short: "af:o:pqvV", long: []string{"append", "format=", "output=",
@@ -163,6 +172,7 @@ func (s *shellScan) prefixWrapper(prog string, spec *wrapSpec, args []shellArg, 
 		args = args[1:] // nice -10: the historical adjustment form
 	}
 	runs := true
+	nested := s.cwd // where the wrapped command runs
 	rest, _ := s.options(prog, args, &spec.opts, func(opt string, val shellArg) {
 		if slices.Contains(spec.noRun, opt) {
 			runs = false
@@ -170,9 +180,20 @@ func (s *shellScan) prefixWrapper(prog string, spec *wrapSpec, args []shellArg, 
 		if slices.Contains(spec.writes, opt) {
 			s.writeFile(prog, val)
 		}
+		switch {
+		case slices.Contains(spec.reroot, opt):
+			nested = cwdSet{unknown: prog + " " + opt + " runs the command under another root", reroot: true}
+		case slices.Contains(spec.chdir, opt) && val.static && val.val != "":
+			nested = nested.to(val.val)
+		case slices.Contains(spec.chdir, opt):
+			nested = unknownCwd(prog + " " + opt + " runs the command in a folder the line does not show")
+		}
 	})
 	if s.failed() || len(rest) < spec.operands || !runs {
 		return
+	}
+	if spec.rootOperand {
+		nested = cwdSet{unknown: prog + " runs the command under another root", reroot: true}
 	}
 	for _, o := range rest[:spec.operands] {
 		if !o.single {
@@ -183,11 +204,15 @@ func (s *shellScan) prefixWrapper(prog string, spec *wrapSpec, args []shellArg, 
 	if rest = rest[spec.operands:]; len(rest) == 0 {
 		if spec.shell {
 			s.shellVar = true
-			s.stdinCodeAs(shDialect, prog, ctx, spec.interactive)
+			s.withCwd(nested, func() { s.stdinCodeAs(shDialect, prog, ctx, spec.interactive) })
 		}
 		return
 	}
-	s.nest(rest, ctx)
+	if prog == "builtin" || prog == "command" {
+		s.nestShell(rest, ctx) // the shell's own builtin (command cd changes the shell's folder)
+		return
+	}
+	s.withCwd(nested, func() { s.nest(rest, ctx) })
 }
 
 var envSpec = optSpec{short: "0C:iS:u:v", long: []string{"ignore-environment", "null", "unset=",
@@ -196,26 +221,34 @@ var envSpec = optSpec{short: "0C:iS:u:v", long: []string{"ignore-environment", "
 
 func (s *shellScan) env(args []shellArg, ctx shellCtx) {
 	var split *shellArg
+	nested := s.cwd
 	rest, _ := s.options("env", args, &envSpec, func(opt string, val shellArg) {
 		switch opt {
 		case "-u", "--unset":
 			s.varWord("env", val, (*shellScan).envName)
 		case "-S", "--split-string":
 			split = &val
+		case "-C", "--chdir":
+			nested = nested.to(val.val) // val is static: options() takes only a single word
+			if !val.static {
+				nested = unknownCwd("env -C runs the command in a computed folder")
+			}
 		}
 	})
 	if s.failed() {
 		return
 	}
-	if split != nil {
-		s.envSplit(*split, rest, ctx)
-		return
-	}
-	if len(rest) > 0 && rest[0].static && rest[0].val == "-" {
-		rest = rest[1:] // env - is env -i
-	}
-	rest = s.assignments(rest)
-	s.nest(rest, ctx)
+	s.withCwd(nested, func() {
+		if split != nil {
+			s.envSplit(*split, rest, ctx)
+			return
+		}
+		if len(rest) > 0 && rest[0].static && rest[0].val == "-" {
+			rest = rest[1:] // env - is env -i
+		}
+		rest = s.assignments(rest)
+		s.nest(rest, ctx)
+	})
 }
 
 // assignments gives the keys of the NAME=VALUE words at the start of args (env, sudo) and
@@ -270,29 +303,49 @@ func (s *shellScan) sudo(prog string, args []shellArg, ctx shellCtx) {
 	if spec == nil { // sudoedit
 		spec, edit = sudoSpecs["sudo"], true
 	}
-	rest, _ := s.options(prog, args, spec, func(opt string, _ shellArg) {
+	nested := s.cwd
+	if prog == "pkexec" {
+		nested = unknownCwd("pkexec runs the command in the target user's home folder")
+	}
+	rest, _ := s.options(prog, args, spec, func(opt string, val shellArg) {
 		switch opt {
 		case "-e", "--edit":
 			edit = true
-		case "-s", "--shell", "-i", "--login":
+		case "-s", "--shell":
 			shell = true
+		case "-i", "--login", "--keep-cwd":
+			shell = shell || opt != "--keep-cwd"
+			if opt == "--keep-cwd" {
+				nested = s.cwd
+			} else {
+				nested = unknownCwd(prog + " " + opt + " runs the command in the target user's home folder")
+			}
+		case "-D", "--chdir":
+			nested = nested.to(val.val)
+			if !val.static {
+				nested = unknownCwd(prog + " " + opt + " runs the command in a computed folder")
+			}
+		case "-R", "--chroot":
+			nested = cwdSet{unknown: prog + " " + opt + " runs the command under another root", reroot: true}
 		}
 	})
 	if s.failed() {
 		return
 	}
 	rest = s.assignments(rest)
-	switch {
-	case edit:
-		for _, a := range rest {
-			s.writeFile(prog, a)
+	s.withCwd(nested, func() {
+		switch {
+		case edit:
+			for _, a := range rest {
+				s.writeFile(prog, a)
+			}
+		case len(rest) == 0 && shell:
+			s.shellVar = true // sudo -s runs $SHELL; -i the target user's shell
+			s.stdinCodeAs(shDialect, prog, ctx, false)
+		default:
+			s.nest(rest, ctx)
 		}
-	case len(rest) == 0 && shell:
-		s.shellVar = true // sudo -s runs $SHELL; -i the target user's shell
-		s.stdinCodeAs(shDialect, prog, ctx, false)
-	default:
-		s.nest(rest, ctx)
-	}
+	})
 }
 
 var suSpec = optSpec{short: "c:fG:g:lmPps:w:", long: []string{"command=", "session-command=",
@@ -304,6 +357,8 @@ var suSpec = optSpec{short: "c:fG:g:lmPps:w:", long: []string{"command=", "sessi
 func (s *shellScan) su(args []shellArg, ctx shellCtx) {
 	var command *shellArg
 	user := false
+	nested := s.cwd
+	login := func() { nested = unknownCwd("su's login shell starts in the target user's home folder") }
 	for rest := args; len(rest) > 0; {
 		var end bool
 		rest, end = s.options("su", rest, &suSpec, func(opt string, val shellArg) {
@@ -312,6 +367,8 @@ func (s *shellScan) su(args []shellArg, ctx shellCtx) {
 				command = &val
 			case "-s", "--shell":
 				s.chosenShell("su", val)
+			case "-l", "--login":
+				login()
 			}
 		})
 		switch {
@@ -320,6 +377,7 @@ func (s *shellScan) su(args []shellArg, ctx shellCtx) {
 		case len(rest) == 0:
 			continue
 		case rest[0].static && rest[0].val == "-" && !end:
+			login()
 		case user || end && len(rest) > 1:
 			s.fail("su hands the words after the user name to the shell")
 			return
@@ -328,11 +386,13 @@ func (s *shellScan) su(args []shellArg, ctx shellCtx) {
 		}
 		rest = rest[1:]
 	}
-	if command != nil {
-		s.codeArgAs(shDialect, *command, ctx, "the su -c command")
-		return
-	}
-	s.stdinCodeAs(shDialect, "su", ctx, false)
+	s.withCwd(nested, func() {
+		if command != nil {
+			s.codeArgAs(shDialect, *command, ctx, "the su -c command")
+			return
+		}
+		s.stdinCodeAs(shDialect, "su", ctx, false)
+	})
 }
 
 var flockSpec = optSpec{short: "c:E:eFhnosuVw:x", long: []string{"shared", "exclusive", "unlock",
@@ -420,7 +480,7 @@ var parallelSpec = optSpec{short: "0a:C:d:E:I:j:kL:mn:N:P:qrS:s:uvX", long: []st
 	"ungroup", "line-buffer", "group", "bar", "progress", "eta", "no-notice", "will-cite",
 	"verbose", "joblog=", "results=", "res=", "timeout=", "retries=", "delay=", "memfree=",
 	"load=", "quote", "xargs", "max-args=", "max-replace-args=", "max-lines=", "max-procs=",
-	"no-run-if-empty", "sshlogin=", "tmpdir=", "workdir=", "shuf", "nice=", "silent", "help",
+	"no-run-if-empty", "sshlogin=", "tmpdir=", "workdir=", "wd=", "shuf", "nice=", "silent", "help",
 	"version"}}
 
 func (s *shellScan) parallel(args []shellArg, ctx shellCtx) {
@@ -433,6 +493,8 @@ func (s *shellScan) parallel(args []shellArg, ctx shellCtx) {
 			}
 		case "--joblog", "--results", "--res":
 			s.writeFile("parallel", val)
+		case "--workdir", "--wd":
+			s.fail("parallel --workdir runs the commands in a folder of its choosing")
 		}
 	})
 	if s.failed() {
@@ -489,7 +551,11 @@ func (s *shellScan) find(args []shellArg, ctx shellCtx) {
 				j++
 			}
 			cmd, cctx := withToken(args[i+1:j], ctx, "{}")
-			s.nest(cmd, cctx)
+			nested := s.cwd
+			if strings.HasSuffix(a.val, "dir") {
+				nested = unknownCwd("find " + a.val + " runs the command in the folder of each file it finds")
+			}
+			s.withCwd(nested, func() { s.nest(cmd, cctx) })
 			i = j
 		case "-delete":
 			s.add(ProgramKey("find", "-delete"))

@@ -24,11 +24,14 @@ func shellArgv(line string) []string {
 func ShellArgv(line string) []string { return shellArgv(line) }
 
 // shellCodeVars are environment variables from which bash, or a shell it starts, runs code or
-// changes how it parses, and SHELL, which chooses the shell programs such as script, flock -c
-// and split --filter hand their commands to (the gate reads those as bash or POSIX sh): they
-// are never passed to a command, whatever allow_env_vars says (the host config refuses them at
-// load, so this is the second line).
-var shellCodeVars = []string{"BASHOPTS", "BASH_ENV", "ENV", "PROMPT_COMMAND", "PS0", "PS1", "PS2", "PS4", "SHELL", "SHELLOPTS"}
+// changes how it parses or finds what it runs (POSIXLY_CORRECT turns on POSIX mode and its alias
+// expansion, EXECIGNORE hides programs from lookup, CDPATH sends cd elsewhere than the line
+// names, which the gate follows), and SHELL, which chooses the shell programs such as script,
+// flock -c and split --filter hand their commands to (the gate reads those as bash or POSIX sh):
+// they are never passed to a command, whatever allow_env_vars says (the host config refuses them
+// at load, so this is the second line).
+var shellCodeVars = []string{"BASHOPTS", "BASH_COMPAT", "BASH_ENV", "BASH_LOADABLES_PATH", "CDPATH", "ENV",
+	"EXECIGNORE", "POSIXLY_CORRECT", "PROMPT_COMMAND", "PS0", "PS1", "PS2", "PS4", "SHELL", "SHELLOPTS"}
 
 // ShellExecutesEnv reports whether bash reads code or options from the variable name: one of
 // shellCodeVars, or an exported function (BASH_FUNC_name%%). Such a variable is never passed to
