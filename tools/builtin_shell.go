@@ -92,7 +92,10 @@ func (Shell) Spec() Spec {
 // budget once it ends; over the budget, they are cut back to their earlier size (a new one
 // removed) and the call is an error. The workdir is opened (OpenWorkdir) before the command
 // starts, and a workdir reached through a symbolic link runs nothing: the host could not follow
-// the redirects there, and the command would run wherever the link leads.
+// the redirects there, and the command would run wherever the link leads. While a plan is
+// drafted, a plan file that is not a plain file of its own (a symbolic or hard link to another
+// file) runs nothing either (ErrPlanFileNotPlain): the one redirect the floor lets through would
+// change that other file.
 func (Shell) Execute(ec *ExecContext, args json.RawMessage) (Result, error) {
 	var a shellArgs
 	if err := decodeArguments(NameShell, args, &a); err != nil {
@@ -118,6 +121,10 @@ func (Shell) Execute(ec *ExecContext, args json.RawMessage) (Result, error) {
 	}
 	root, err := openWorkdir(ec)
 	if err != nil {
+		return Result{Content: "shell: the command cannot start: " + err.Error(), IsError: true}, nil
+	}
+	if err := checkPlanFile(ec, root); err != nil {
+		_ = root.Close()
 		return Result{Content: "shell: the command cannot start: " + err.Error(), IsError: true}, nil
 	}
 	writes := newRedirectWrites(ec, root, a.Command)
