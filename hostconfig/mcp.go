@@ -420,7 +420,7 @@ func (c *compiler) serverTools(servers []mcpconfig.Server, list ServerTools) {
 		names, err := list(s)
 		if err != nil {
 			// s.Key already carries the prefix.
-			c.errs = append(c.errs, c.doc.Errorf(s.Key, "server %q did not start: %w", s.Name, err))
+			c.errs = append(c.errs, c.doc.Errorf(s.Key, "server %q did not list its tools: %w", s.Name, err))
 			continue
 		}
 		c.known = append(c.known, names...)

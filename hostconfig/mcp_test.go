@@ -290,7 +290,7 @@ func TestCompileWithServerTools(t *testing.T) {
 		},
 			`host.toml:10:1: tool_permissions.kv__kv_del: unknown tool or key "kv__kv_del"`, policy.ErrUnknownName},
 		{"a listing error at its entry", "kv__kv_get = \"allow\"\n", lister,
-			`host.toml:5:3: mcp_servers[1]: server "web" did not start: connection refused`, nil},
+			`host.toml:5:3: mcp_servers[1]: server "web" did not list its tools: connection refused`, nil},
 		{"no lister: any tool of a declared server", "kv__anything = \"ask\"\nweb__x = \"deny\"\n", nil, "", nil},
 		{"no lister: an undeclared server", "db__query = \"allow\"\n", nil, `host.toml:10:1: tool_permissions.db__query: unknown tool or key "db__query"`, policy.ErrUnknownName},
 		{"no lister: a server name without a tool", "kv__ = \"allow\"\n", nil, `tool_permissions.kv__: unknown tool or key "kv__"`, policy.ErrUnknownName},
@@ -365,7 +365,7 @@ func TestLoadWithTools(t *testing.T) {
 	}
 	listErr := errors.New("exec: \"kv\": executable file not found in $PATH")
 	_, err = LoadWithTools(path, knownTools, nil, func(*mcpconfig.Server) ([]string, error) { return nil, listErr })
-	if !errors.Is(err, listErr) || !strings.Contains(err.Error(), path+":1:3: mcp_servers[0]: server \"kv\" did not start") {
+	if !errors.Is(err, listErr) || !strings.Contains(err.Error(), path+":1:3: mcp_servers[0]: server \"kv\" did not list its tools") {
 		t.Errorf("listing error: %v", err)
 	}
 }

@@ -141,13 +141,19 @@ func (t *Tool) Execute(ec *tools.ExecContext, args json.RawMessage) (tools.Resul
 func (t *Tool) call(ctx context.Context, sess *session, args json.RawMessage) (*mcp.CallToolResult, error) {
 	callCtx, stop := sess.bind(ctx)
 	defer stop()
+	callCtx, budget := withBudget(callCtx)
 	var req mcp.CallToolRequest
 	req.Params.Name = t.info.Tool
 	if len(args) > 0 {
 		req.Params.Arguments = args
 	}
 	out, err := sess.client.CallTool(callCtx, req)
-	if err == nil && out == nil {
+	switch {
+	case err != nil && (budget.exceeded.Load() || errors.Is(err, ErrReplyTooLarge) || err.Error() == sess.tooLarge()):
+		// Over max_reply_bytes: an HTTP body cut at the bound, or the error reply a stdio
+		// session's watcher put in place of the reply it skipped.
+		err = fmt.Errorf("%w: %s", ErrReplyTooLarge, sess.tooLarge())
+	case err == nil && out == nil:
 		err = fmt.Errorf("%w: empty result", ErrProtocol)
 	}
 	return out, err
@@ -219,6 +225,8 @@ func (t *Tool) callFailure(ctx context.Context, timeout time.Duration, sess *ses
 		return sess.failure
 	case ctx.Err() != nil:
 		return t.contextFailure(ctx, timeout)
+	case errors.Is(err, ErrReplyTooLarge):
+		return fmt.Sprintf("%s: %s", t.info.Name, sess.tooLarge())
 	case errors.Is(err, transport.ErrSessionTerminated):
 		sess.breakWith("session terminated by the server",
 			fmt.Sprintf("server %s ended the session; it is restarted on the next call", t.info.Server))
@@ -329,4 +337,27 @@ func maxResultBytes(cfg *mcpconfig.Server) int {
 		return mcpconfig.DefaultMaxResultBytes
 	}
 	return cfg.MaxResultBytes
+}
+
+// maxReplyBytes, maxTools and maxToolSchemaBytes read the bounds a server is held to, defaults
+// for zero (the reply bound never less than the result bound, as the loader has it).
+func maxReplyBytes(cfg *mcpconfig.Server) int {
+	if cfg.MaxReplyBytes <= 0 {
+		return max(mcpconfig.DefaultMaxReplyBytes, maxResultBytes(cfg))
+	}
+	return cfg.MaxReplyBytes
+}
+
+func maxTools(cfg *mcpconfig.Server) int {
+	if cfg.MaxTools <= 0 {
+		return mcpconfig.DefaultMaxTools
+	}
+	return cfg.MaxTools
+}
+
+func maxToolSchemaBytes(cfg *mcpconfig.Server) int {
+	if cfg.MaxToolSchemaBytes <= 0 {
+		return mcpconfig.DefaultMaxToolSchemaBytes
+	}
+	return cfg.MaxToolSchemaBytes
 }
