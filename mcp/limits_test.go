@@ -49,7 +49,6 @@ func TestCallTimeoutCountsOnlyTheServer(t *testing.T) {
 	}
 }
 
-
 // hostileConfig is an entry for the test server in hostile mode (flood, echo and fillers) over
 // transport, with extra hostile-mode flags.
 func hostileConfig(t testing.TB, transport string, flags ...string) *mcpconfig.Server {
