@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync/atomic"
+	"time"
 
 	"github.com/warrenhq/warren/mcp/mcpconfig"
 )
@@ -29,6 +30,9 @@ const (
 	// replyTooLargeCode is the JSON-RPC error code of the error reply a watcher puts in place of
 	// a reply it skipped (in the range JSON-RPC leaves to implementations).
 	replyTooLargeCode = -32099
+	// exitGrace is how long a stdio server that closed its stdout has to be seen exiting before
+	// it is killed (awaitExit).
+	exitGrace = 30 * time.Second
 )
 
 // malformedPrefix starts the reason of a session broken by a malformed reply.
@@ -211,9 +215,11 @@ func (w *replyWatcher) breakWith(reason, failure string) {
 
 // awaitExit runs when the server closes its stdout: normally because it exited, and then the
 // reaper has news within moments. A server that closes stdout and lives on cannot answer any
-// more, so after stopGrace it is killed.
+// more, so after exitGrace it is killed. The wait decides what the trace says (the exit status,
+// or "signal: killed" after a kill), so it is a backstop far above what a loaded machine takes to
+// reap a process that has exited, not stopGrace.
 func (w *replyWatcher) awaitExit() {
-	if !waitClosed(w.session.exited, stopGrace) {
+	if !waitClosed(w.session.exited, exitGrace) {
 		w.session.killGroup()
 	}
 }
