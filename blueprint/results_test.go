@@ -79,7 +79,7 @@ func TestResultSchemaTypes(t *testing.T) {
 			schemas: "[result_schemas.grade]\ntype = \"object\"\nproperties = { verdict = { type = \"string\" } }\nadditionalProperties = true\n"},
 		{name: "additionalProperties types the other keys", when: `tools.grade?.extra == 1`,
 			schemas: "[result_schemas.grade]\ntype = \"object\"\nadditionalProperties = { type = \"string\" }\n",
-			key: "stages[0].transitions[0].when", says: "mismatched types string and int"},
+			key:     "stages[0].transitions[0].when", says: "mismatched types string and int"},
 		{name: "a nullable string", when: `tools.grade?.verdict == "a" || tools.grade?.verdict == nil`,
 			schemas: "[result_schemas.grade]\ntype = \"object\"\nproperties = { verdict = { type = [\"string\", \"null\"] } }\n"},
 		{name: "a result that is a string", when: `tools.grade startsWith "ok"`, schemas: "[result_schemas.grade]\ntype = \"string\"\n"},
