@@ -57,7 +57,9 @@ type ConditionEnv struct {
 	Text string `expr:"text"`
 	// Tools holds, by tool name, the last result (decoded as Result is) of each tool the
 	// blueprint's conditions name (tools.review), over the agent's whole run; a tool not called
-	// yet is absent (nil).
+	// yet is absent (nil). A tool whose result schema the blueprint declares ([result_schemas])
+	// holds nil unless its last result matches it and is not an error result
+	// (Blueprint.ToolValue).
 	Tools map[string]any `expr:"tools"`
 	// Counters are the agent's counts over its whole run.
 	Counters ConditionCounters `expr:"counters"`
