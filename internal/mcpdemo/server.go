@@ -11,6 +11,10 @@
 // streamable HTTP at /mcp and prints "listening http://HOST:PORT/mcp" as the first line of
 // stdout, so a caller can start it on port 0 and learn the address. Logs go to stderr only.
 //
+// With --hostile it serves hostile.go's server instead, which abuses its client (a reply as
+// large as asked, tool lists as long and fat as told), for the tests of the bounds the client
+// holds a server to.
+//
 // Exit codes: 0 clean shutdown (stdin closed, or SIGINT/SIGTERM); 1 a runtime failure; 2 bad
 // usage; 3 the crash tool was called.
 package mcpdemo
