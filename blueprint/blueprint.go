@@ -350,6 +350,9 @@ type Blueprint struct {
 	// Reads is what the blueprint's conditions and set values read, so the host keeps only
 	// that for its agents.
 	Reads Reads
+	// resultSchemas are the [result_schemas] by tool (nil when none): what conditions reading
+	// tools.<tool> were type-checked against, and what ToolValue holds results to.
+	resultSchemas map[string]*resultSchema
 }
 
 // CheckScriptCeiling reports every [tool_script_permissions] entry of the

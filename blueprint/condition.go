@@ -57,7 +57,9 @@ type ConditionEnv struct {
 	Text string `expr:"text"`
 	// Tools holds, by tool name, the last result (decoded as Result is) of each tool the
 	// blueprint's conditions name (tools.review), over the agent's whole run; a tool not called
-	// yet is absent (nil).
+	// yet is absent (nil). A tool whose result schema the blueprint declares ([result_schemas])
+	// holds nil unless its last result matches it and is not an error result
+	// (Blueprint.ToolValue).
 	Tools map[string]any `expr:"tools"`
 	// Counters are the agent's counts over its whole run.
 	Counters ConditionCounters `expr:"counters"`
@@ -111,8 +113,10 @@ type Assignment struct {
 // conditionOptions are the compile options of every expression: the environment's types, and
 // no builtin whose answer depends on the wall clock, the local time zone or map order
 // (determinism: docs/decisions.md).
-var conditionOptions = []expr.Option{
-	expr.Env(ConditionEnv{}),
+var conditionOptions = append([]expr.Option{expr.Env(ConditionEnv{})}, conditionRules...)
+
+// conditionRules are the compile options of every expression but its environment.
+var conditionRules = []expr.Option{
 	expr.DisableBuiltin("now"),
 	expr.DisableBuiltin("date"),
 	expr.DisableBuiltin("timezone"),
@@ -157,7 +161,41 @@ func (c *compiler) compileExpression(path, src string, asBool bool, known func(s
 			v.problems = append(v.problems, tool)
 		}
 	}
+	if len(v.problems) == 0 && !c.typeCheck(path, src, asBool, v.tools) {
+		return Expression{}, false
+	}
 	return Expression{Source: src, At: path, program: program}, len(v.problems) == 0
+}
+
+// typeCheck compiles src again with tools.<tool> of its declared result type, for the tools it
+// names that have one (the program that runs is the one compiled against ConditionEnv), and
+// reports a misuse of a declared type at path. It reports whether src passed.
+func (c *compiler) typeCheck(path, src string, asBool bool, named []string) bool {
+	var typed []string
+	for _, tool := range named {
+		if c.results[tool] != nil && !slices.Contains(typed, tool) {
+			typed = append(typed, tool)
+		}
+	}
+	if len(typed) == 0 {
+		return true
+	}
+	if c.typedEnv == nil {
+		c.typedEnv = conditionTypes(c.results)
+	}
+	opts := append([]expr.Option{expr.Env(c.typedEnv)}, conditionRules...)
+	if asBool {
+		opts = append(opts, expr.AsBool())
+	}
+	if _, err := expr.Compile(src, opts...); err != nil {
+		slices.Sort(typed)
+		for i, tool := range typed {
+			typed[i] = "result_schemas." + tool
+		}
+		c.errorf(path, "%w: %s, against the result schema the blueprint declares (%s)", ErrBadCondition, describeExprError(err), strings.Join(typed, ", "))
+		return false
+	}
+	return true
 }
 
 // describeExprError turns expr's error, whose text spans lines (a snippet with a caret), into
@@ -242,20 +280,28 @@ type pendingCondition struct {
 	raw               *fileTransition
 }
 
-// conditions compiles the when and set of every pending transition, against the tools the
-// blueprint's stages offer (what tools.<name> may name), and records what they read.
-func (c *compiler) conditions(bp *Blueprint) {
-	if len(c.pending) == 0 {
-		return
-	}
+// offeredTools lists the tools the blueprint's stages offer, sorted.
+func offeredTools(bp *Blueprint) []string {
 	offered := map[string]bool{}
 	for i := range bp.Stages {
 		for _, t := range bp.Stages[i].AvailableTools {
 			offered[t] = true
 		}
 	}
-	c.offeredTools = listOrNone(slices.Sorted(maps.Keys(offered)))
-	known := func(tool string) bool { return offered[tool] }
+	return slices.Sorted(maps.Keys(offered))
+}
+
+// conditions compiles the when and set of every pending transition, against the tools the
+// blueprint's stages offer (what tools.<name> may name) and their declared result schemas, and
+// records what they read.
+func (c *compiler) conditions(bp *Blueprint) {
+	if len(c.pending) == 0 {
+		return
+	}
+	offered := offeredTools(bp)
+	c.offeredTools = listOrNone(offered)
+	c.results = bp.resultSchemas
+	known := func(tool string) bool { _, ok := slices.BinarySearch(offered, tool); return ok }
 	for _, p := range c.pending {
 		st := &bp.Stages[p.stage]
 		t := &st.Transitions[p.transition]

@@ -53,11 +53,13 @@ headers = { X-Key = "k" }
 		{
 			Name: "kv", Command: filepath.Join(dir, "kv-server"), Args: []string{"--stdio"}, Env: map[string]string{"KV_LEVEL": "debug"}, Dir: dir,
 			CallTimeout: 5 * time.Second, MaxConcurrency: 2, MaxResultBytes: 4096, Tools: []string{"kv_get"},
+			MaxReplyBytes: mcpconfig.DefaultMaxReplyBytes, MaxTools: mcpconfig.DefaultMaxTools, MaxToolSchemaBytes: mcpconfig.DefaultMaxToolSchemaBytes,
 			File: file, Line: 4, Key: "mcp_servers[0]", Blueprint: true,
 		},
 		{
 			Name: "web", URL: "http://127.0.0.1:8080/mcp", Headers: map[string]string{"X-Key": "k"}, Dir: dir,
 			CallTimeout: mcpconfig.DefaultCallTimeout, MaxConcurrency: mcpconfig.DefaultMaxConcurrency, MaxResultBytes: mcpconfig.DefaultMaxResultBytes,
+			MaxReplyBytes: mcpconfig.DefaultMaxReplyBytes, MaxTools: mcpconfig.DefaultMaxTools, MaxToolSchemaBytes: mcpconfig.DefaultMaxToolSchemaBytes,
 			File: file, Line: 14, Key: "mcp_servers[1]", Blueprint: true,
 		},
 	}

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/expr-lang/expr/types"
+
 	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/internal/tomlfile"
 	"github.com/warrenhq/warren/models"
@@ -106,6 +108,8 @@ type fileBlueprint struct {
 	Sandbox hostconfig.SandboxTable `toml:"sandbox"`
 	// MCPServers has the host's [[mcp_servers]] keys (see mcp.go).
 	MCPServers []hostconfig.MCPServerTable `toml:"mcp_servers"`
+	// ResultSchemas are the JSON Schemas of tools' results, by tool (see results.go).
+	ResultSchemas map[string]map[string]any `toml:"result_schemas"`
 }
 
 // fileStage is one [[stages]] table as written.
@@ -275,6 +279,10 @@ type compiler struct {
 	// sandboxAt positions the sandbox settings written (see
 	// Blueprint.sandboxAt).
 	sandboxAt map[string]tomlfile.Error
+	// results are the blueprint's compiled [result_schemas]; typedEnv is ConditionEnv's type
+	// with them (conditionTypes), built by the first expression that needs it.
+	results  map[string]*resultSchema
+	typedEnv types.Map
 	// badGraph is set when a stage name, a transition or the entry has a
 	// problem: the stage graph is then incomplete, and checking whether it
 	// ends would only report false problems.
@@ -344,6 +352,7 @@ func (c *compiler) compile(raw *fileBlueprint) *Blueprint {
 			c.badGraph = true
 		}
 	}
+	bp.resultSchemas = c.resultSchemas(raw.ResultSchemas, offeredTools(bp))
 	c.conditions(bp)
 	if !c.badGraph {
 		c.checkFallbacks(bp)

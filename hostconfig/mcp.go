@@ -25,9 +25,9 @@ type fileMCP struct {
 // MCP servers with the same keys, so both decode theirs with this type and compile them with
 // CompileMCPServers. Pointers and nil maps tell an absent key (take the default) from an explicit
 // value. Exactly one of Command (a stdio server) and URL (a streamable HTTP server) is given;
-// Args and Env only apply to Command, Headers only to URL. MaxResultBytes is a size, written as
-// an integer byte count or a string such as "64KiB", so it holds whatever the file wrote. The keys
-// are documented in docs/mcp.md.
+// Args and Env only apply to Command, Headers only to URL. MaxResultBytes, MaxReplyBytes and
+// MaxToolSchemaBytes are sizes, written as an integer byte count or a string such as "64KiB", so
+// they hold whatever the file wrote. The keys are documented in docs/mcp.md.
 type MCPServerTable struct {
 	Name           string            `toml:"name"`
 	Command        *string           `toml:"command"`
@@ -39,6 +39,10 @@ type MCPServerTable struct {
 	MaxConcurrency *int64            `toml:"max_concurrency"`
 	MaxResultBytes any               `toml:"max_result_bytes"`
 	Tools          []string          `toml:"tools"`
+	// The bounds a hostile or broken server is held to (docs/mcp.md, "Limits").
+	MaxReplyBytes      any    `toml:"max_reply_bytes"`
+	MaxTools           *int64 `toml:"max_tools"`
+	MaxToolSchemaBytes any    `toml:"max_tool_schema_bytes"`
 }
 
 // Sentinel errors of [[mcp_servers]] entries (the host's or a blueprint's), wrapped by the
@@ -86,6 +90,17 @@ const (
 // mcpResultBytesRange bounds max_result_bytes: at least a short answer, at most what an agent's
 // context could sensibly take.
 var mcpResultBytesRange = sandboxRange{1 << 10, 16 << 20, "1KiB to 16MiB", "the result text of one call handed to an agent"}
+
+// The ranges of the bounds a server is held to: max_reply_bytes (what is read of one message),
+// max_tools (the tools it may list) and max_tool_schema_bytes (each tool's description and
+// schemas).
+var (
+	mcpReplyBytesRange      = sandboxRange{1 << 10, 1 << 30, "1KiB to 1GiB", "what is read of one message from the server"}
+	mcpToolSchemaBytesRange = sandboxRange{1 << 10, 16 << 20, "1KiB to 16MiB", "each listed tool's description, input schema and output schema"}
+)
+
+// maxMCPTools bounds max_tools.
+const maxMCPTools = 100_000
 
 // CompileMCPServers validates the [[mcp_servers]] entries of doc, whose keys sit under prefix
 // ("" for a config or blueprint file, "host" for a scenario's [host] table), and returns the
@@ -174,7 +189,38 @@ func (c *compiler) mcpServer(key string, t *MCPServerTable, dir string) mcpconfi
 	if t.Tools != nil || c.present(key+".tools") {
 		s.Tools = c.toolAllowList(key+".tools", t.Tools)
 	}
+	c.serverBounds(key, t, &s)
 	return s
+}
+
+// serverBounds fills the bounds a server is held to: max_reply_bytes (by default 4 MiB, or
+// max_result_bytes when that is larger, and never less than it), max_tools and
+// max_tool_schema_bytes.
+func (c *compiler) serverBounds(key string, t *MCPServerTable, s *mcpconfig.Server) {
+	s.MaxReplyBytes = max(mcpconfig.DefaultMaxReplyBytes, s.MaxResultBytes)
+	if t.MaxReplyBytes != nil {
+		switch n := c.sandboxSize(key+".max_reply_bytes", t.MaxReplyBytes, mcpReplyBytesRange); {
+		case n == 0:
+		case int(n) < s.MaxResultBytes:
+			c.errorf(key+".max_reply_bytes", "%w: %d bytes is less than max_result_bytes (%d): no reply could carry a result that long; valid: at least max_result_bytes, at most 1GiB", ErrOutOfRange, n, s.MaxResultBytes)
+		default:
+			s.MaxReplyBytes = int(n)
+		}
+	}
+	s.MaxTools = mcpconfig.DefaultMaxTools
+	if v := t.MaxTools; v != nil {
+		if *v < 1 || *v > maxMCPTools {
+			c.errorf(key+".max_tools", "%w: %d; valid: 1 to %d (the tools the server may list)", ErrOutOfRange, *v, maxMCPTools)
+		} else {
+			s.MaxTools = int(*v)
+		}
+	}
+	s.MaxToolSchemaBytes = mcpconfig.DefaultMaxToolSchemaBytes
+	if t.MaxToolSchemaBytes != nil {
+		if n := c.sandboxSize(key+".max_tool_schema_bytes", t.MaxToolSchemaBytes, mcpToolSchemaBytesRange); n != 0 {
+			s.MaxToolSchemaBytes = int(n)
+		}
+	}
 }
 
 // present reports whether the file spells out path (under the prefix), telling a missing key
@@ -374,7 +420,7 @@ func (c *compiler) serverTools(servers []mcpconfig.Server, list ServerTools) {
 		names, err := list(s)
 		if err != nil {
 			// s.Key already carries the prefix.
-			c.errs = append(c.errs, c.doc.Errorf(s.Key, "server %q did not start: %w", s.Name, err))
+			c.errs = append(c.errs, c.doc.Errorf(s.Key, "server %q did not list its tools: %w", s.Name, err))
 			continue
 		}
 		c.known = append(c.known, names...)

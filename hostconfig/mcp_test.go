@@ -37,13 +37,16 @@ env = { LEVEL = "info", KV_DIR = "/srv/kv" }
 call_timeout = "1m30s"
 max_concurrency = 8
 max_result_bytes = "128KiB"
+max_reply_bytes = "1MiB"
+max_tools = 50
+max_tool_schema_bytes = "8KiB"
 tools = ["kv_set", "kv_get"]
 
 [[mcp_servers]]
 name = "search-2"
 url = "https://search.example/mcp"
 headers = { Authorization = "Bearer x", X-Trace = "1" }
-max_result_bytes = 2048
+max_result_bytes = "8MiB"
 tools = []
 
 [[mcp_servers]]
@@ -68,28 +71,33 @@ command = "/usr/local/bin/../bin/abs-mcp"
 			Name: "kv", Command: filepath.Join(dir, "bin", "mcpserver"), Args: []string{"--transport", "stdio"},
 			Env: map[string]string{"LEVEL": "info", "KV_DIR": "/srv/kv"}, Dir: dir,
 			CallTimeout: 90 * time.Second, MaxConcurrency: 8, MaxResultBytes: 128 << 10, Tools: []string{"kv_get", "kv_set"},
+			MaxReplyBytes: 1 << 20, MaxTools: 50, MaxToolSchemaBytes: 8 << 10,
 			File: path, Line: 4, Key: "mcp_servers[0]",
 		},
 		{
 			Name: "search-2", URL: "https://search.example/mcp", Headers: map[string]string{"Authorization": "Bearer x", "X-Trace": "1"}, Dir: dir,
-			CallTimeout: mcpconfig.DefaultCallTimeout, MaxConcurrency: mcpconfig.DefaultMaxConcurrency, MaxResultBytes: 2048, Tools: []string{},
-			File: path, Line: 14, Key: "mcp_servers[1]",
+			CallTimeout: mcpconfig.DefaultCallTimeout, MaxConcurrency: mcpconfig.DefaultMaxConcurrency, MaxResultBytes: 8 << 20, Tools: []string{},
+			// A result longer than the default reply bound raises it.
+			MaxReplyBytes: 8 << 20, MaxTools: mcpconfig.DefaultMaxTools, MaxToolSchemaBytes: mcpconfig.DefaultMaxToolSchemaBytes,
+			File: path, Line: 17, Key: "mcp_servers[1]",
 		},
 		{
 			Name: "git", Command: "git-mcp", Dir: dir,
 			CallTimeout: mcpconfig.DefaultCallTimeout, MaxConcurrency: mcpconfig.DefaultMaxConcurrency, MaxResultBytes: mcpconfig.DefaultMaxResultBytes,
-			File: path, Line: 21, Key: "mcp_servers[2]",
+			MaxReplyBytes: mcpconfig.DefaultMaxReplyBytes, MaxTools: mcpconfig.DefaultMaxTools, MaxToolSchemaBytes: mcpconfig.DefaultMaxToolSchemaBytes,
+			File: path, Line: 24, Key: "mcp_servers[2]",
 		},
 		{
 			Name: "abs", Command: "/usr/local/bin/abs-mcp", Dir: dir,
 			CallTimeout: mcpconfig.DefaultCallTimeout, MaxConcurrency: mcpconfig.DefaultMaxConcurrency, MaxResultBytes: mcpconfig.DefaultMaxResultBytes,
-			File: path, Line: 25, Key: "mcp_servers[3]",
+			MaxReplyBytes: mcpconfig.DefaultMaxReplyBytes, MaxTools: mcpconfig.DefaultMaxTools, MaxToolSchemaBytes: mcpconfig.DefaultMaxToolSchemaBytes,
+			File: path, Line: 28, Key: "mcp_servers[3]",
 		},
 	}
 	if !reflect.DeepEqual(cfg.MCPServers, want) {
 		t.Errorf("MCPServers =\n%+v\nwant\n%+v", cfg.MCPServers, want)
 	}
-	if got := cfg.MCPServers[1].Origin(); got != path+":14: mcp_servers[1]" {
+	if got := cfg.MCPServers[1].Origin(); got != path+":17: mcp_servers[1]" {
 		t.Errorf("Origin = %q", got)
 	}
 	if !filepath.IsAbs(cfg.MCPServers[0].Dir) {
@@ -159,6 +167,14 @@ func TestMCPServerErrors(t *testing.T) {
 		{"result size too large", "name = \"kv\"\ncommand = \"kv\"\nmax_result_bytes = \"17MiB\"", 4, "mcp_servers[0].max_result_bytes", ErrOutOfRange, `"17MiB"`},
 		{"result size misspelled", "name = \"kv\"\ncommand = \"kv\"\nmax_result_bytes = \"64K\"", 4, "mcp_servers[0].max_result_bytes", ErrBadSize, "KiB, MiB"},
 		{"result size of the wrong type", "name = \"kv\"\ncommand = \"kv\"\nmax_result_bytes = 1.5", 4, "mcp_servers[0].max_result_bytes", tomlfile.ErrType, "got float"},
+		{"reply size too small", "name = \"kv\"\ncommand = \"kv\"\nmax_reply_bytes = 1000", 4, "mcp_servers[0].max_reply_bytes", ErrOutOfRange, "1KiB to 1GiB"},
+		{"reply size too large", "name = \"kv\"\ncommand = \"kv\"\nmax_reply_bytes = \"2GiB\"", 4, "mcp_servers[0].max_reply_bytes", ErrOutOfRange, `"2GiB"`},
+		{"reply size under the result size", "name = \"kv\"\ncommand = \"kv\"\nmax_result_bytes = \"1MiB\"\nmax_reply_bytes = \"512KiB\"", 5, "mcp_servers[0].max_reply_bytes", ErrOutOfRange, "less than max_result_bytes (1048576)"},
+		{"reply size misspelled", "name = \"kv\"\ncommand = \"kv\"\nmax_reply_bytes = \"4M\"", 4, "mcp_servers[0].max_reply_bytes", ErrBadSize, "KiB, MiB"},
+		{"no tools allowed", "name = \"kv\"\ncommand = \"kv\"\nmax_tools = 0", 4, "mcp_servers[0].max_tools", ErrOutOfRange, "1 to 100000"},
+		{"too many tools allowed", "name = \"kv\"\ncommand = \"kv\"\nmax_tools = 100001", 4, "mcp_servers[0].max_tools", ErrOutOfRange, "100001"},
+		{"tool schema size too small", "name = \"kv\"\ncommand = \"kv\"\nmax_tool_schema_bytes = 512", 4, "mcp_servers[0].max_tool_schema_bytes", ErrOutOfRange, "1KiB to 16MiB"},
+		{"tool schema size of the wrong type", "name = \"kv\"\ncommand = \"kv\"\nmax_tool_schema_bytes = true", 4, "mcp_servers[0].max_tool_schema_bytes", tomlfile.ErrType, "got bool"},
 		{"empty tool", "name = \"kv\"\ncommand = \"kv\"\ntools = [\"kv_get\", \"\"]", 4, "mcp_servers[0].tools[1]", ErrBadToolList, "empty name"},
 		{"duplicate tool", "name = \"kv\"\ncommand = \"kv\"\ntools = [\"kv_get\", \"kv_get\"]", 4, "mcp_servers[0].tools[1]", ErrBadToolList, "first at tools[0]"},
 	}
@@ -274,7 +290,7 @@ func TestCompileWithServerTools(t *testing.T) {
 		},
 			`host.toml:10:1: tool_permissions.kv__kv_del: unknown tool or key "kv__kv_del"`, policy.ErrUnknownName},
 		{"a listing error at its entry", "kv__kv_get = \"allow\"\n", lister,
-			`host.toml:5:3: mcp_servers[1]: server "web" did not start: connection refused`, nil},
+			`host.toml:5:3: mcp_servers[1]: server "web" did not list its tools: connection refused`, nil},
 		{"no lister: any tool of a declared server", "kv__anything = \"ask\"\nweb__x = \"deny\"\n", nil, "", nil},
 		{"no lister: an undeclared server", "db__query = \"allow\"\n", nil, `host.toml:10:1: tool_permissions.db__query: unknown tool or key "db__query"`, policy.ErrUnknownName},
 		{"no lister: a server name without a tool", "kv__ = \"allow\"\n", nil, `tool_permissions.kv__: unknown tool or key "kv__"`, policy.ErrUnknownName},
@@ -349,7 +365,7 @@ func TestLoadWithTools(t *testing.T) {
 	}
 	listErr := errors.New("exec: \"kv\": executable file not found in $PATH")
 	_, err = LoadWithTools(path, knownTools, nil, func(*mcpconfig.Server) ([]string, error) { return nil, listErr })
-	if !errors.Is(err, listErr) || !strings.Contains(err.Error(), path+":1:3: mcp_servers[0]: server \"kv\" did not start") {
+	if !errors.Is(err, listErr) || !strings.Contains(err.Error(), path+":1:3: mcp_servers[0]: server \"kv\" did not list its tools") {
 		t.Errorf("listing error: %v", err)
 	}
 }

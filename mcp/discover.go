@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -19,13 +20,20 @@ import (
 // returns the tools sorted by Name, filtered by cfg.Tools. An allow-list naming a tool the
 // server does not offer wraps ErrUnknownServerTool and lists what it offers; a tool whose name
 // or schema does not make a valid tools.Spec is an error naming it (wrapping
-// tools.ErrInvalidSpec). Start failures wrap ErrStart (and ErrServerExited, ErrProtocol or
+// tools.ErrInvalidSpec). A list over the entry's bounds (more than max_tools tools, a page of it
+// over max_reply_bytes, a tool's description or schema over max_tool_schema_bytes) is refused,
+// wrapping ErrToolListRefused. Start failures wrap ErrStart (and ErrServerExited, ErrProtocol or
 // ErrTimeout when one of those is why).
-func Discover(ctx context.Context, cfg *mcpconfig.Server) (infos []ToolInfo, err error) {
+func Discover(ctx context.Context, cfg *mcpconfig.Server) ([]ToolInfo, error) {
+	return discover(ctx, cfg, nil)
+}
+
+// discover is Discover counting in read the bytes read from the server (nil: not counted).
+func discover(ctx context.Context, cfg *mcpconfig.Server, read *atomic.Int64) (infos []ToolInfo, err error) {
 	if cfg == nil {
 		return nil, fmt.Errorf("discover: %w: config is nil", ErrUnknownServer)
 	}
-	sess, err := startSession(ctx, cfg, 1, nil)
+	sess, err := startSession(ctx, cfg, 1, nil, read)
 	if err != nil {
 		return nil, fmt.Errorf("discover %s (%s): %w", cfg.Name, cfg.Origin(), err)
 	}
@@ -34,7 +42,7 @@ func Discover(ctx context.Context, cfg *mcpconfig.Server) (infos []ToolInfo, err
 			err = errors.Join(err, stopErr)
 		}
 	}()
-	listed, err := listTools(ctx, sess)
+	listed, err := listTools(ctx, sess, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("discover %s (%s): %w", cfg.Name, cfg.Origin(), err)
 	}
@@ -45,17 +53,45 @@ func Discover(ctx context.Context, cfg *mcpconfig.Server) (infos []ToolInfo, err
 	return infos, nil
 }
 
-// listTools lists every page of the server's tools.
-func listTools(ctx context.Context, sess *session) ([]mcp.Tool, error) {
+// listTools lists every page of the server's tools, refusing the list as soon as it goes past
+// max_tools (or, with pages that add nothing, past max_tools pages) or a page goes past
+// max_reply_bytes, so a hostile server's list is never read further than the bounds.
+func listTools(ctx context.Context, sess *session, cfg *mcpconfig.Server) ([]mcp.Tool, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, startTimeout, ErrTimeout)
 	defer cancel()
 	ctx, stop := sess.bind(ctx)
 	defer stop()
-	res, err := sess.client.ListTools(ctx, mcp.ListToolsRequest{})
-	if err != nil {
-		return nil, sess.explain(ctx, "list tools", err)
+	limit := maxTools(cfg)
+	var all []mcp.Tool
+	seen := map[mcp.Cursor]bool{}
+	var req mcp.ListToolsRequest
+	for pages := 1; ; pages++ {
+		pageCtx, budget := withBudget(ctx)
+		res, err := sess.client.ListToolsByPage(pageCtx, req)
+		switch {
+		case err != nil && (budget.exceeded.Load() || errors.Is(err, ErrReplyTooLarge) || err.Error() == sess.tooLarge()):
+			return nil, fmt.Errorf("%w: server %s: a page of its tool list is more than %d bytes (max_reply_bytes); raise max_reply_bytes if the server is to be trusted with that",
+				ErrToolListRefused, cfg.Name, sess.maxReply)
+		case err != nil:
+			return nil, sess.explain(ctx, "list tools", err)
+		}
+		all = append(all, res.Tools...)
+		switch next := res.NextCursor; {
+		case len(all) > limit:
+			return nil, fmt.Errorf("%w: server %s lists more than %d tools (max_tools); raise max_tools if the server is to be trusted with that many",
+				ErrToolListRefused, cfg.Name, limit)
+		case next == "":
+			return all, nil
+		case seen[next]:
+			return nil, fmt.Errorf("list tools: %w: the server repeats the cursor %q", ErrProtocol, next)
+		case pages >= limit:
+			return nil, fmt.Errorf("%w: server %s's tool list runs past %d pages (max_tools) with %d tools in them",
+				ErrToolListRefused, cfg.Name, limit, len(all))
+		default:
+			seen[next] = true
+			req.Params.Cursor = next
+		}
 	}
-	return res.Tools, nil
 }
 
 // toolInfos turns a server's tool list into ToolInfos: filtered by the allow-list, sorted by
@@ -88,6 +124,11 @@ func toolInfos(cfg *mcpconfig.Server, listed []mcp.Tool) ([]ToolInfo, error) {
 		}
 		wanted = slices.Compact(slices.Sorted(slices.Values(cfg.Tools)))
 	}
+	for _, tool := range listed {
+		if err := checkToolSize(cfg, tool); err != nil {
+			return nil, err
+		}
+	}
 	infos := make([]ToolInfo, 0, len(wanted))
 	for _, name := range wanted {
 		info, err := toolInfo(cfg.Name, byName[name])
@@ -98,6 +139,40 @@ func toolInfos(cfg *mcpconfig.Server, listed []mcp.Tool) ([]ToolInfo, error) {
 	}
 	slices.SortFunc(infos, func(a, b ToolInfo) int { return cmp.Compare(a.Name, b.Name) })
 	return infos, nil
+}
+
+// checkToolSize refuses the list of a tool whose description, input schema or output schema is
+// over max_tool_schema_bytes: each reaches a model's prompt on every turn that advertises it.
+func checkToolSize(cfg *mcpconfig.Server, tool mcp.Tool) error {
+	limit := maxToolSchemaBytes(cfg)
+	sizes := [...]struct {
+		what string
+		n    int
+	}{
+		{"description", len(tool.Description)},
+		{"input schema", schemaSize(tool.RawInputSchema, tool.InputSchema)},
+		{"output schema", schemaSize(tool.RawOutputSchema, tool.OutputSchema)},
+	}
+	for _, s := range sizes {
+		if s.n > limit {
+			return fmt.Errorf("%w: server %s's tool %q: its %s is %d bytes, more than max_tool_schema_bytes (%d)",
+				ErrToolListRefused, cfg.Name, tool.Name, s.what, s.n, limit)
+		}
+	}
+	return nil
+}
+
+// schemaSize is the size of a schema as JSON: the raw form when the server sent one, else the
+// parsed form encoded again.
+func schemaSize[S any](raw json.RawMessage, parsed S) int {
+	if raw != nil {
+		return len(raw)
+	}
+	encoded, err := json.Marshal(parsed)
+	if err != nil {
+		return 0
+	}
+	return len(encoded)
 }
 
 // toolInfo builds one ToolInfo and checks it compiles as a tools.Spec.

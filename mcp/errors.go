@@ -20,6 +20,12 @@ var (
 	ErrDuplicateServer = errors.New("duplicate mcp server")
 	// ErrUnknownServerTool means an allow-list names a tool the server does not offer.
 	ErrUnknownServerTool = errors.New("mcp server does not offer the tool")
+	// ErrToolListRefused means a server's tool list went past a bound of its entry (max_tools,
+	// max_reply_bytes, max_tool_schema_bytes), so the host will not use the server.
+	ErrToolListRefused = errors.New("mcp server's tool list is refused")
+	// ErrReplyTooLarge means a reply went past max_reply_bytes and was discarded: the call's
+	// error result says so (a streamable HTTP body read past the bound fails with it).
+	ErrReplyTooLarge = errors.New("mcp server's reply is over max_reply_bytes")
 	// ErrClosed means the Manager was closed (the world ended).
 	ErrClosed = errors.New("mcp manager is closed")
 )

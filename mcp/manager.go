@@ -83,6 +83,9 @@ type Stats struct {
 	Calls    int64
 	InFlight int
 	Leases   int
+	// ReplyBytes counts the bytes read from the server over all its sessions (what
+	// max_reply_bytes bounds per message).
+	ReplyBytes int64
 }
 
 // Manager runs the MCP server sessions of one world: at most one session per server, started
@@ -309,6 +312,7 @@ func (m *Manager) Stats(server string) Stats {
 	defer s.mu.Unlock()
 	st := s.stats
 	st.InFlight, st.Leases = s.inflight, s.leases
+	st.ReplyBytes = s.replyBytes.Load()
 	if s.current != nil {
 		st.Session = s.current.number
 		if s.current.cmd != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/warrenhq/warren/mcp/mcpconfig"
@@ -31,6 +32,8 @@ type server struct {
 	backoff       time.Duration // the wait before the next restart
 	events        []Event
 	stats         Stats
+	// replyBytes counts the bytes the server's sessions have read from it (Stats.ReplyBytes).
+	replyBytes atomic.Int64
 	// detached is the number of a session a resumed run's recording says is live, whose process
 	// died with the host that ran it (Manager.Replayed): the next call starts a process for it
 	// under that number, with no event (to the world the session never ended); a stop or the
@@ -262,5 +265,5 @@ func (s *server) startAfter(number uint64, delay time.Duration) (*session, error
 			cfg.Env[mcpconfig.DataEnv] = dir
 		}
 	}
-	return startSession(s.mgr.ctx, &cfg, number, s.sessionBroke)
+	return startSession(s.mgr.ctx, &cfg, number, s.sessionBroke, &s.replyBytes)
 }

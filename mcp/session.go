@@ -1,9 +1,7 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +11,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -31,11 +30,6 @@ const (
 	stopGrace = 2 * time.Second
 	// stderrTailBytes is how much of a stdio server's stderr is kept for error messages.
 	stderrTailBytes = 4 << 10
-	// malformedQuoteBytes is how much of a malformed line an error message quotes.
-	malformedQuoteBytes = 80
-	// keptLineCapacity bounds the line buffer a reply watcher keeps between lines, so one huge
-	// reply does not pin its size for the rest of the session.
-	keptLineCapacity = 64 << 10
 	// clientName and clientVersion are what Warren reports in the MCP handshake.
 	clientName    = "warren"
 	clientVersion = "0.1.0"
@@ -66,6 +60,9 @@ type session struct {
 	// onBreak is told when the session ends on its own (exit or malformed reply), not when the
 	// Manager stops it.
 	onBreak func(*session)
+	// maxReply is the server's max_reply_bytes; read counts the bytes read from the server.
+	maxReply int
+	read     *atomic.Int64
 
 	// stdio only.
 	cmd        *exec.Cmd
@@ -112,10 +109,16 @@ func (s *session) isEnded() bool {
 
 // startSession starts a session for cfg and completes the MCP handshake under initCtx (and
 // startTimeout). The session itself lives under a context of its own, so the caller that
-// triggered the start can give up without ending it. Errors wrap ErrStart.
-func startSession(initCtx context.Context, cfg *mcpconfig.Server, number uint64, onBreak func(*session)) (*session, error) {
+// triggered the start can give up without ending it. read counts the bytes the session reads
+// from the server (nil: a counter of its own). Errors wrap ErrStart.
+func startSession(initCtx context.Context, cfg *mcpconfig.Server, number uint64, onBreak func(*session), read *atomic.Int64) (*session, error) {
 	sessCtx, cancel := context.WithCancel(context.Background())
+	if read == nil {
+		read = new(atomic.Int64)
+	}
 	s := &session{
+		maxReply:  maxReplyBytes(cfg),
+		read:      read,
 		server:    cfg.Name,
 		number:    number,
 		transport: cfg.Transport(),
@@ -235,7 +238,7 @@ func (s *session) openStdio(cfg *mcpconfig.Server) (transport.Interface, error) 
 		_, _ = io.Copy(s.stderr, stderrR)
 	}()
 	go s.wait()
-	watcher := &replyWatcher{r: stdoutR, session: s}
+	watcher := &replyWatcher{r: stdoutR, session: s, max: s.maxReply, read: s.read}
 	return transport.NewIO(watcher, stdinW, nil), nil
 }
 
@@ -265,9 +268,10 @@ func (s *session) openHTTP(cfg *mcpconfig.Server) (transport.Interface, error) {
 	ht := base.Clone()
 	ht.MaxIdleConns = cap(s.slots)
 	ht.MaxIdleConnsPerHost = cap(s.slots)
+	capped := &cappedTransport{base: ht, max: int64(s.maxReply), read: s.read, tooLarge: s.tooLarge()}
 	tr, err := transport.NewStreamableHTTP(cfg.URL,
 		transport.WithHTTPHeaders(cfg.Headers),
-		transport.WithHTTPBasicClient(&http.Client{Transport: ht}),
+		transport.WithHTTPBasicClient(&http.Client{Transport: capped}),
 		transport.WithHTTPLogger(quietLogger),
 	)
 	if err != nil {
@@ -368,68 +372,6 @@ func (t *tailBuffer) String() string {
 	return string(t.buf)
 }
 
-// malformedPrefix starts the reason of a session broken by a malformed reply.
-const malformedPrefix = "malformed reply: "
-
-// replyWatcher sits between a stdio server's stdout and mcp-go, which silently skips lines that
-// are not JSON. The watcher checks every line as it passes: the first one that is not a JSON
-// object or array breaks the session (the server is not speaking MCP any more), and the stream
-// then reads as ended so mcp-go stops too.
-type replyWatcher struct {
-	r       io.Reader
-	session *session
-	line    []byte // the current line, when it spans reads
-	broken  bool
-}
-
-// Read passes the server's output through, checking each complete line.
-func (w *replyWatcher) Read(p []byte) (int, error) {
-	if w.broken {
-		return 0, io.EOF
-	}
-	n, err := w.r.Read(p)
-	chunk := p[:n]
-	start := 0
-	for start < len(chunk) {
-		i := bytes.IndexByte(chunk[start:], '\n')
-		if i < 0 {
-			w.line = append(w.line, chunk[start:]...)
-			break
-		}
-		line := chunk[start : start+i]
-		if len(w.line) > 0 {
-			w.line = append(w.line, line...)
-			line = w.line
-		}
-		if !wellFormed(line) {
-			w.broken = true
-			quoted := line[:min(len(line), malformedQuoteBytes)]
-			reason := fmt.Sprintf("%s%q", malformedPrefix, quoted)
-			w.session.breakWith(reason, fmt.Sprintf("server %s sent a malformed reply: %q", w.session.server, quoted))
-			w.session.killGroup()
-			return start, nil
-		}
-		w.line = w.line[:0]
-		if cap(w.line) > keptLineCapacity {
-			w.line = nil
-		}
-		start += i + 1
-	}
-	if errors.Is(err, io.EOF) {
-		w.awaitExit()
-	}
-	return n, err
-}
-
-// awaitExit runs when the server closes its stdout: normally because it exited, and then the
-// reaper has news within moments. A server that closes stdout and lives on cannot answer any
-// more, so after stopGrace it is killed.
-func (w *replyWatcher) awaitExit() {
-	if !waitClosed(w.session.exited, stopGrace) {
-		w.session.killGroup()
-	}
-}
-
 // killGroup sends SIGKILL to the child's process group while the child has not been reaped.
 func (s *session) killGroup() {
 	select {
@@ -437,16 +379,4 @@ func (s *session) killGroup() {
 	default:
 		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 	}
-}
-
-// wellFormed reports whether one stdout line may be MCP: blank, or a JSON object or array.
-func wellFormed(line []byte) bool {
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 {
-		return true
-	}
-	if line[0] != '{' && line[0] != '[' {
-		return false
-	}
-	return json.Valid(line)
 }

@@ -83,8 +83,11 @@ var _ tools.Declarer = (*Tool)(nil)
 func (t *Tool) Effects() tools.Effects { return t.info.Effects }
 
 // Execute implements tools.Tool: one call on the server's session, started (or restarted) if
-// need be, bounded by the call's context and the server's call_timeout. It returns a Go error
-// only when the tool names a server the Manager was never given (a host wiring bug).
+// need be, under the call's context. The server's call_timeout bounds its answer alone, from the
+// moment the request goes out: the wait for the session to start (bounded by startTimeout) and
+// for a free slot behind other calls is the host's own queueing, which a loaded machine
+// stretches, so it never counts (docs/mcp.md, "call_timeout"). It returns a Go error only when
+// the tool names a server the Manager was never given (a host wiring bug).
 func (t *Tool) Execute(ec *tools.ExecContext, args json.RawMessage) (tools.Result, error) {
 	srv := t.srv
 	if srv == nil && t.mgr != nil {
@@ -93,31 +96,36 @@ func (t *Tool) Execute(ec *tools.ExecContext, args json.RawMessage) (tools.Resul
 	if srv == nil {
 		return tools.Result{}, fmt.Errorf("%s: %w %q", t.info.Name, ErrUnknownServer, t.info.Server)
 	}
-	timeout := callTimeout(&srv.cfg)
-	ctx, cancel := context.WithTimeoutCause(ec.Context(), timeout, ErrTimeout)
-	defer cancel()
 	if !srv.enter() {
 		return t.failed(0, fmt.Sprintf("%s: server %s is closed: the world has ended", t.info.Name, t.info.Server)), nil
 	}
 	replied := false
 	defer func() { srv.leave(replied) }()
 
+	ctx := ec.Context()
 	sess, number, err := srv.acquire(ctx)
 	if err != nil {
-		return t.timedOut(ctx, timeout, t.failed(number, t.startFailure(ctx, timeout, err))), nil
+		res := t.failed(number, t.startFailure(ctx, err))
+		if errors.Is(err, ErrTimeout) {
+			res.Notes = append(res.Notes, tools.RealTimeNote("mcp start timeout "+startTimeout.String()))
+		}
+		return res, nil
 	}
 	select {
 	case sess.slots <- struct{}{}:
 	case <-sess.ended:
 		return t.failed(number, sess.failure), nil
 	case <-ctx.Done():
-		return t.timedOut(ctx, timeout, t.failed(number, t.contextFailure(ctx, timeout))), nil
+		return t.failed(number, t.contextFailure(ctx, 0)), nil
 	}
 	defer func() { <-sess.slots }()
 
-	out, err := t.call(ctx, sess, args)
+	timeout := callTimeout(&srv.cfg)
+	callCtx, cancel := context.WithTimeoutCause(ctx, timeout, ErrTimeout)
+	defer cancel()
+	out, err := t.call(callCtx, sess, args)
 	if err != nil {
-		return t.timedOut(ctx, timeout, t.failed(number, t.callFailure(ctx, timeout, sess, err))), nil
+		return t.timedOut(callCtx, timeout, t.failed(number, t.callFailure(callCtx, timeout, sess, err))), nil
 	}
 	replied = true
 	res := tools.Result{Content: cut(renderContent(out), maxResultBytes(&srv.cfg)), IsError: out.IsError}
@@ -133,13 +141,19 @@ func (t *Tool) Execute(ec *tools.ExecContext, args json.RawMessage) (tools.Resul
 func (t *Tool) call(ctx context.Context, sess *session, args json.RawMessage) (*mcp.CallToolResult, error) {
 	callCtx, stop := sess.bind(ctx)
 	defer stop()
+	callCtx, budget := withBudget(callCtx)
 	var req mcp.CallToolRequest
 	req.Params.Name = t.info.Tool
 	if len(args) > 0 {
 		req.Params.Arguments = args
 	}
 	out, err := sess.client.CallTool(callCtx, req)
-	if err == nil && out == nil {
+	switch {
+	case err != nil && (budget.exceeded.Load() || errors.Is(err, ErrReplyTooLarge) || err.Error() == sess.tooLarge()):
+		// Over max_reply_bytes: an HTTP body cut at the bound, or the error reply a stdio
+		// session's watcher put in place of the reply it skipped.
+		err = fmt.Errorf("%w: %s", ErrReplyTooLarge, sess.tooLarge())
+	case err == nil && out == nil:
 		err = fmt.Errorf("%w: empty result", ErrProtocol)
 	}
 	return out, err
@@ -171,18 +185,19 @@ func (t *Tool) noteText(number uint64) string {
 }
 
 // startFailure explains why no session could serve the call.
-func (t *Tool) startFailure(ctx context.Context, timeout time.Duration, err error) string {
+func (t *Tool) startFailure(ctx context.Context, err error) string {
 	switch {
 	case errors.Is(err, ErrClosed):
 		return fmt.Sprintf("%s: server %s is closed: the world has ended", t.info.Name, t.info.Server)
 	case ctx.Err() != nil:
-		return t.contextFailure(ctx, timeout)
+		return t.contextFailure(ctx, 0)
 	default:
 		return fmt.Sprintf("%s: %v", t.info.Name, err)
 	}
 }
 
-// contextFailure explains a call whose context ended: its call_timeout, or the caller's.
+// contextFailure explains a call whose context ended: its call_timeout (timeout, when the
+// context carries one), or the caller's.
 func (t *Tool) contextFailure(ctx context.Context, timeout time.Duration) string {
 	if errors.Is(context.Cause(ctx), ErrTimeout) {
 		return fmt.Sprintf("%s: no reply within %s (call_timeout); the call was cancelled", t.info.Name, timeout)
@@ -210,6 +225,8 @@ func (t *Tool) callFailure(ctx context.Context, timeout time.Duration, sess *ses
 		return sess.failure
 	case ctx.Err() != nil:
 		return t.contextFailure(ctx, timeout)
+	case errors.Is(err, ErrReplyTooLarge):
+		return fmt.Sprintf("%s: %s", t.info.Name, sess.tooLarge())
 	case errors.Is(err, transport.ErrSessionTerminated):
 		sess.breakWith("session terminated by the server",
 			fmt.Sprintf("server %s ended the session; it is restarted on the next call", t.info.Server))
@@ -320,4 +337,27 @@ func maxResultBytes(cfg *mcpconfig.Server) int {
 		return mcpconfig.DefaultMaxResultBytes
 	}
 	return cfg.MaxResultBytes
+}
+
+// maxReplyBytes, maxTools and maxToolSchemaBytes read the bounds a server is held to, defaults
+// for zero (the reply bound never less than the result bound, as the loader has it).
+func maxReplyBytes(cfg *mcpconfig.Server) int {
+	if cfg.MaxReplyBytes <= 0 {
+		return max(mcpconfig.DefaultMaxReplyBytes, maxResultBytes(cfg))
+	}
+	return cfg.MaxReplyBytes
+}
+
+func maxTools(cfg *mcpconfig.Server) int {
+	if cfg.MaxTools <= 0 {
+		return mcpconfig.DefaultMaxTools
+	}
+	return cfg.MaxTools
+}
+
+func maxToolSchemaBytes(cfg *mcpconfig.Server) int {
+	if cfg.MaxToolSchemaBytes <= 0 {
+		return mcpconfig.DefaultMaxToolSchemaBytes
+	}
+	return cfg.MaxToolSchemaBytes
 }

@@ -11,6 +11,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -104,20 +105,25 @@ func writeFullRefs(t *testing.T, refs map[string]fullRef) {
 	}
 }
 
-// timedRun runs an example at full size and says how long it took.
-func timedRun(t *testing.T, file string) (*warren.Summary, []byte, time.Duration) {
+// timedRun runs an example at full size (or rescaled to agents, when not 0) and says how long
+// it took.
+func timedRun(t *testing.T, file string, agents int) (*warren.Summary, []byte, time.Duration) {
 	t.Helper()
 	start := time.Now()
-	sum, tr := runTraced(t, file, warren.Options{})
+	sum, tr := runTraced(t, file, warren.Options{Agents: agents})
 	return sum, tr, time.Since(start)
 }
 
-// loadedRun runs an example at full size with a CPU burner on every core, and says how long it
-// took and how much CPU the burners took meanwhile (evidence that the machine was loaded).
-func loadedRun(t *testing.T, file string) (*warren.Summary, []byte, string) {
+// loadedRun runs an example at full size (or rescaled to agents) with a CPU burner on every core,
+// the host held to procs Ps (GOMAXPROCS; 0 leaves it), and says how long it took and how much
+// CPU the burners took meanwhile (evidence that the machine was loaded).
+func loadedRun(t *testing.T, file string, agents, procs int) (*warren.Summary, []byte, string) {
 	t.Helper()
 	burners := testenv.Burn(t, 0)
-	sum, tr, took := timedRun(t, file)
+	if procs > 0 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+	}
+	sum, tr, took := timedRun(t, file, agents)
 	if err := burners.Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +131,44 @@ func loadedRun(t *testing.T, file string) (*warren.Summary, []byte, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sum, tr, fmt.Sprintf("%.2fs under %d burners (they used %v of CPU)", took.Seconds(), len(burners.PIDs()), cpu.Round(time.Millisecond))
+	how := fmt.Sprintf("%.2fs under %d burners (they used %v of CPU)", took.Seconds(), len(burners.PIDs()), cpu.Round(time.Millisecond))
+	if procs > 0 {
+		how += fmt.Sprintf(", GOMAXPROCS=%d", procs)
+	}
+	return sum, tr, how
+}
+
+// loadCase is a run of an example under load besides its full-size one: with the host held to
+// one P (GOMAXPROCS=1) while a burner keeps every core busy, so the host's own goroutines (the
+// world's, the tool lane's workers, an MCP session's reader) wait behind each other and behind
+// the burners, and every limit measured in real time is as close to firing as a loaded machine
+// makes it; or at the scale issue 31 found one firing (mcp.toml at 20,000 agents, where 20
+// auditors' kv_list answers of 2 MB each took 45 s under load, past the old 10s call_timeout).
+type loadCase struct {
+	// name is the subtest's; file the example; agents its scale (0: its own counts); procs the
+	// host's GOMAXPROCS.
+	name, file string
+	agents     int
+	procs      int
+	// onRequest: only with WARREN_FULL_DETERMINISM=1 or -update (minutes on 2 cores).
+	onRequest bool
+}
+
+// loadCases are TestDeterminismUnderLoad's runs besides each example's full-size one.
+var loadCases = []loadCase{
+	{name: "gomaxprocs1/mcp", file: "mcp.toml", procs: 1},
+	{name: "gomaxprocs1/review", file: "review.toml", procs: 1},
+	{name: "gomaxprocs1/review/again", file: "review.toml", procs: 1},
+	{name: "gomaxprocs1/mcp@20000", file: "mcp.toml", agents: 20_000, procs: 1, onRequest: true},
+}
+
+// refName is the key of a case's reference in fullRefsPath: the example, and "@agents" when it
+// runs rescaled (a full-size run's trace is the example's own, whatever GOMAXPROCS).
+func (c loadCase) refName() string {
+	if c.agents == 0 {
+		return c.file
+	}
+	return fmt.Sprintf("%s@%d", c.file, c.agents)
 }
 
 // TestDeterminismUnderLoad runs every shipped example at its full size (the file's own agent
@@ -137,8 +180,13 @@ func loadedRun(t *testing.T, file string) (*warren.Summary, []byte, string) {
 // deterministic), or, when both runs agree, says the trace changed (TestGoldenTraces shows how at
 // golden scale).
 //
-// The largest examples (fullSizeOnRequest) run only with WARREN_FULL_DETERMINISM=1, as .ci/run
-// sets, or with -update. -update runs each example twice, on a quiet machine and under load,
+// Then come the loadCases (issue 31): mcp.toml and review.toml again with the host held to
+// GOMAXPROCS=1 under the same burners, each required to give the same trace as its full-size
+// reference and no call ended by a limit measured in real time, and mcp.toml at 20,000 agents
+// (reference "mcp.toml@20000"), where a 10s MCP call_timeout once fired under load.
+//
+// The largest examples (fullSizeOnRequest) and mcp.toml at 20,000 agents run only with
+// WARREN_FULL_DETERMINISM=1, as .ci/run sets, or with -update. -update runs each example twice, on a quiet machine and under load,
 // and records the trace only when the two are byte-identical. The race detector's pass skips
 // this test: it slows each run several times over and checks data races, not determinism.
 func TestDeterminismUnderLoad(t *testing.T) {
@@ -157,8 +205,8 @@ func TestDeterminismUnderLoad(t *testing.T) {
 				t.Skipf("%s at full size takes tens of seconds under load: %s=1 runs it (as .ci/run does)", base, fullDeterminismVar)
 			}
 			if golden.Updating() {
-				quietSum, quiet, quietTook := timedRun(t, file)
-				_, loaded, how := loadedRun(t, file)
+				quietSum, quiet, quietTook := timedRun(t, file, 0)
+				_, loaded, how := loadedRun(t, file, 0, 0)
 				t.Logf("full size: %s; quiet %.2fs, loaded %s", refOf(quietSum, quiet), quietTook.Seconds(), how)
 				if !bytes.Equal(quiet, loaded) {
 					t.Errorf("%s at full size: the run under load differs from the quiet run, so its reference is not rewritten:\n%s",
@@ -168,7 +216,7 @@ func TestDeterminismUnderLoad(t *testing.T) {
 				refs[base] = refOf(quietSum, quiet)
 				return
 			}
-			sum, got, how := loadedRun(t, file)
+			sum, got, how := loadedRun(t, file, 0, 0)
 			ref := refOf(sum, got)
 			t.Logf("full size: %s; %s", ref, how)
 			want, ok := refs[base]
@@ -178,7 +226,7 @@ func TestDeterminismUnderLoad(t *testing.T) {
 			if ref == want {
 				return
 			}
-			againSum, again, how := loadedRun(t, file)
+			againSum, again, how := loadedRun(t, file, 0, 0)
 			t.Logf("second run: %s", how)
 			if !bytes.Equal(got, again) {
 				t.Errorf("%s at full size under load is not deterministic: two runs differ (the first has %s, the second %s, the reference %s):\n%s",
@@ -190,6 +238,12 @@ func TestDeterminismUnderLoad(t *testing.T) {
 				"if that is intended, go test ./scenarios/ -run TestDeterminismUnderLoad -update records it",
 				base, fullRefsPath, ref, want)
 		})
+	}
+	for _, c := range loadCases {
+		if c.agents != 0 {
+			examples[c.refName()] = true
+		}
+		t.Run(c.name, func(t *testing.T) { loadedCase(t, c, refs, all) })
 	}
 	if golden.Updating() {
 		for name := range refs {
@@ -205,4 +259,49 @@ func TestDeterminismUnderLoad(t *testing.T) {
 			t.Errorf("%s has a reference for %s, which is not an example: -update removes it", fullRefsPath, name)
 		}
 	}
+}
+
+// loadedCase runs one loadCase and requires its trace to be its reference; -update records the
+// reference of a rescaled case (after a quiet run and a loaded one agree), and checks a
+// full-size one against the example's own.
+func loadedCase(t *testing.T, c loadCase, refs map[string]fullRef, all bool) {
+	file := filepath.Join("examples", c.file)
+	requireExample(t, c.file)
+	if c.onRequest && !all {
+		t.Skipf("%s takes minutes under load on 2 cores: %s=1 runs it (as .ci/run does)", c.name, fullDeterminismVar)
+	}
+	if golden.Updating() && c.agents != 0 {
+		quietSum, quiet, quietTook := timedRun(t, file, c.agents)
+		_, loaded, how := loadedRun(t, file, c.agents, c.procs)
+		t.Logf("%s: %s; quiet %.2fs, loaded %s", c.name, refOf(quietSum, quiet), quietTook.Seconds(), how)
+		if !bytes.Equal(quiet, loaded) {
+			t.Errorf("%s: the run under load differs from the quiet run, so its reference is not rewritten:\n%s", c.name, traceDiff(t, quiet, loaded))
+			return
+		}
+		refs[c.refName()] = refOf(quietSum, quiet)
+		return
+	}
+	want, ok := refs[c.refName()]
+	if !ok {
+		t.Fatalf("%s has no reference in %s: go test ./scenarios/ -run TestDeterminismUnderLoad -update records it", c.refName(), fullRefsPath)
+	}
+	sum, got, how := loadedRun(t, file, c.agents, c.procs)
+	ref := refOf(sum, got)
+	t.Logf("%s: %s; %s", c.name, ref, how)
+	if sum.RealTimeLimits != 0 {
+		t.Errorf("%s: %d calls were ended by a limit measured in real time", c.name, sum.RealTimeLimits)
+	}
+	if ref == want {
+		return
+	}
+	againSum, again, how := loadedRun(t, file, c.agents, c.procs)
+	t.Logf("second run: %s", how)
+	if !bytes.Equal(got, again) {
+		t.Errorf("%s is not deterministic: two runs differ (the first has %s, the second %s, the reference %s):\n%s",
+			c.name, ref, refOf(againSum, again), want, traceDiff(t, got, again))
+		return
+	}
+	t.Errorf("%s: two runs under load agree with each other, not with the reference (%s, the reference %s): "+
+		"the scenario's behaviour or the trace format changed; go test ./scenarios/ -run TestDeterminismUnderLoad -update records it",
+		c.name, ref, want)
 }

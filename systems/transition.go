@@ -177,7 +177,8 @@ func (s *Transition) fill(p *components.Profile, from *blueprint.Stage, cur *com
 		if len(reads.Tools) > 0 {
 			clear(s.tools)
 			for _, t := range out.Tools {
-				s.tools[t.Tool] = components.ResultValue(t.Content)
+				// Held to the tool's declared result schema, when the blueprint has one.
+				s.tools[t.Tool] = p.Blueprint.ToolValue(t.Tool, components.ResultValue(t.Content), t.IsError)
 			}
 			s.env.Tools = s.tools
 		}

@@ -15,7 +15,7 @@ func TestMCPList(t *testing.T) {
 	r := host(t, "mcp", "list", example("mcp.toml"))
 	wantCode(t, r, exitOK)
 	for _, want := range []string{"kv (stdio: @demo --name kv --log-level warn --persist)\n", "mcp.toml:34: host.mcp_servers[0]\n",
-		"call_timeout 10s, max_concurrency 64, max_result_bytes 1024\n", "  kv__echo     Return text unchanged.\n", "  kv__kv_list  "} {
+		"call_timeout 5m0s, max_concurrency 64, max_result_bytes 1024\n", "  kv__echo     Return text unchanged.\n", "  kv__kv_list  "} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("mcp list %s:\n%s\nwant it to contain %q", example("mcp.toml"), r.stdout, want)
 		}

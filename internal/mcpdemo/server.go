@@ -11,6 +11,10 @@
 // streamable HTTP at /mcp and prints "listening http://HOST:PORT/mcp" as the first line of
 // stdout, so a caller can start it on port 0 and learn the address. Logs go to stderr only.
 //
+// With --hostile it serves hostile.go's server instead, which abuses its client (a reply as
+// large as asked, tool lists as long and fat as told), for the tests of the bounds the client
+// holds a server to.
+//
 // Exit codes: 0 clean shutdown (stdin closed, or SIGINT/SIGTERM); 1 a runtime failure; 2 bad
 // usage; 3 the crash tool was called.
 package mcpdemo
@@ -60,6 +64,11 @@ type cli struct {
 	Name      string `default:"warren-test" help:"Server name reported in the initialize result."`
 	LogLevel  string `enum:"trace,debug,info,warn,error,disabled" default:"info" help:"Log level; logs go to stderr."`
 	Persist   bool   `help:"Keep the key-value store in the data folder the host gives (WARREN_MCP_DATA, as kv.jsonl), so that it outlives the process: a restart, or a resumed run's reconnect (in memory when there is none)."`
+	// Hostile mode (hostile.go): for tests of what a client reads of a server that abuses it.
+	Hostile     bool `help:"Serve hostile mode instead: tools flood {bytes} (a reply of that many bytes, up to 1 GiB, streamed) and echo {text}, plus --tools fillers."`
+	Tools       int  `help:"Hostile mode: how many filler tools to list besides flood and echo." default:"0"`
+	PageSize    int  `help:"Hostile mode: tools per tools/list page (0: one page)." default:"0"`
+	SchemaBytes int  `help:"Hostile mode: pad each filler tool's input schema by this many bytes." default:"0"`
 }
 
 // Main parses args and serves until the transport ends; it returns the process exit code.
@@ -87,6 +96,20 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+
+	if opts.Hostile {
+		h := hostileOptions{name: opts.Name, tools: max(opts.Tools, 0), pageSize: max(opts.PageSize, 0), schemaBytes: max(opts.SchemaBytes, 0)}
+		if opts.Transport == "http" {
+			err = serveHostileHTTP(ctx, h, opts.Listen, stdout)
+		} else {
+			err = serveHostileStdio(ctx, h, stdin, stdout)
+		}
+		if err != nil {
+			log.Error().Err(err).Msg("hostile server failed")
+			return exitFailure
+		}
+		return exitOK
+	}
 
 	kv := newKVStore()
 	if opts.Persist {

@@ -21,6 +21,18 @@ const (
 	// DefaultMaxResultBytes is the longest result text handed to an agent when the entry sets no
 	// max_result_bytes; longer text is cut, with a note saying how much.
 	DefaultMaxResultBytes = 64 << 10
+	// DefaultMaxReplyBytes bounds what the client reads of one message from the server (a call's
+	// reply, a page of its tool list) when the entry sets no max_reply_bytes, or sets a
+	// max_result_bytes larger than it (then that is the bound). A longer reply is not read: the
+	// call gets an error result, and a tool list is refused.
+	DefaultMaxReplyBytes = 4 << 20
+	// DefaultMaxTools is how many tools a server may list when the entry sets no max_tools; a
+	// longer list is refused when the scenario loads.
+	DefaultMaxTools = 1000
+	// DefaultMaxToolSchemaBytes bounds each of a listed tool's description, input schema and
+	// output schema (as JSON) when the entry sets no max_tool_schema_bytes; a tool over it makes
+	// the list refused.
+	DefaultMaxToolSchemaBytes = 64 << 10
 )
 
 // Server is one validated [[mcp_servers]] entry, from the host config or (when the host opts in)
@@ -40,12 +52,20 @@ type Server struct {
 	// URL and Headers reach a streamable HTTP server.
 	URL     string
 	Headers map[string]string
-	// CallTimeout bounds one call, from the moment the call is made (waiting for a free slot
-	// included); MaxConcurrency bounds the calls in flight on the session; MaxResultBytes bounds
-	// the result text an agent reads.
+	// CallTimeout bounds the server's answer to one call, from the moment the request goes out
+	// (the wait for the session to start and for a free slot does not count); MaxConcurrency
+	// bounds the calls in flight on the session; MaxResultBytes bounds the result text an agent
+	// reads (longer text is cut).
 	CallTimeout    time.Duration
 	MaxConcurrency int
 	MaxResultBytes int
+	// MaxReplyBytes bounds what is read of one message from the server; MaxTools the tools it may
+	// list; MaxToolSchemaBytes each listed tool's description, input schema and output schema.
+	// They hold a hostile or broken server to what the host can afford: a reply over the bound is
+	// an error result, a tool list over one is refused at load. Zero means the default.
+	MaxReplyBytes      int
+	MaxTools           int
+	MaxToolSchemaBytes int
 	// Tools, when not nil, is the allow-list of the server's tools the host advertises (the
 	// server's own names, without the prefix); nil means all of them.
 	Tools []string
