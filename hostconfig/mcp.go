@@ -39,6 +39,7 @@ type MCPServerTable struct {
 	MaxConcurrency *int64            `toml:"max_concurrency"`
 	MaxResultBytes any               `toml:"max_result_bytes"`
 	Tools          []string          `toml:"tools"`
+	ReadOnlyTools  []string          `toml:"read_only_tools"`
 	// The bounds a hostile or broken server is held to (docs/mcp.md, "Limits").
 	MaxReplyBytes      any    `toml:"max_reply_bytes"`
 	MaxTools           *int64 `toml:"max_tools"`
@@ -188,6 +189,14 @@ func (c *compiler) mcpServer(key string, t *MCPServerTable, dir string) mcpconfi
 	}
 	if t.Tools != nil || c.present(key+".tools") {
 		s.Tools = c.toolAllowList(key+".tools", t.Tools)
+	}
+	if t.ReadOnlyTools != nil {
+		s.ReadOnlyTools = c.toolAllowList(key+".read_only_tools", t.ReadOnlyTools)
+		for i, tool := range t.ReadOnlyTools {
+			if s.Tools != nil && tool != "" && !slices.Contains(s.Tools, tool) {
+				c.errorf(tomlfile.JoinIndex(key+".read_only_tools", i), "%w %q: not in the tools allow-list %v, so the host never advertises it; list only advertised tools", ErrBadToolList, tool, s.Tools)
+			}
+		}
 	}
 	c.serverBounds(key, t, &s)
 	return s

@@ -130,8 +130,14 @@ func toolInfos(cfg *mcpconfig.Server, listed []mcp.Tool) ([]ToolInfo, error) {
 		}
 	}
 	infos := make([]ToolInfo, 0, len(wanted))
+	for _, name := range cfg.ReadOnlyTools {
+		if _, ok := byName[name]; !ok {
+			return nil, fmt.Errorf("%w: read_only_tools names %s; the server offers %s",
+				ErrUnknownServerTool, name, strings.Join(offered, ", "))
+		}
+	}
 	for _, name := range wanted {
-		info, err := toolInfo(cfg.Name, byName[name])
+		info, err := toolInfo(cfg.Name, byName[name], slices.Contains(cfg.ReadOnlyTools, name))
 		if err != nil {
 			return nil, err
 		}
@@ -175,8 +181,9 @@ func schemaSize[S any](raw json.RawMessage, parsed S) int {
 	return len(encoded)
 }
 
-// toolInfo builds one ToolInfo and checks it compiles as a tools.Spec.
-func toolInfo(server string, tool mcp.Tool) (ToolInfo, error) {
+// toolInfo builds one ToolInfo and checks it compiles as a tools.Spec; readOnly says that the
+// config vouches the tool only reads (read_only_tools).
+func toolInfo(server string, tool mcp.Tool, readOnly bool) (ToolInfo, error) {
 	schema := tool.RawInputSchema
 	if schema == nil {
 		if tool.InputSchema.Type != "object" {
@@ -194,7 +201,7 @@ func toolInfo(server string, tool mcp.Tool) (ToolInfo, error) {
 		Name:        mcpconfig.ToolName(server, tool.Name),
 		Description: tool.Description,
 		Parameters:  schema,
-		Effects:     annotatedEffects(tool.Annotations),
+		Effects:     vouchedEffects(readOnly, tool.Annotations),
 	}
 	if _, err := tools.NewHandle(newTool(nil, info)); err != nil {
 		return ToolInfo{}, fmt.Errorf("tool %q: %w", tool.Name, err)
@@ -202,11 +209,12 @@ func toolInfo(server string, tool mcp.Tool) (ToolInfo, error) {
 	return info, nil
 }
 
-// annotatedEffects turns a tool's annotations into its effects: readOnlyHint true means it reads
-// (and, unless openWorldHint is false, reaches the network); anything else declares nothing, so
-// the tool is assumed to do everything.
-func annotatedEffects(a mcp.ToolAnnotation) tools.Effects {
-	if a.ReadOnlyHint == nil || !*a.ReadOnlyHint {
+// vouchedEffects are a tool's effects: reading (and, unless its openWorldHint is false, reaching
+// the network) when the config vouches it only reads; otherwise nothing declared, so the tool is
+// assumed to do everything. The server's readOnlyHint is not taken on its word: a server that
+// writes can annotate a tool read-only, and the read-only floor would let it through.
+func vouchedEffects(readOnly bool, a mcp.ToolAnnotation) tools.Effects {
+	if !readOnly {
 		return tools.EffectsUnknown
 	}
 	e := tools.EffectsDeclared | tools.EffectReads

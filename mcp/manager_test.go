@@ -535,3 +535,30 @@ func TestCrash(t *testing.T) {
 		t.Fatal("crashed an HTTP server, whose process is not the host's")
 	}
 }
+
+// TestReadOnlyIsTheConfigsWord: a tool is read-only, for the read-only floor, only when the
+// entry's read_only_tools vouches for it. The demo server annotates kv_get, kv_list and others
+// readOnlyHint, which a hostile server can say of a tool that writes (issue 31: the read-only
+// floor let a side-effecting call through); the annotation alone declares nothing.
+func TestReadOnlyIsTheConfigsWord(t *testing.T) {
+	for _, transport := range transports {
+		t.Run(transport, func(t *testing.T) {
+			cfg := configFor(t, transport, "kv")
+			cfg.ReadOnlyTools = []string{"kv_list"}
+			infos, err := mcp.Discover(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, info := range infos {
+				vouched := info.Tool == "kv_list"
+				if got := info.Effects.ReadOnly(); got != vouched {
+					t.Errorf("%s: read-only %v (%s), want %v: only read_only_tools makes a tool read-only", info.Tool, got, info.Effects, vouched)
+				}
+			}
+			cfg.ReadOnlyTools = []string{"kv_nope"}
+			if _, err := mcp.Discover(context.Background(), cfg); !errors.Is(err, mcp.ErrUnknownServerTool) || !strings.Contains(err.Error(), "read_only_tools names kv_nope") {
+				t.Errorf("read_only_tools naming no tool: %v, want ErrUnknownServerTool naming it", err)
+			}
+		})
+	}
+}

@@ -30,9 +30,10 @@ type ToolInfo struct {
 	Description string
 	// Parameters is the server's input schema as JSON; always an object schema.
 	Parameters json.RawMessage
-	// Effects are what the server's annotations say the tool does: a tool annotated readOnlyHint
-	// reads (and reaches the network unless openWorldHint is false); any other is undeclared, so
-	// the read-only floor refuses it. The host trusts the annotations of the servers it runs.
+	// Effects are what the config vouches the tool does: a tool of the entry's read_only_tools
+	// reads (and reaches the network unless its openWorldHint is false); any other is
+	// undeclared, so the read-only floor refuses it. A server's readOnlyHint alone is not taken
+	// on its word.
 	Effects tools.Effects
 }
 

@@ -56,7 +56,7 @@ func (e Effects) String() string {
 }
 
 // Declarer is implemented by a tool that says what it does. Every built-in tool implements it;
-// an MCP tool declares what its server's annotations say (readOnlyHint), a script tool what its
+// an MCP tool reads when its server's config entry vouches for it (read_only_tools), a script tool what its
 // definition says, and a tool that does not implement it is EffectsUnknown.
 type Declarer interface {
 	// Effects are the tool's effects, the same for every call.

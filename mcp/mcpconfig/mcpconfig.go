@@ -69,6 +69,11 @@ type Server struct {
 	// Tools, when not nil, is the allow-list of the server's tools the host advertises (the
 	// server's own names, without the prefix); nil means all of them.
 	Tools []string
+	// ReadOnlyTools are the server's tools (its own names, sorted) that the config vouches only
+	// read: the read-only floor lets those through. A server's own readOnlyHint annotation is
+	// a hint from the server, which the MCP specification says a client must not trust from a
+	// server it does not trust, so it alone declares nothing.
+	ReadOnlyTools []string
 	// File, Line and Key say where the entry was declared (the config or blueprint file, the
 	// line of its table, and its key such as "mcp_servers[0]"), for messages and `host mcp list`.
 	File string
