@@ -12,8 +12,11 @@ import (
 	"time"
 )
 
-// probeTimeout bounds each end-to-end probe of a contained mode.
-const probeTimeout = 20 * time.Second
+// probeTimeout bounds each end-to-end probe of a contained mode. It is a backstop against a
+// mechanism that hangs, far above what a loaded machine takes (a probe runs `exit 0`, in
+// milliseconds): the probe decides which modes a run may use, so a limit a busy machine could
+// reach would let load choose the sandbox.
+const probeTimeout = 2 * time.Minute
 
 // probeMachine probes every mechanism; the contained modes by running `exit 0` through them.
 func probeMachine() *Capabilities {
@@ -84,7 +87,9 @@ func probeMode(c *Capabilities, m Mode, dir string) Support {
 		return Support{Reason: err.Error() + " (ENOSPC: no more user namespaces may be made here: user.max_user_namespaces is reached, or the container or sandbox the host runs in forbids nesting them)"}
 	case err != nil:
 		return Support{Reason: err.Error()}
-	case o.ExitCode != 0 || o.TimedOut:
+	case o.TimedOut:
+		return Support{Reason: fmt.Sprintf("a trial command (exit 0) did not end within %s: the mechanism hangs here", probeTimeout)}
+	case o.ExitCode != 0:
 		return Support{Reason: fmt.Sprintf("a trial command exited %d (signal %q, timed out %v): %s", o.ExitCode, o.Signal, o.TimedOut, strings.TrimSpace(string(o.Output)))}
 	}
 	return Support{Available: true}
