@@ -157,9 +157,9 @@ func read(r io.Reader, committed bool) (*Tape, error) {
 			if err := json.Unmarshal(raw, &t.Header); err != nil {
 				return nil, fmt.Errorf("%w: line 1 is not a recording header: %v", ErrBadRecording, err)
 			}
-			if t.Header.Format != Format || t.Header.Version != Version {
-				return nil, fmt.Errorf("%w: line 1 is format %q version %d; this host reads %q version %d",
-					ErrBadRecording, t.Header.Format, t.Header.Version, Format, Version)
+			if t.Header.Format != Format || t.Header.Version < MinVersion || t.Header.Version > Version {
+				return nil, fmt.Errorf("%w: line 1 is format %q version %d; this host reads %q versions %d to %d",
+					ErrBadRecording, t.Header.Format, t.Header.Version, Format, MinVersion, Version)
 			}
 			continue
 		}
