@@ -20,13 +20,22 @@ type Live interface {
 	// Spec says which provider, model and endpoint the back end asks, and its limits: what pools
 	// route by and budgets plan with.
 	Spec() LiveSpec
-	// Request returns the request a turn with v would send, canonically encoded: what a
-	// recording hashes, so a replay whose prompt, conversation or tools changed is told apart,
-	// and what the host's token estimate (EstimateTokens) measures.
+	// Request returns the body a turn with v sends, byte for byte (Turn sends exactly these
+	// bytes, which depend on v alone): what a recording hashes, so a replay whose prompt,
+	// conversation or tools changed is told apart, and a hash in a recording is the hash of what
+	// went over the wire.
 	Request(v *View) ([]byte, error)
 	// Via returns the same back end sending its turns to ep instead (a pool's endpoint, a
 	// fallback pool's model). It is called once per pool when a run starts, never per turn.
 	Via(ep Endpoint) (Live, error)
+}
+
+// LegacyRequest is implemented by a live back end whose requests recordings of an earlier
+// format version (recording.Version) hashed in another form than the body it sends: RecordedAs
+// turns a body Request made into the form a recording of that version hashed, so that those
+// recordings still replay. A body already in that form comes back as it is.
+type LegacyRequest interface {
+	RecordedAs(version int, body []byte) []byte
 }
 
 // LiveSpec describes a live back end.

@@ -27,6 +27,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -216,8 +217,10 @@ func (m *Model) Via(ep models.Endpoint) (models.Live, error) {
 	return &n, nil
 }
 
-// Request implements models.Live: the Messages request a turn with v sends, as canonical JSON
-// (object keys sorted, no white space; "stream": true when the answer is streamed).
+// Request implements models.Live: the Messages body a turn with v sends, byte for byte (Turn
+// sends these bytes), as canonical JSON (object keys sorted, no white space; "stream": true when
+// the answer is streamed), so that the same request is the same bytes whatever spacing and key
+// order the provider wrote the conversation's tool inputs in.
 func (m *Model) Request(v *models.View) ([]byte, error) {
 	p, err := m.params(v)
 	if err != nil {
@@ -242,13 +245,18 @@ func (m *Model) Request(v *models.View) ([]byte, error) {
 // Turn implements models.Model: one Messages request from the conversation and the stage's
 // tools, its answer as the turn's text and calls.
 func (m *Model) Turn(ctx context.Context, _ *models.State, v *models.View) (models.Reply, error) {
-	params, err := m.params(v)
+	body, err := m.Request(v)
 	if err != nil {
 		return models.Reply{}, err
 	}
+	// The SDK sends body as it is, in place of what it would encode from params (which keep only
+	// what the SDK reads besides: the model and max_tokens, for its non-streaming timeout check):
+	// the request a recording hashes is the one sent.
+	params := sdk.MessageNewParams{Model: sdk.Model(m.cfg.Model), MaxTokens: m.maxTokens}
+	send := option.WithRequestBody("application/json", body)
 	var msg *sdk.Message
 	if m.cfg.Stream {
-		stream := m.client.Messages.NewStreaming(ctx, params)
+		stream := m.client.Messages.NewStreaming(ctx, params, send)
 		defer stream.Close()
 		acc, stopped := sdk.Message{}, false
 		for stream.Next() {
@@ -266,7 +274,7 @@ func (m *Model) Turn(ctx context.Context, _ *models.State, v *models.View) (mode
 		}
 		msg = &acc
 	} else {
-		msg, err = m.client.Messages.New(ctx, params)
+		msg, err = m.client.Messages.New(ctx, params, send)
 		if err != nil {
 			return models.Reply{}, requestError(err)
 		}
@@ -292,10 +300,11 @@ func (m *Model) Turn(ctx context.Context, _ *models.State, v *models.View) (mode
 	return reply, nil
 }
 
-// isObject reports whether raw is a JSON object, as a tool_use input must be.
+// isObject reports whether raw is a JSON object in UTF-8, as a tool_use input must be (a
+// recording keeps it as text, which must be UTF-8 to come back the same).
 func isObject(raw json.RawMessage) bool {
 	raw = bytes.TrimSpace(raw)
-	return len(raw) > 0 && raw[0] == '{' && json.Valid(raw)
+	return len(raw) > 0 && raw[0] == '{' && utf8.Valid(raw) && json.Valid(raw)
 }
 
 // turn is one message of the request being built: a role and its blocks.

@@ -8,6 +8,7 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -175,14 +176,20 @@ func (m *Model) Via(ep models.Endpoint) (models.Live, error) {
 }
 
 var (
-	_ models.Model = (*Model)(nil)
-	_ models.Live  = (*Model)(nil)
+	_ models.Model         = (*Model)(nil)
+	_ models.Live          = (*Model)(nil)
+	_ models.LegacyRequest = (*Model)(nil)
 )
 
 // Live implements models.Live: the answers come from the provider.
 func (*Model) Live() bool { return true }
 
-// Request implements models.Live: the Chat Completions request a turn with v sends, as JSON.
+// streamKey ends the body of a streamed request: what the SDK's NewStreaming sets
+// (option.WithJSONSet("stream", true)) and where, so that its setting it again changes no byte.
+const streamKey = `,"stream":true}`
+
+// Request implements models.Live: the Chat Completions body a turn with v sends, byte for byte
+// (Turn sends these bytes).
 func (m *Model) Request(v *models.View) ([]byte, error) {
 	p, err := m.params(v)
 	if err != nil {
@@ -191,7 +198,23 @@ func (m *Model) Request(v *models.View) ([]byte, error) {
 	if m.cfg.Stream {
 		p.StreamOptions = sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)}
 	}
-	return json.Marshal(p)
+	body, err := json.Marshal(p)
+	if err != nil {
+		return nil, fmt.Errorf("openai: encoding the request: %w", err)
+	}
+	if m.cfg.Stream && len(body) > 0 && body[len(body)-1] == '}' {
+		body = append(body[:len(body)-1], streamKey...)
+	}
+	return body, nil
+}
+
+// RecordedAs implements models.LegacyRequest: a recording of version 1 hashed a streamed request
+// without its "stream" key, which the SDK added as it sent it.
+func (m *Model) RecordedAs(version int, body []byte) []byte {
+	if version < 2 && m.cfg.Stream && bytes.HasSuffix(body, []byte(streamKey)) {
+		return append(bytes.Clone(body[:len(body)-len(streamKey)]), '}')
+	}
+	return body
 }
 
 // ID implements models.Model.
@@ -200,15 +223,17 @@ func (m *Model) ID() string { return m.id }
 // Turn implements models.Model: one chat completion request from the conversation and the
 // stage's tools, its answer as the turn's text and calls.
 func (m *Model) Turn(ctx context.Context, _ *models.State, v *models.View) (models.Reply, error) {
-	params, err := m.params(v)
+	body, err := m.Request(v)
 	if err != nil {
 		return models.Reply{}, err
 	}
+	// The SDK sends body as it is, in place of what it would encode from the (empty) params: the
+	// request a recording hashes is the one sent.
+	send := option.WithRequestBody("application/json", body)
 	var msg sdk.ChatCompletionMessage
 	var usage sdk.CompletionUsage
 	if m.cfg.Stream {
-		params.StreamOptions = sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)}
-		stream := m.client.Chat.Completions.NewStreaming(ctx, params)
+		stream := m.client.Chat.Completions.NewStreaming(ctx, sdk.ChatCompletionNewParams{}, send)
 		var acc sdk.ChatCompletionAccumulator
 		for stream.Next() {
 			acc.AddChunk(stream.Current())
@@ -221,7 +246,7 @@ func (m *Model) Turn(ctx context.Context, _ *models.State, v *models.View) (mode
 		}
 		msg, usage = acc.Choices[0].Message, acc.Usage
 	} else {
-		got, err := m.client.Chat.Completions.New(ctx, params)
+		got, err := m.client.Chat.Completions.New(ctx, sdk.ChatCompletionNewParams{}, send)
 		if err != nil {
 			return models.Reply{}, requestError(err)
 		}
