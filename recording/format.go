@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Format and Version identify a recording in its header; Version changes whenever the meaning of
@@ -352,12 +353,15 @@ func (c *ModelCall) UnmarshalJSON(data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&l); err != nil {
+		if strings.HasPrefix(err.Error(), "json: unknown field ") {
+			return fmt.Errorf("calls: %w", explain(err, &l))
+		}
 		return err
 	}
 	*c = ModelCall{ID: l.ID, Name: l.Name, Args: l.Args}
 	if l.Raw == nil {
 		if len(l.Args) == 0 {
-			return errors.New("args: missing (write the call's arguments, {} for none)")
+			return errors.New("calls: args: missing (write the call's arguments, {} for none)")
 		}
 		return nil
 	}
@@ -365,9 +369,9 @@ func (c *ModelCall) UnmarshalJSON(data []byte) error {
 	compact, again := splitArgs(raw)
 	switch {
 	case again == nil:
-		return errors.New("raw: the arguments are already compact, so args alone says them")
+		return errors.New("calls: raw: the arguments are already compact, so args alone says them")
 	case !bytes.Equal(compact, l.Args):
-		return fmt.Errorf("raw: not the arguments args holds (args %.60s, raw compacted %.60s)", l.Args, compact)
+		return fmt.Errorf("calls: raw: not the arguments args holds (args %.60s, raw compacted %.60s)", l.Args, compact)
 	}
 	c.Args = raw
 	return nil

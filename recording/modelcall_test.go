@@ -77,11 +77,11 @@ func TestModelCallRefusals(t *testing.T) {
 			`{"kind":"end","entries":1,"status":"finished"}` + "\n"
 	}
 	for _, tc := range []struct{ name, call, want string }{
-		{"raw of other arguments", `{"id":"c","name":"n","args":{"a":1},"raw":"{\"a\": 2}"}`, "line 2: raw: not the arguments args holds"},
-		{"raw already compact", `{"id":"c","name":"n","args":{"a":1},"raw":"{\"a\":1}"}`, "line 2: raw: the arguments are already compact"},
-		{"raw not a string", `{"id":"c","name":"n","args":{"a":1},"raw":{"a": 1}}`, "line 2: json: cannot unmarshal object into Go struct field .ModelTurn.calls.raw of type string"},
-		{"no args", `{"id":"c","name":"n"}`, "line 2: args: missing"},
-		{"unknown key", `{"id":"c","name":"n","args":{},"argz":{}}`, `line 2: json: unknown field "argz"`},
+		{"raw of other arguments", `{"id":"c","name":"n","args":{"a":1},"raw":"{\"a\": 2}"}`, "line 2: calls: raw: not the arguments args holds"},
+		{"raw already compact", `{"id":"c","name":"n","args":{"a":1},"raw":"{\"a\":1}"}`, "line 2: calls: raw: the arguments are already compact"},
+		{"raw not a string", `{"id":"c","name":"n","args":{"a":1},"raw":{"a": 1}}`, "line 2: calls.raw: a JSON object, want a string"},
+		{"no args", `{"id":"c","name":"n"}`, "line 2: calls: args: missing"},
+		{"unknown key", `{"id":"c","name":"n","args":{},"argz":{}}`, `line 2: calls: unknown key "argz"; valid keys: args, id, name, raw`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Read(strings.NewReader(entry(tc.call)))
