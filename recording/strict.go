@@ -148,13 +148,41 @@ var payloadKeys = map[string]bool{"args": true, "out": true, "parameters": true}
 // path. Keys are compared as Go's decoder matches them, ignoring case.
 func duplicateKeys(raw []byte) error {
 	s := &keyScanner{data: raw}
-	return s.value("")
+	return s.value()
 }
 
-// keyScanner walks a JSON value (already known to be valid, or the decoder says why it is not).
+// keyScanner walks a JSON value (already known to be valid, or the decoder says why it is not),
+// keeping the path to where it is, which an error names.
 type keyScanner struct {
 	data []byte
 	i    int
+	path []pathPart
+}
+
+// pathPart is one step of a key path: an object's key, or an array's index.
+type pathPart struct {
+	key   []byte
+	index int
+}
+
+// at is the path of key in the object the scanner is in.
+func (s *keyScanner) at(key []byte) string {
+	var b strings.Builder
+	for _, p := range s.path {
+		if p.key == nil {
+			fmt.Fprintf(&b, "[%d]", p.index)
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.Write(p.key)
+	}
+	if b.Len() > 0 {
+		b.WriteByte('.')
+	}
+	b.Write(key)
+	return b.String()
 }
 
 func (s *keyScanner) space() {
@@ -163,8 +191,9 @@ func (s *keyScanner) space() {
 	}
 }
 
-// str reads a string and returns its text.
-func (s *keyScanner) str() (string, bool) {
+// str reads a string and returns its text: the bytes between the quotes when it has no escape
+// (no copy), else the text it stands for.
+func (s *keyScanner) str() ([]byte, bool) {
 	start := s.i
 	s.i++ // the opening quote
 	escaped := false
@@ -176,23 +205,22 @@ func (s *keyScanner) str() (string, bool) {
 			continue
 		case c == '"':
 			s.i++
-			text := s.data[start+1 : s.i-1]
 			if !escaped {
-				return string(text), true
+				return s.data[start+1 : s.i-1], true
 			}
 			var out string
 			if json.Unmarshal(s.data[start:s.i], &out) != nil {
-				return "", false
+				return nil, false
 			}
-			return out, true
+			return []byte(out), true
 		}
 		s.i++
 	}
-	return "", false
+	return nil, false
 }
 
-// value walks one value at path; an invalid one ends the walk (the decoder reports it).
-func (s *keyScanner) value(path string) error {
+// value walks one value; an invalid one ends the walk (the decoder reports it).
+func (s *keyScanner) value() error {
 	s.space()
 	if s.i >= len(s.data) {
 		return nil
@@ -200,7 +228,7 @@ func (s *keyScanner) value(path string) error {
 	switch s.data[s.i] {
 	case '{':
 		s.i++
-		seen := map[string]string{}
+		var seen [][]byte // an object's keys are few: a list is cheaper than a map
 		for {
 			s.space()
 			if s.i >= len(s.data) || s.data[s.i] == '}' {
@@ -218,24 +246,24 @@ func (s *keyScanner) value(path string) error {
 			if !ok {
 				return nil
 			}
-			fold := strings.ToLower(key)
-			at := key
-			if path != "" {
-				at = path + "." + key
+			for _, first := range seen {
+				if bytes.EqualFold(first, key) {
+					return fmt.Errorf("%s: the key is written twice in one object (as %q and %q): a line says each thing once", s.at(key), first, key)
+				}
 			}
-			if first, dup := seen[fold]; dup {
-				return fmt.Errorf("%s: the key is written twice in one object (as %q and %q): a line says each thing once", at, first, key)
-			}
-			seen[fold] = key
+			seen = append(seen, key)
 			s.space()
 			if s.i < len(s.data) && s.data[s.i] == ':' {
 				s.i++
 			}
-			if payloadKeys[key] {
+			if payloadKeys[string(key)] {
 				s.skip()
 				continue
 			}
-			if err := s.value(at); err != nil {
+			s.path = append(s.path, pathPart{key: key})
+			err := s.value()
+			s.path = s.path[:len(s.path)-1]
+			if err != nil {
 				return err
 			}
 		}
@@ -253,7 +281,10 @@ func (s *keyScanner) value(path string) error {
 				continue
 			}
 			before := s.i
-			if err := s.value(path + "[" + strconv.Itoa(n) + "]"); err != nil {
+			s.path = append(s.path, pathPart{index: n})
+			err := s.value()
+			s.path = s.path[:len(s.path)-1]
+			if err != nil {
 				return err
 			}
 			if s.i == before {
