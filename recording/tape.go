@@ -204,7 +204,7 @@ func (t *Tape) readHeader(raw []byte) error {
 	switch {
 	case h.Agents < 0 || h.Agents > MaxAgents:
 		return fmt.Errorf("agents: %d; valid: 0 (the scenario's own counts) to %d", h.Agents, MaxAgents)
-	case h.Clock != "virtual" && h.Clock != "wall":
+	case h.Clock != "" && h.Clock != "virtual" && h.Clock != "wall":
 		return fmt.Errorf("clock: %q; valid: virtual, wall", h.Clock)
 	}
 	for i, m := range h.MCPTools {
