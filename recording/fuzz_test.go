@@ -17,7 +17,7 @@ var tampered = map[string]string{
 	"huge-number.rec":    `line 2: tick: a JSON number 1e30, want a whole number from 0 to 18446744073709551615`,
 	"negative-index.rec": `line 2: index: -1; valid: the call's place in its turn, from 0`,
 	"duplicate-key.rec":  `line 2: turn: the key is written twice in one object (as "turn" and "turn")`,
-	"missing-header.rec": `line 1: format "" version 0; this host reads "warren-recording" versions 1 to 2`,
+	"missing-header.rec": `line 1 is format "" version 0; this host reads "warren-recording" versions 1 to 2`,
 	"absurd-length.rec":  `line 2: entries: a JSON number 18446744073709551616, want a whole number from 0 to 18446744073709551615`,
 	"absurd-agents.rec":  `line 1: agents: 4294967296; valid: 0 (the scenario's own counts) to 10000000`,
 	"raw-mismatch.rec":   `line 2: calls: raw: not the arguments args holds (args {"a":1}, raw compacted {"a":2})`,

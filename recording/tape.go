@@ -155,7 +155,7 @@ func read(r io.Reader, committed bool) (*Tape, error) {
 		}
 		if line == 1 {
 			if err := t.readHeader(raw); err != nil {
-				return nil, fmt.Errorf("%w: line 1: %v", ErrBadRecording, err)
+				return nil, fmt.Errorf("%w: line 1%v", ErrBadRecording, err)
 			}
 			continue
 		}
@@ -192,24 +192,24 @@ func (t *Tape) readHeader(raw []byte) error {
 		Version int    `json:"version"`
 	}
 	if err := json.Unmarshal(raw, &id); err != nil {
-		return fmt.Errorf("not a recording header: %v", explain(err, &id))
+		return fmt.Errorf(" is not a recording header: %v", explain(err, &id))
 	}
 	if id.Format != Format || id.Version < MinVersion || id.Version > Version {
-		return fmt.Errorf("format %q version %d; this host reads %q versions %d to %d", id.Format, id.Version, Format, MinVersion, Version)
+		return fmt.Errorf(" is format %q version %d; this host reads %q versions %d to %d", id.Format, id.Version, Format, MinVersion, Version)
 	}
 	if err := decodeLine(raw, &t.Header); err != nil {
-		return err
+		return fmt.Errorf(": %w", err)
 	}
 	h := &t.Header
 	switch {
 	case h.Agents < 0 || h.Agents > MaxAgents:
-		return fmt.Errorf("agents: %d; valid: 0 (the scenario's own counts) to %d", h.Agents, MaxAgents)
+		return fmt.Errorf(": agents: %d; valid: 0 (the scenario's own counts) to %d", h.Agents, MaxAgents)
 	case h.Clock != "" && h.Clock != "virtual" && h.Clock != "wall":
-		return fmt.Errorf("clock: %q; valid: virtual, wall", h.Clock)
+		return fmt.Errorf(": clock: %q; valid: virtual, wall", h.Clock)
 	}
 	for i, m := range h.MCPTools {
 		if len(m.Parameters) > 0 && !bytes.Equal(m.Parameters, []byte("null")) && m.Parameters[0] != '{' {
-			return fmt.Errorf("mcp_tools[%d].parameters: %.40s; want a JSON schema object", i, m.Parameters)
+			return fmt.Errorf(": mcp_tools[%d].parameters: %.40s; want a JSON schema object", i, m.Parameters)
 		}
 	}
 	return nil
