@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/warrenhq/warren/inference"
+	"github.com/warrenhq/warren/models"
 )
 
 // PoolTable is one [[inference_pools]] entry as written (docs/models.md, "Inference pools").
@@ -25,6 +26,9 @@ type PoolTable struct {
 	Retry             poolRetry   `toml:"retry"`
 	Breaker           poolBreaker `toml:"breaker"`
 	Prices            poolPrices  `toml:"prices"`
+	MaxResponseBytes  *int64      `toml:"max_response_bytes"`
+	MaxToolCalls      *int64      `toml:"max_tool_calls"`
+	Timeout           *string     `toml:"timeout"`
 }
 
 type poolRetry struct {
@@ -225,6 +229,15 @@ func (c *compiler) pool(key string, t *PoolTable) inference.Config {
 			continue
 		}
 		*pr.to = *pr.v
+	}
+	c.poolInt(key+".max_response_bytes", t.MaxResponseBytes, 1024, models.MaxResponseBytes, "bytes of one response body, streamed or not", func(v int64) { p.Caps.ResponseBytes = v })
+	c.poolInt(key+".max_tool_calls", t.MaxToolCalls, 1, models.MaxToolCalls, "tool calls of one answer", func(v int64) { p.Caps.ToolCalls = v })
+	if t.Timeout != nil {
+		if d, err := time.ParseDuration(*t.Timeout); err != nil || d <= 0 || d > maxPoolWait {
+			c.errorf(key+".timeout", "%w %q; write a Go duration from 1ms to 24h, such as \"60s\" (one request's bound, the whole stream included)", ErrBadDuration, *t.Timeout)
+		} else {
+			p.Caps.Timeout = d
+		}
 	}
 	return p
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/warrenhq/warren/inference"
+	"github.com/warrenhq/warren/models"
 )
 
 func TestPoolsEveryKey(t *testing.T) {
@@ -23,6 +24,9 @@ fallback = "local"
 retry = { max_attempts = 5, initial_backoff = "500ms", max_backoff = "1m", multiplier = 3 }
 breaker = { failures = 10, cooldown = "1m" }
 prices = { input = 0.15, output = 0.6, cache_read = 0.075, cache_write = 0.1875 }
+max_response_bytes = 4194304
+max_tool_calls = 32
+timeout = "90s"
 
 [[inference_pools]]
 name = "local"
@@ -37,6 +41,7 @@ endpoint = "http://127.0.0.1:11434/v1"
 		Retry:   inference.Retry{MaxAttempts: 5, Initial: 500 * time.Millisecond, Max: time.Minute, Multiplier: 3},
 		Breaker: inference.Breaker{Failures: 10, Cooldown: time.Minute},
 		Prices:  inference.Prices{Input: 0.15, Output: 0.6, CacheRead: 0.075, CacheWrite: 0.1875},
+		Caps:    models.Caps{ResponseBytes: 4 << 20, ToolCalls: 32, Timeout: 90 * time.Second},
 	}, {
 		Name: "local", Endpoint: "http://127.0.0.1:11434/v1", MaxConcurrency: inference.DefaultMaxConcurrency,
 		Retry: inference.DefaultRetry, Breaker: inference.DefaultBreaker,
@@ -64,6 +69,9 @@ func TestPoolErrors(t *testing.T) {
 		{"duration", "[[inference_pools]]\nname = \"a\"\nretry = { initial_backoff = \"soon\" }\n", []string{"host.toml:3", "retry.initial_backoff", "Go duration"}, ErrBadDuration},
 		{"backoff order", "[[inference_pools]]\nname = \"a\"\nretry = { initial_backoff = \"10s\", max_backoff = \"1s\" }\n", []string{"retry.max_backoff", "shorter than initial_backoff"}, ErrOutOfRange},
 		{"price", "[[inference_pools]]\nname = \"a\"\nprices = { input = -1.0 }\n", []string{"prices.input", "US dollars per million tokens"}, ErrOutOfRange},
+		{"response bytes", "[[inference_pools]]\nname = \"a\"\nmax_response_bytes = 12\n", []string{"host.toml:3", "inference_pools[0].max_response_bytes", "valid: 1024 to 1073741824"}, ErrOutOfRange},
+		{"tool calls", "[[inference_pools]]\nname = \"a\"\nmax_tool_calls = 0\n", []string{"inference_pools[0].max_tool_calls", "valid: 1 to 100000 (tool calls of one answer)"}, ErrOutOfRange},
+		{"timeout", "[[inference_pools]]\nname = \"a\"\ntimeout = \"0s\"\n", []string{"inference_pools[0].timeout", "from 1ms to 24h"}, ErrBadDuration},
 		{"endpoint", "[[inference_pools]]\nname = \"a\"\nendpoint = \"localhost:8080\"\n", []string{"host.toml:3", "inference_pools[0].endpoint"}, ErrBadURL},
 		{"key env", "[[inference_pools]]\nname = \"a\"\napi_key_env = \"MY KEY\"\n", []string{"host.toml:3", "api_key_env"}, ErrBadEnvName},
 	} {

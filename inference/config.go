@@ -55,6 +55,9 @@ type Config struct {
 	Fallback string
 	// Prices are what the pool's tokens cost, for the summary and max_cost_usd.
 	Prices Prices
+	// Caps bound each answer the pool's endpoint sends (its bytes, its tool calls, a request's
+	// time), tightening the model tables' own (models.Caps.Tighter); zero leaves them as they are.
+	Caps models.Caps
 	// Implicit marks the pool a live model gets when no configured pool serves it.
 	Implicit bool
 }

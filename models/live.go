@@ -20,13 +20,22 @@ type Live interface {
 	// Spec says which provider, model and endpoint the back end asks, and its limits: what pools
 	// route by and budgets plan with.
 	Spec() LiveSpec
-	// Request returns the request a turn with v would send, canonically encoded: what a
-	// recording hashes, so a replay whose prompt, conversation or tools changed is told apart,
-	// and what the host's token estimate (EstimateTokens) measures.
+	// Request returns the body a turn with v sends, byte for byte (Turn sends exactly these
+	// bytes, which depend on v alone): what a recording hashes, so a replay whose prompt,
+	// conversation or tools changed is told apart, and a hash in a recording is the hash of what
+	// went over the wire.
 	Request(v *View) ([]byte, error)
 	// Via returns the same back end sending its turns to ep instead (a pool's endpoint, a
 	// fallback pool's model). It is called once per pool when a run starts, never per turn.
 	Via(ep Endpoint) (Live, error)
+}
+
+// LegacyRequest is implemented by a live back end whose requests recordings of an earlier
+// format version (recording.Version) hashed in another form than the body it sends: RecordedAs
+// turns a body Request made into the form a recording of that version hashed, so that those
+// recordings still replay. A body already in that form comes back as it is.
+type LegacyRequest interface {
+	RecordedAs(version int, body []byte) []byte
 }
 
 // LiveSpec describes a live back end.
@@ -65,6 +74,8 @@ type Endpoint struct {
 	Model string
 	// APIKeyEnv names the environment variable holding the key, read when Via is called.
 	APIKeyEnv string
+	// Caps are the pool's caps on an answer, which tighten the model's own (Caps.Tighter).
+	Caps Caps
 }
 
 // Usage is what a provider reports one answer cost, in tokens. Providers count differently
@@ -110,15 +121,22 @@ type ProviderError struct {
 	Timeout bool
 	// Message says what went wrong.
 	Message string
+	// Err is the cause the message says, when the host decided it (a *CapError), for errors.Is
+	// and errors.As.
+	Err error
 }
 
-// Error is "openai: status 429: slow down", "openai: no answer in time".
+// Error is "openai: status 429: slow down", "openai: no answer in time". A success status (an
+// answer a cap refused) is not shown: the message says what was wrong with it.
 func (e *ProviderError) Error() string {
-	if e.Status != 0 {
+	if e.Status >= 300 {
 		return fmt.Sprintf("%s: status %d: %s", e.Provider, e.Status, e.Message)
 	}
 	return e.Provider + ": " + e.Message
 }
+
+// Unwrap is the cause the host decided (nil for a provider's own failure).
+func (e *ProviderError) Unwrap() error { return e.Err }
 
 // Temporary reports whether another attempt may succeed: a rate limit (429), an overloaded or
 // failing server (408, 409, 5xx and Anthropic's 529), a timeout, or no response at all. A 400 or
@@ -131,6 +149,8 @@ func Temporary(status int, timeout bool) bool {
 	switch {
 	case status == 0, timeout:
 		return true
+	case status < 300:
+		return false // an answer came, and a cap refused it: it would come again
 	case status == 408, status == 409, status == 429, status >= 500:
 		return true
 	}

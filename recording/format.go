@@ -6,13 +6,22 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 )
 
 // Format and Version identify a recording in its header; Version changes whenever the meaning of
 // a field does, so a replay never misreads an old recording.
+//
+// Version 2 keeps a live model's tool call arguments as the provider wrote them (a model call's
+// raw, when they are not already compact) and hashes a live request as the exact body sent. A
+// version 1 recording still replays: its calls have no raw (its arguments are the compact ones),
+// and a back end whose requests version 1 hashed in another form says how (models.LegacyRequest).
 const (
 	Format  = "warren-recording"
-	Version = 1
+	Version = 2
+	// MinVersion is the oldest version this host reads.
+	MinVersion = 1
 )
 
 // Entry kinds, the "kind" field of every line after the header.
@@ -293,11 +302,79 @@ type Usage struct {
 	CacheWrite int64 `json:"cache_write,omitempty"`
 }
 
-// ModelCall is one tool call a live model asked for.
+// ModelCall is one tool call a live model asked for. Args are the arguments exactly as the
+// provider wrote them, which is what the conversation sends back on the next turn, so a replay
+// asks the model exactly what the recorded run asked. On a line they are written compact under
+// "args" (for jq and people) and, when the provider's bytes differ from that (spaces after ':',
+// new lines, indentation), also whole under "raw", a JSON string (MarshalJSON, UnmarshalJSON).
 type ModelCall struct {
+	ID   string
+	Name string
+	Args json.RawMessage
+}
+
+// modelCallLine is a ModelCall as a line holds it.
+type modelCallLine struct {
 	ID   string          `json:"id"`
 	Name string          `json:"name"`
 	Args json.RawMessage `json:"args"`
+	Raw  *string         `json:"raw,omitempty"`
+}
+
+// splitArgs is how arguments are written: compact under "args", and the bytes themselves as raw
+// when they are not that (nil when they are). Arguments that are not JSON at all are written as
+// args null with the bytes as raw.
+func splitArgs(args json.RawMessage) (compact json.RawMessage, raw *string) {
+	if len(args) == 0 {
+		return json.RawMessage("null"), nil
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, args) != nil {
+		s := string(args)
+		return json.RawMessage("null"), &s
+	}
+	if bytes.Equal(b.Bytes(), args) {
+		return args, nil
+	}
+	s := string(args)
+	return b.Bytes(), &s
+}
+
+// MarshalJSON writes the call as a line holds it (see ModelCall).
+func (c ModelCall) MarshalJSON() ([]byte, error) {
+	args, raw := splitArgs(c.Args)
+	return json.Marshal(modelCallLine{ID: c.ID, Name: c.Name, Args: args, Raw: raw})
+}
+
+// UnmarshalJSON reads a call as a line holds it, strictly: an unknown key, or a raw that is not
+// the arguments args says in another spacing, is an error naming the key.
+func (c *ModelCall) UnmarshalJSON(data []byte) error {
+	var l modelCallLine
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&l); err != nil {
+		if strings.HasPrefix(err.Error(), "json: unknown field ") {
+			return fmt.Errorf("calls: %w", explain(err, &l))
+		}
+		return err
+	}
+	*c = ModelCall{ID: l.ID, Name: l.Name, Args: l.Args}
+	if l.Raw == nil {
+		if len(l.Args) == 0 {
+			return errors.New("calls: args: missing (write the call's arguments, {} for none)")
+		}
+		return nil
+	}
+	raw := json.RawMessage(*l.Raw)
+	compact, again := splitArgs(raw)
+	switch {
+	case again == nil:
+		return errors.New("calls: raw: the arguments are already compact, so args alone says them")
+	case !bytes.Equal(compact, l.Args):
+		return fmt.Errorf("calls: raw: not the arguments args holds (args %.60s, raw compacted %.60s)", l.Args, compact)
+	}
+	c.Args = raw
+	return nil
 }
 
 // End is the last line of a complete recording.
@@ -314,6 +391,17 @@ type End struct {
 // arguments compacted (so whitespace a model added does not count as a change).
 func RequestHash(tool string, args json.RawMessage) string {
 	return requestHash(tool, compactArgs(args))
+}
+
+// ModelRequestHash is the hash a live model's turn is recorded and matched by: the model's id
+// and the request's body exactly as sent (models.Live.Request). A version 1 recording hashed
+// the body compacted, which the bodies the back ends send already are.
+func ModelRequestHash(modelID string, body []byte) string {
+	h := sha256.New()
+	h.Write([]byte("model:" + modelID))
+	h.Write([]byte{0})
+	h.Write(body)
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
 // requestHash is RequestHash of arguments already compacted.

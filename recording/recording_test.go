@@ -10,7 +10,7 @@ import (
 
 // record writes a small recording: two calls (one finished, one left unfinished), a background
 // report, an MCP batch of each kind, a fan-out's items and an answer.
-func record(t *testing.T) []byte {
+func record(t testing.TB) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	w, err := NewWriter(&buf, Header{Scenario: "s", ScenarioFile: "/s.toml", Clock: "virtual", Seed: 7})
@@ -130,7 +130,7 @@ func TestReadRefuses(t *testing.T) {
 		{"cut off", strings.Join(lines[:len(lines)-2], ""), "no end line after line 8: the run that wrote it was cut off"},
 		{"cut mid-line", string(good[:len(good)-20]), "line 9 is cut in the middle: the run that wrote it was cut off"},
 		{"unknown kind", lines[0] + `{"kind":"tape"}` + "\n" + lines[len(lines)-2], `kind "tape" (valid: tool, background, mcp, items, dynamic, model_limit, model, pass, handed, answer, operator, end)`},
-		{"unknown key", lines[0] + `{"kind":"background","tick":1,"agent":"a","call_id":"c","report":"r","extra":1}` + "\n", `unknown field "extra"`},
+		{"unknown key", lines[0] + `{"kind":"background","tick":1,"agent":"a","call_id":"c","report":"r","extra":1}` + "\n", `line 2: unknown key "extra"; valid keys: agent, call_id, kind, report, tick`},
 		{"entry after end", string(good) + lines[1], "follows the end line"},
 		{"count mismatch", lines[0] + lines[1] + lines[len(lines)-2], "the end line counts 7 entries, the file has 1"},
 		{"twice", lines[0] + lines[1] + lines[1] + `{"kind":"end","entries":2,"status":"x"}` + "\n", "call a-0-t0-c0 of agent a-0 is recorded twice"},

@@ -154,12 +154,8 @@ func read(r io.Reader, committed bool) (*Tape, error) {
 			return nil, fmt.Errorf("%w: line %d follows the end line", ErrBadRecording, line)
 		}
 		if line == 1 {
-			if err := json.Unmarshal(raw, &t.Header); err != nil {
-				return nil, fmt.Errorf("%w: line 1 is not a recording header: %v", ErrBadRecording, err)
-			}
-			if t.Header.Format != Format || t.Header.Version != Version {
-				return nil, fmt.Errorf("%w: line 1 is format %q version %d; this host reads %q version %d",
-					ErrBadRecording, t.Header.Format, t.Header.Version, Format, Version)
+			if err := t.readHeader(raw); err != nil {
+				return nil, fmt.Errorf("%w: line 1%v", ErrBadRecording, err)
 			}
 			continue
 		}
@@ -171,33 +167,72 @@ func read(r io.Reader, committed bool) (*Tape, error) {
 	case line == 0:
 		return nil, fmt.Errorf("%w: empty input, want a header line", ErrBadRecording)
 	case committed && ended:
-		return nil, fmt.Errorf("%w: the committed part of a run still going has an end line", ErrBadRecording)
+		return nil, fmt.Errorf("%w: line %d is an end line, which the committed part of a run still going does not have", ErrBadRecording, line)
 	case committed:
 		return t, nil
 	case !ended:
 		return nil, fmt.Errorf("%w: no end line after line %d: the run that wrote it was cut off, so it cannot be replayed whole", ErrBadRecording, line)
+	case !slices.Contains([]string{"", "fixed_point", "max_ticks", "cancelled", "unknown"}, t.End.Stop),
+		t.Header.Clock == "wall" && !slices.Contains([]string{"fixed_point", "max_ticks", "cancelled"}, t.End.Stop):
+		return nil, fmt.Errorf("%w: line %d: stop: %q; valid: fixed_point, max_ticks, cancelled (which a wall-clock run's replay ends with), or unknown (a run that failed)", ErrBadRecording, line, t.End.Stop)
 	case t.End.Entries != uint64(line-2):
 		return nil, fmt.Errorf("%w: the end line counts %d entries, the file has %d", ErrBadRecording, t.End.Entries, line-2)
 	}
 	return t, nil
 }
 
+// MaxAgents is the most agents a recording's header may rescale a run to (agents): more than any
+// host holds, and few enough that a tampered header cannot make a replay allocate without end.
+const MaxAgents = 10_000_000
+
+// readHeader reads line 1: a header of this format and a version this host reads, strictly.
+func (t *Tape) readHeader(raw []byte) error {
+	var id struct {
+		Format  string `json:"format"`
+		Version int    `json:"version"`
+	}
+	if err := json.Unmarshal(raw, &id); err != nil {
+		return fmt.Errorf(" is not a recording header: %v", explain(err, &id))
+	}
+	if id.Format != Format || id.Version < MinVersion || id.Version > Version {
+		return fmt.Errorf(" is format %q version %d; this host reads %q versions %d to %d", id.Format, id.Version, Format, MinVersion, Version)
+	}
+	if err := decodeLine(raw, &t.Header); err != nil {
+		return fmt.Errorf(": %w", err)
+	}
+	h := &t.Header
+	switch {
+	case h.Agents < 0 || h.Agents > MaxAgents:
+		return fmt.Errorf(": agents: %d; valid: 0 (the scenario's own counts) to %d", h.Agents, MaxAgents)
+	case h.Clock != "" && h.Clock != "virtual" && h.Clock != "wall":
+		return fmt.Errorf(": clock: %q; valid: virtual, wall", h.Clock)
+	}
+	for i, m := range h.MCPTools {
+		if len(m.Parameters) > 0 && !bytes.Equal(m.Parameters, []byte("null")) && m.Parameters[0] != '{' {
+			return fmt.Errorf(": mcp_tools[%d].parameters: %.40s; want a JSON schema object", i, m.Parameters)
+		}
+	}
+	return nil
+}
+
 // add files one entry line.
 func (t *Tape) add(raw []byte, ended *bool) error {
 	var head entryLine
 	if err := json.Unmarshal(raw, &head); err != nil {
-		return err
+		return explain(err, &head)
 	}
-	strict := func(v any) error {
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		return dec.Decode(v)
-	}
+	strict := func(v any) error { return decodeLine(raw, v) }
 	switch head.Kind {
 	case KindTool:
 		e := &ToolEntry{}
 		if err := strict(e); err != nil {
 			return err
+		}
+		switch {
+		case e.Index < 0:
+			return fmt.Errorf("call: %d; valid: the call's place in its turn, from 0", e.Index)
+		case e.Status != StatusDone && e.Status != StatusUnfinished:
+			return fmt.Errorf("status: %q; valid: %s, %s", e.Status, StatusDone, StatusUnfinished)
 		}
 		k := callKey{e.Agent, e.ID}
 		if _, dup := t.tools[k]; dup {
@@ -224,6 +259,9 @@ func (t *Tape) add(raw []byte, ended *bool) error {
 		}
 		if err := strict(&e); err != nil {
 			return err
+		}
+		if e.Pass < 0 {
+			return fmt.Errorf("pass: %d; valid: the tick's earlier passes, from 0", e.Pass)
 		}
 		b := mcpBatch{e.Tick, e.Pass, e.Closing}
 		t.mcp[b] = append(t.mcp[b], e.Events...)
@@ -282,6 +320,14 @@ func (t *Tape) add(raw []byte, ended *bool) error {
 		}
 		if err := strict(&e); err != nil {
 			return err
+		}
+		switch {
+		case e.Lane != "model" && e.Lane != "tool":
+			return fmt.Errorf("lane: %q; valid: model, tool", e.Lane)
+		case e.Index < 0:
+			return fmt.Errorf("index: %d; valid: the call's place in its turn, from 0", e.Index)
+		case e.Rank < 0:
+			return fmt.Errorf("rank: %d; valid: the result's place among its pass's hand-overs, from 0", e.Rank)
 		}
 		t.Handovers = append(t.Handovers, e.Handed)
 	case KindAnswer:

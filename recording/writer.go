@@ -353,7 +353,12 @@ func (w *Writer) Model(tick uint64, m ModelTurn) {
 	if len(m.Calls) > 0 {
 		arr := zerolog.Arr()
 		for _, c := range m.Calls {
-			arr.Dict(zerolog.Dict().Str("id", c.ID).Str("name", c.Name).RawJSON("args", compactArgs(c.Args)))
+			args, raw := splitArgs(c.Args) // what the provider wrote, byte for byte (see ModelCall)
+			d := zerolog.Dict().Str("id", c.ID).Str("name", c.Name).RawJSON("args", args)
+			if raw != nil {
+				d.Str("raw", *raw)
+			}
+			arr.Dict(d)
 		}
 		e.Array("calls", arr)
 	}

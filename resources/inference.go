@@ -113,7 +113,7 @@ func (in *Inference) Route(id string, m models.Live) (*Route, error) {
 		if c.API != "" && c.API != spec.Provider {
 			return nil, fmt.Errorf("model %s speaks %s, and pool %s's endpoint speaks %s (its api key)", id, spec.Provider, p.Name(), c.API)
 		}
-		ep := models.Endpoint{BaseURL: c.Endpoint, APIKeyEnv: c.APIKeyEnv}
+		ep := models.Endpoint{BaseURL: c.Endpoint, APIKeyEnv: c.APIKeyEnv, Caps: c.Caps}
 		if p != pool && len(c.Models) > 0 && !slices.Contains(c.Models, spec.Model) {
 			ep.Model = c.Models[0]
 		}

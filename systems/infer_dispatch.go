@@ -82,14 +82,18 @@ func (a *turnApplier) resolve(w *ecs.World) (err error) {
 	return err
 }
 
-// liveRequest is the hash a live model's turn is recorded and matched by: the request it sends
-// (models.Live.Request), so a changed prompt, conversation or tool list is a divergence.
-func liveRequest(modelID string, lm models.Live, v *models.View) string {
+// liveRequest is the hash a live model's turn is recorded and matched by: the body it sends
+// (models.Live.Request), so a changed prompt, conversation or tool list is a divergence; for a
+// tape of an earlier format version, in the form that version hashed (models.LegacyRequest).
+func liveRequest(tape *recording.Tape, modelID string, lm models.Live, v *models.View) string {
 	data, err := lm.Request(v)
 	if err != nil {
 		data = []byte(err.Error())
 	}
-	return recording.RequestHash("model:"+modelID, data)
+	if old, ok := lm.(models.LegacyRequest); ok && tape != nil && tape.Header.Version < recording.Version {
+		data = old.RecordedAs(tape.Header.Version, data)
+	}
+	return recording.ModelRequestHash(modelID, data)
 }
 
 // replayedLimit is a recorded real-time failure (tools.IsRealTime: a JS policy left waiting past

@@ -132,7 +132,7 @@ func (s *PoolAdmit) sendWork(tick uint64, attempt uint32, t *inference.Ticket, j
 	var answered *modelOutcome
 	if s.rec.Tape != nil || s.rec.Writer != nil {
 		asked = &recording.ModelTurn{Agent: job.agent, Turn: job.turn, Attempt: attempt, Model: job.modelID, Pool: job.sentFrom.Name(),
-			Request: liveRequest(job.modelID, model, job.view)}
+			Request: liveRequest(s.rec.Tape, job.modelID, model, job.view)}
 		if s.rec.Tape != nil {
 			m, err := s.rec.Tape.Model(tick, job.agent, job.turn, attempt, asked.Request)
 			switch {

@@ -30,7 +30,11 @@ func (r *replayCmd) Run(e *env) error {
 	}
 	sc, opt, err := warren.LoadReplay(tape, r.Scenario)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "host: the recorded scenario does not load:\n%v\n", err)
+		if r.Scenario != "" {
+			fmt.Fprintf(e.stderr, "host: the scenario %s does not load:\n%v\n", r.Scenario, err)
+		} else {
+			fmt.Fprintf(e.stderr, "host: %s: line 1: the recorded scenario (scenario_file) does not load:\n%v\n", r.File, err)
+		}
 		return errBadInput
 	}
 	recorded := tape.Header.TraceFile
@@ -88,7 +92,7 @@ func (r *replayCmd) Run(e *env) error {
 	}
 	report, notes, err := warren.CompareTraces(recorded, out)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "host: %v\n", err)
+		fmt.Fprintf(e.stderr, "host: %s: line 1: the recorded trace (trace_file): %v\n", r.File, err)
 		return errBadInput
 	}
 	for _, n := range notes {

@@ -22,11 +22,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -81,8 +83,13 @@ type Config struct {
 	Stop []string `toml:"stop"`
 	// Stream asks for the answer as server-sent events (assembled before the turn ends).
 	Stream bool `toml:"stream"`
-	// Timeout bounds one request, as a Go duration (default DefaultTimeout).
+	// Timeout bounds one request, the whole stream included, as a Go duration (default
+	// DefaultTimeout).
 	Timeout string `toml:"timeout"`
+	// MaxResponseBytes caps one response body's bytes, streamed or not, and MaxToolCalls one
+	// answer's tool calls (0: models.DefaultResponseBytes, models.DefaultToolCalls).
+	MaxResponseBytes int64 `toml:"max_response_bytes"`
+	MaxToolCalls     int64 `toml:"max_tool_calls"`
 	// ContextTokens is the model's context window in tokens (0: unknown, the conversation is
 	// never cut for it).
 	ContextTokens int64 `toml:"context_tokens"`
@@ -141,6 +148,7 @@ func (c *Config) Compile(env *models.KindEnv) (models.Model, error) {
 		}
 	}
 	problems = append(problems, models.ContextProblems(c.ContextTokens, c.ContextOverflow)...)
+	problems = append(problems, models.CapsProblems(c.MaxResponseBytes, c.MaxToolCalls)...)
 	if len(problems) > 0 {
 		return nil, problems
 	}
@@ -148,17 +156,20 @@ func (c *Config) Compile(env *models.KindEnv) (models.Model, error) {
 	if keyEnv == "" {
 		keyEnv = DefaultKeyEnv
 	}
-	m := &Model{id: env.ID, cfg: *c, keyEnv: keyEnv, maxTokens: maxTokens, cache: c.Cache == nil || *c.Cache, timeout: timeout, schemas: &models.SchemaCache{}}
+	m := &Model{id: env.ID, cfg: *c, keyEnv: keyEnv, maxTokens: maxTokens, cache: c.Cache == nil || *c.Cache, schemas: &models.SchemaCache{},
+		caps: models.Caps{ResponseBytes: c.MaxResponseBytes, ToolCalls: c.MaxToolCalls, Timeout: timeout}}
 	m.cfg.BaseURL = base
-	m.client = newClient(base, os.Getenv(keyEnv), timeout)
+	m.client = newClient(base, os.Getenv(keyEnv), m.caps)
 	return m, nil
 }
 
 // newClient is an SDK client for base with the key (none: a local server that asks for none),
-// reading nothing from the environment, its retries and spans off.
-func newClient(base, key string, timeout time.Duration) sdk.Client {
+// reading nothing from the environment, its retries and spans off, each request bounded by
+// caps' timeout and every response read through its byte cap.
+func newClient(base, key string, caps models.Caps) sdk.Client {
 	opts := []option.RequestOption{option.WithoutEnvironmentDefaults(), option.WithBaseURL(base), option.WithMaxRetries(0),
-		option.WithRequestTimeout(timeout), option.WithoutOpenTelemetry(), option.WithOpenTelemetryPropagation(false)}
+		option.WithRequestTimeout(caps.Timeout), option.WithoutOpenTelemetry(), option.WithOpenTelemetryPropagation(false),
+		option.WithMiddleware(models.CapResponses(caps.Bytes()))}
 	if key != "" {
 		opts = append(opts, option.WithAPIKey(key))
 	}
@@ -173,8 +184,9 @@ type Model struct {
 	keyEnv    string
 	maxTokens int64
 	cache     bool
-	timeout   time.Duration
-	client    sdk.Client
+	// caps are the table's, tightened by the pool's (Via); caps.Timeout is always set.
+	caps   models.Caps
+	client sdk.Client
 	// schemas holds the stage tools' decoded schemas (shared with the models Via makes).
 	schemas *models.SchemaCache
 }
@@ -212,12 +224,15 @@ func (m *Model) Via(ep models.Endpoint) (models.Live, error) {
 	if ep.APIKeyEnv != "" {
 		n.keyEnv = ep.APIKeyEnv
 	}
-	n.client = newClient(n.cfg.BaseURL, os.Getenv(n.keyEnv), m.timeout)
+	n.caps = m.caps.Tighter(ep.Caps)
+	n.client = newClient(n.cfg.BaseURL, os.Getenv(n.keyEnv), n.caps)
 	return &n, nil
 }
 
-// Request implements models.Live: the Messages request a turn with v sends, as canonical JSON
-// (object keys sorted, no white space; "stream": true when the answer is streamed).
+// Request implements models.Live: the Messages body a turn with v sends, byte for byte (Turn
+// sends these bytes), as canonical JSON (object keys sorted, no white space; "stream": true when
+// the answer is streamed), so that the same request is the same bytes whatever spacing and key
+// order the provider wrote the conversation's tool inputs in.
 func (m *Model) Request(v *models.View) ([]byte, error) {
 	p, err := m.params(v)
 	if err != nil {
@@ -242,21 +257,32 @@ func (m *Model) Request(v *models.View) ([]byte, error) {
 // Turn implements models.Model: one Messages request from the conversation and the stage's
 // tools, its answer as the turn's text and calls.
 func (m *Model) Turn(ctx context.Context, _ *models.State, v *models.View) (models.Reply, error) {
-	params, err := m.params(v)
+	body, err := m.Request(v)
 	if err != nil {
 		return models.Reply{}, err
 	}
+	// The SDK sends body as it is, in place of what it would encode from params (which keep only
+	// what the SDK reads besides: the model and max_tokens, for its non-streaming timeout check):
+	// the request a recording hashes is the one sent.
+	params := sdk.MessageNewParams{Model: sdk.Model(m.cfg.Model), MaxTokens: m.maxTokens}
+	send := option.WithRequestBody("application/json", body)
 	var msg *sdk.Message
+	maxCalls := m.caps.Calls()
 	if m.cfg.Stream {
-		stream := m.client.Messages.NewStreaming(ctx, params)
+		stream := m.client.Messages.NewStreaming(ctx, params, send)
 		defer stream.Close()
-		acc, stopped := sdk.Message{}, false
+		acc, stopped, calls := sdk.Message{}, false, int64(0)
 		for stream.Next() {
 			ev := stream.Current()
 			if err := acc.Accumulate(ev); err != nil {
 				return models.Reply{}, &models.ProviderError{Provider: "anthropic", Message: "the stream is garbled: " + err.Error()}
 			}
 			stopped = stopped || ev.Type == "message_stop"
+			if ev.Type == "content_block_start" && ev.ContentBlock.Type == "tool_use" {
+				if calls++; calls > maxCalls {
+					return models.Reply{}, models.CapFailure("anthropic", &models.CapError{Key: "max_tool_calls", Limit: maxCalls, Status: http.StatusOK})
+				}
+			}
 		}
 		if err := stream.Err(); err != nil {
 			return models.Reply{}, requestError(err)
@@ -266,9 +292,18 @@ func (m *Model) Turn(ctx context.Context, _ *models.State, v *models.View) (mode
 		}
 		msg = &acc
 	} else {
-		msg, err = m.client.Messages.New(ctx, params)
+		msg, err = m.client.Messages.New(ctx, params, send)
 		if err != nil {
 			return models.Reply{}, requestError(err)
+		}
+		calls := int64(0)
+		for _, b := range msg.Content {
+			if b.Type == "tool_use" {
+				calls++
+			}
+		}
+		if calls > maxCalls {
+			return models.Reply{}, models.CapFailure("anthropic", &models.CapError{Key: "max_tool_calls", Limit: maxCalls, Calls: calls, Status: http.StatusOK})
 		}
 	}
 	u := msg.Usage
@@ -292,10 +327,11 @@ func (m *Model) Turn(ctx context.Context, _ *models.State, v *models.View) (mode
 	return reply, nil
 }
 
-// isObject reports whether raw is a JSON object, as a tool_use input must be.
+// isObject reports whether raw is a JSON object in UTF-8, as a tool_use input must be (a
+// recording keeps it as text, which must be UTF-8 to come back the same).
 func isObject(raw json.RawMessage) bool {
 	raw = bytes.TrimSpace(raw)
-	return len(raw) > 0 && raw[0] == '{' && json.Valid(raw)
+	return len(raw) > 0 && raw[0] == '{' && utf8.Valid(raw) && json.Valid(raw)
 }
 
 // turn is one message of the request being built: a role and its blocks.
@@ -459,6 +495,10 @@ var streamStatus = map[sdk.ErrorType]int{
 // requestError says why a request failed, with the provider's status, message and Retry-After,
 // and never the request's headers (the key).
 func requestError(err error) error {
+	var capped *models.CapError
+	if errors.As(err, &capped) {
+		return models.CapFailure("anthropic", capped)
+	}
 	var apiErr *sdk.Error
 	if errors.As(err, &apiErr) {
 		msg := apiErr.Message

@@ -8,10 +8,12 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -56,8 +58,13 @@ type Config struct {
 	Stop        []string `toml:"stop"`
 	// Stream asks for the answer as a stream of chunks (assembled before the turn ends).
 	Stream bool `toml:"stream"`
-	// Timeout bounds one request, as a Go duration (default DefaultTimeout).
+	// Timeout bounds one request, the whole stream included, as a Go duration (default
+	// DefaultTimeout).
 	Timeout string `toml:"timeout"`
+	// MaxResponseBytes caps one response body's bytes, streamed or not, and MaxToolCalls one
+	// answer's tool calls (0: models.DefaultResponseBytes, models.DefaultToolCalls).
+	MaxResponseBytes int64 `toml:"max_response_bytes"`
+	MaxToolCalls     int64 `toml:"max_tool_calls"`
 	// ContextTokens is the model's context window in tokens (0: unknown, the conversation is
 	// never cut for it).
 	ContextTokens int64 `toml:"context_tokens"`
@@ -97,6 +104,7 @@ func (c *Config) Compile(env *models.KindEnv) (models.Model, error) {
 		problems = append(problems, &models.KeyError{Key: "temperature", Err: fmt.Errorf("%v: a temperature is from 0 to 2", *c.Temperature)})
 	}
 	problems = append(problems, models.ContextProblems(c.ContextTokens, c.ContextOverflow)...)
+	problems = append(problems, models.CapsProblems(c.MaxResponseBytes, c.MaxToolCalls)...)
 	var schema map[string]any
 	switch c.ResponseFormat {
 	case "", "text", "json_object":
@@ -121,29 +129,33 @@ func (c *Config) Compile(env *models.KindEnv) (models.Model, error) {
 	if len(problems) > 0 {
 		return nil, problems
 	}
-	m := &Model{id: env.ID, cfg: *c, schema: schema, timeout: timeout, schemas: &models.SchemaCache{}}
+	m := &Model{id: env.ID, cfg: *c, schema: schema, schemas: &models.SchemaCache{},
+		caps: models.Caps{ResponseBytes: c.MaxResponseBytes, ToolCalls: c.MaxToolCalls, Timeout: timeout}}
 	m.cfg.BaseURL = base
-	m.client = newClient(base, os.Getenv(keyEnv), timeout)
+	m.client = newClient(base, os.Getenv(keyEnv), m.caps)
 	return m, nil
 }
 
 // newClient is an SDK client for base with the key (none: a local server that asks for none),
-// its own retries off.
-func newClient(base, key string, timeout time.Duration) sdk.Client {
+// its own retries off, each request bounded by caps' timeout and every response read through
+// its byte cap.
+func newClient(base, key string, caps models.Caps) sdk.Client {
 	if key == "" {
 		key = "none" // the SDK insists on one; a local server ignores it
 	}
-	return sdk.NewClient(option.WithBaseURL(base), option.WithMaxRetries(0), option.WithRequestTimeout(timeout), option.WithAPIKey(key))
+	return sdk.NewClient(option.WithBaseURL(base), option.WithMaxRetries(0), option.WithRequestTimeout(caps.Timeout), option.WithAPIKey(key),
+		option.WithMiddleware(models.CapResponses(caps.Bytes())))
 }
 
 // Model is a compiled openai model, shared by every agent that names it (the SDK client is safe
 // for concurrent use).
 type Model struct {
-	id      string
-	cfg     Config
-	schema  map[string]any
-	timeout time.Duration
-	client  sdk.Client
+	id     string
+	cfg    Config
+	schema map[string]any
+	// caps are the table's, tightened by the pool's (Via); caps.Timeout is always set.
+	caps   models.Caps
+	client sdk.Client
 	// schemas holds the stage tools' decoded schemas (shared with the models Via makes).
 	schemas *models.SchemaCache
 }
@@ -170,19 +182,26 @@ func (m *Model) Via(ep models.Endpoint) (models.Live, error) {
 	if ep.APIKeyEnv != "" {
 		keyEnv = ep.APIKeyEnv
 	}
-	n.client = newClient(n.cfg.BaseURL, os.Getenv(keyEnv), m.timeout)
+	n.caps = m.caps.Tighter(ep.Caps)
+	n.client = newClient(n.cfg.BaseURL, os.Getenv(keyEnv), n.caps)
 	return &n, nil
 }
 
 var (
-	_ models.Model = (*Model)(nil)
-	_ models.Live  = (*Model)(nil)
+	_ models.Model         = (*Model)(nil)
+	_ models.Live          = (*Model)(nil)
+	_ models.LegacyRequest = (*Model)(nil)
 )
 
 // Live implements models.Live: the answers come from the provider.
 func (*Model) Live() bool { return true }
 
-// Request implements models.Live: the Chat Completions request a turn with v sends, as JSON.
+// streamKey ends the body of a streamed request: what the SDK's NewStreaming sets
+// (option.WithJSONSet("stream", true)) and where, so that its setting it again changes no byte.
+const streamKey = `,"stream":true}`
+
+// Request implements models.Live: the Chat Completions body a turn with v sends, byte for byte
+// (Turn sends these bytes).
 func (m *Model) Request(v *models.View) ([]byte, error) {
 	p, err := m.params(v)
 	if err != nil {
@@ -191,7 +210,23 @@ func (m *Model) Request(v *models.View) ([]byte, error) {
 	if m.cfg.Stream {
 		p.StreamOptions = sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)}
 	}
-	return json.Marshal(p)
+	body, err := json.Marshal(p)
+	if err != nil {
+		return nil, fmt.Errorf("openai: encoding the request: %w", err)
+	}
+	if m.cfg.Stream && len(body) > 0 && body[len(body)-1] == '}' {
+		body = append(body[:len(body)-1], streamKey...)
+	}
+	return body, nil
+}
+
+// RecordedAs implements models.LegacyRequest: a recording of version 1 hashed a streamed request
+// without its "stream" key, which the SDK added as it sent it.
+func (m *Model) RecordedAs(version int, body []byte) []byte {
+	if version < 2 && m.cfg.Stream && bytes.HasSuffix(body, []byte(streamKey)) {
+		return append(bytes.Clone(body[:len(body)-len(streamKey)]), '}')
+	}
+	return body
 }
 
 // ID implements models.Model.
@@ -200,18 +235,27 @@ func (m *Model) ID() string { return m.id }
 // Turn implements models.Model: one chat completion request from the conversation and the
 // stage's tools, its answer as the turn's text and calls.
 func (m *Model) Turn(ctx context.Context, _ *models.State, v *models.View) (models.Reply, error) {
-	params, err := m.params(v)
+	body, err := m.Request(v)
 	if err != nil {
 		return models.Reply{}, err
 	}
+	// The SDK sends body as it is, in place of what it would encode from the (empty) params: the
+	// request a recording hashes is the one sent.
+	send := option.WithRequestBody("application/json", body)
 	var msg sdk.ChatCompletionMessage
 	var usage sdk.CompletionUsage
+	maxCalls := m.caps.Calls()
 	if m.cfg.Stream {
-		params.StreamOptions = sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)}
-		stream := m.client.Chat.Completions.NewStreaming(ctx, params)
+		stream := m.client.Chat.Completions.NewStreaming(ctx, sdk.ChatCompletionNewParams{}, send)
+		defer stream.Close()
 		var acc sdk.ChatCompletionAccumulator
 		for stream.Next() {
+			// A chunk the accumulator refuses (another answer's id, an index past its bounds) is
+			// passed over; those bounds keep a hostile index from allocating.
 			acc.AddChunk(stream.Current())
+			if len(acc.Choices) > 0 && int64(len(acc.Choices[0].Message.ToolCalls)) > maxCalls {
+				return models.Reply{}, models.CapFailure("openai", &models.CapError{Key: "max_tool_calls", Limit: maxCalls, Status: http.StatusOK})
+			}
 		}
 		if err := stream.Err(); err != nil {
 			return models.Reply{}, requestError(err)
@@ -221,7 +265,7 @@ func (m *Model) Turn(ctx context.Context, _ *models.State, v *models.View) (mode
 		}
 		msg, usage = acc.Choices[0].Message, acc.Usage
 	} else {
-		got, err := m.client.Chat.Completions.New(ctx, params)
+		got, err := m.client.Chat.Completions.New(ctx, sdk.ChatCompletionNewParams{}, send)
 		if err != nil {
 			return models.Reply{}, requestError(err)
 		}
@@ -229,6 +273,9 @@ func (m *Model) Turn(ctx context.Context, _ *models.State, v *models.View) (mode
 			return models.Reply{}, &models.ProviderError{Provider: "openai", Message: "the answer has no choices"}
 		}
 		msg, usage = got.Choices[0].Message, got.Usage
+		if n := int64(len(msg.ToolCalls)); n > maxCalls {
+			return models.Reply{}, models.CapFailure("openai", &models.CapError{Key: "max_tool_calls", Limit: maxCalls, Calls: n, Status: http.StatusOK})
+		}
 	}
 	// The SDK's strings point into the whole response body: the conversation keeps copies, so an
 	// agent's history does not pin every answer's raw JSON.
@@ -307,6 +354,10 @@ func (m *Model) params(v *models.View) (sdk.ChatCompletionNewParams, error) {
 // requestError says why a request failed, with the provider's status, message and Retry-After,
 // and never the request's headers (the key).
 func requestError(err error) error {
+	var capped *models.CapError
+	if errors.As(err, &capped) {
+		return models.CapFailure("openai", capped)
+	}
 	var apiErr *sdk.Error
 	if errors.As(err, &apiErr) {
 		msg := apiErr.Message
