@@ -221,7 +221,7 @@ func TestPolicyGateShellKeys(t *testing.T) {
 	cases := []gateCase{
 		{
 			name: "a line's keys come from the shell parser", call: shellCall("cd src && git push 2>err.log"),
-			wantKeys:    []string{"shell:>err.log", "shell:cd", "shell:git push"},
+			wantKeys:    []string{"shell:>src/err.log", "shell:cd", "shell:git push"},
 			wantVerdict: "ask", wantPrompt: true, wantLayer: "default",
 			wantResult: "ok|ran: cd src && git push 2>err.log",
 		},
