@@ -23,7 +23,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -148,9 +147,9 @@ func (c *Config) Compile(env *models.KindEnv) (models.Model, error) {
 	if keyEnv == "" {
 		keyEnv = DefaultKeyEnv
 	}
-	m := &Model{id: env.ID, cfg: *c, keyEnv: keyEnv, maxTokens: maxTokens, cache: c.Cache == nil || *c.Cache, timeout: timeout, schemas: &models.SchemaCache{}}
+	m := &Model{id: env.ID, cfg: *c, keyEnv: keyEnv, keyNamed: c.APIKeyEnv != "", getenv: env.Getenv, maxTokens: maxTokens, cache: c.Cache == nil || *c.Cache, timeout: timeout, schemas: &models.SchemaCache{}}
 	m.cfg.BaseURL = base
-	m.client = newClient(base, os.Getenv(keyEnv), timeout)
+	m.client = newClient(base, env.Getenv(keyEnv), timeout)
 	return m, nil
 }
 
@@ -168,9 +167,12 @@ func newClient(base, key string, timeout time.Duration) sdk.Client {
 // Model is a compiled anthropic model, shared by every agent that names it (the SDK client is
 // safe for concurrent use).
 type Model struct {
-	id        string
-	cfg       Config
-	keyEnv    string
+	id       string
+	cfg      Config
+	keyEnv   string
+	keyNamed bool
+	// getenv reads keyEnv where the scenario was loaded to (models.KindEnv.Getenv), for Via too.
+	getenv    func(string) string
 	maxTokens int64
 	cache     bool
 	timeout   time.Duration
@@ -192,7 +194,7 @@ func (*Model) Live() bool { return true }
 
 // Spec implements models.Live.
 func (m *Model) Spec() models.LiveSpec {
-	return models.LiveSpec{Provider: "anthropic", Model: m.cfg.Model, BaseURL: m.cfg.BaseURL, MaxTokens: m.maxTokens,
+	return models.LiveSpec{Provider: "anthropic", Model: m.cfg.Model, BaseURL: m.cfg.BaseURL, KeyEnv: m.keyEnv, KeyNamed: m.keyNamed, MaxTokens: m.maxTokens,
 		ContextTokens: m.cfg.ContextTokens, ContextOverflow: m.cfg.ContextOverflow}
 }
 
@@ -210,9 +212,9 @@ func (m *Model) Via(ep models.Endpoint) (models.Live, error) {
 		n.cfg.Model = ep.Model
 	}
 	if ep.APIKeyEnv != "" {
-		n.keyEnv = ep.APIKeyEnv
+		n.keyEnv, n.keyNamed = ep.APIKeyEnv, true
 	}
-	n.client = newClient(n.cfg.BaseURL, os.Getenv(n.keyEnv), m.timeout)
+	n.client = newClient(n.cfg.BaseURL, n.getenv(n.keyEnv), m.timeout)
 	return &n, nil
 }
 

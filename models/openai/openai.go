@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -107,7 +106,7 @@ func (c *Config) Compile(env *models.KindEnv) (models.Model, error) {
 		problems = append(problems, &models.KeyError{Key: "response_format", Err: fmt.Errorf("%q: valid formats are text, json_object (or response_schema for a JSON schema)", c.ResponseFormat)})
 	}
 	if c.ResponseSchema != "" {
-		data, err := os.ReadFile(env.ResolvePath(c.ResponseSchema))
+		_, data, err := env.ReadFile(c.ResponseSchema)
 		if err == nil {
 			err = json.Unmarshal(data, &schema)
 			if env.Hash != nil {
@@ -121,9 +120,9 @@ func (c *Config) Compile(env *models.KindEnv) (models.Model, error) {
 	if len(problems) > 0 {
 		return nil, problems
 	}
-	m := &Model{id: env.ID, cfg: *c, schema: schema, timeout: timeout, schemas: &models.SchemaCache{}}
+	m := &Model{id: env.ID, cfg: *c, keyEnv: keyEnv, keyNamed: c.APIKeyEnv != "", getenv: env.Getenv, schema: schema, timeout: timeout, schemas: &models.SchemaCache{}}
 	m.cfg.BaseURL = base
-	m.client = newClient(base, os.Getenv(keyEnv), timeout)
+	m.client = newClient(base, env.Getenv(keyEnv), timeout)
 	return m, nil
 }
 
@@ -133,24 +132,33 @@ func newClient(base, key string, timeout time.Duration) sdk.Client {
 	if key == "" {
 		key = "none" // the SDK insists on one; a local server ignores it
 	}
-	return sdk.NewClient(option.WithBaseURL(base), option.WithMaxRetries(0), option.WithRequestTimeout(timeout), option.WithAPIKey(key))
+	// Not sdk.NewClient: it adds what the process environment holds of OPENAI_ORG_ID,
+	// OPENAI_PROJECT_ID and OPENAI_CUSTOM_HEADERS to every request, wherever base_url points, and
+	// a model sends nothing from the environment but its own key. Only Chat is used.
+	opts := []option.RequestOption{option.WithBaseURL(base), option.WithMaxRetries(0), option.WithRequestTimeout(timeout), option.WithAPIKey(key)}
+	return sdk.Client{Options: opts, Chat: sdk.NewChatService(opts...)}
 }
 
 // Model is a compiled openai model, shared by every agent that names it (the SDK client is safe
 // for concurrent use).
 type Model struct {
-	id      string
-	cfg     Config
-	schema  map[string]any
-	timeout time.Duration
-	client  sdk.Client
+	id  string
+	cfg Config
+	// keyEnv is the variable the key comes from (api_key_env, or OPENAI_API_KEY); getenv reads
+	// it where the scenario was loaded to (models.KindEnv.Getenv), for Via too.
+	keyEnv   string
+	keyNamed bool
+	getenv   func(string) string
+	schema   map[string]any
+	timeout  time.Duration
+	client   sdk.Client
 	// schemas holds the stage tools' decoded schemas (shared with the models Via makes).
 	schemas *models.SchemaCache
 }
 
 // Spec implements models.Live.
 func (m *Model) Spec() models.LiveSpec {
-	return models.LiveSpec{Provider: "openai", Model: m.cfg.Model, BaseURL: m.cfg.BaseURL, MaxTokens: m.cfg.MaxTokens,
+	return models.LiveSpec{Provider: "openai", Model: m.cfg.Model, BaseURL: m.cfg.BaseURL, KeyEnv: m.keyEnv, KeyNamed: m.keyNamed, MaxTokens: m.cfg.MaxTokens,
 		ContextTokens: m.cfg.ContextTokens, ContextOverflow: m.cfg.ContextOverflow}
 }
 
@@ -163,14 +171,10 @@ func (m *Model) Via(ep models.Endpoint) (models.Live, error) {
 	if ep.Model != "" {
 		n.cfg.Model = ep.Model
 	}
-	keyEnv := m.cfg.APIKeyEnv
-	if keyEnv == "" {
-		keyEnv = "OPENAI_API_KEY"
-	}
 	if ep.APIKeyEnv != "" {
-		keyEnv = ep.APIKeyEnv
+		n.keyEnv, n.keyNamed = ep.APIKeyEnv, true
 	}
-	n.client = newClient(n.cfg.BaseURL, os.Getenv(keyEnv), m.timeout)
+	n.client = newClient(n.cfg.BaseURL, n.getenv(n.keyEnv), m.timeout)
 	return &n, nil
 }
 
