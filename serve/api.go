@@ -166,7 +166,10 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 	run, err := s.Submit(sub)
 	if err != nil {
 		status := http.StatusInternalServerError
-		if errors.Is(err, ErrSubmit) {
+		switch {
+		case errors.Is(err, ErrNotAllowed):
+			status = http.StatusForbidden
+		case errors.Is(err, ErrSubmit):
 			status = http.StatusUnprocessableEntity
 		}
 		writeError(w, status, err)

@@ -58,6 +58,10 @@ var (
 	ErrNoRun = errors.New("no such run")
 	// ErrSubmit: a submission is not a runnable scenario.
 	ErrSubmit = errors.New("cannot run the submission")
+	// ErrNotAllowed: a submission reaches for something of the server's that its policy does
+	// not give it (Config.Policy): a file outside its bundle and the allowed folders, an
+	// environment variable, a key, or a key for that host (403).
+	ErrNotAllowed = errors.New("not allowed by this server")
 )
 
 // Config is a server's settings.
@@ -74,6 +78,10 @@ type Config struct {
 	StateRoot string
 	// Host replaces each scenario's own host config (host serve --config); nil keeps theirs.
 	Host *hostconfig.Config
+	// Policy is what a submitted scenario may reach of the server beyond its bundle: folders,
+	// environment variables, keys, and the names the HTTP server answers (host serve --policy
+	// and its --allow flags). nil allows nothing beyond the bundle (docs/api.md, "Security").
+	Policy *hostconfig.ServePolicy
 	// PromptTimeout refuses a prompt nobody answered in this long (DefaultPromptTimeout when
 	// zero; negative: never).
 	PromptTimeout time.Duration
@@ -227,7 +235,9 @@ type Submission struct {
 }
 
 // Submit loads sub's scenario and starts it. A scenario that does not load is ErrSubmit, with
-// the loader's file:line:key error.
+// the loader's file:line:key error. The file must lie in a folder the policy allows (Config.Policy:
+// none by default), and so must every file it names; what else the scenario may reach is the
+// policy's too (see checkLoaded). A refusal is ErrSubmit and ErrNotAllowed.
 func (s *Server) Submit(sub Submission) (*Run, error) {
 	if sub.File == "" {
 		return nil, fmt.Errorf("%w: no scenario file", ErrSubmit)
@@ -240,9 +250,13 @@ func (s *Server) Submit(sub Submission) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	sc, err := warren.LoadParams(file, s.cfg.Host, params)
+	c := s.confine("")
+	if err := c.check(file); err != nil {
+		return nil, fmt.Errorf("%w: file: %w", ErrSubmit, err)
+	}
+	sc, err := s.load(file, c, params)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrSubmit, err)
+		return nil, err
 	}
 	id := s.newID(sc.Name)
 	return s.start(id, filepath.Join(s.cfg.StateRoot, "runs", id), file, sc, params, opt, sub.Launch)

@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/warrenhq/warren"
+	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/operator"
 	"github.com/warrenhq/warren/recording"
 )
@@ -37,7 +38,18 @@ type client struct {
 
 func startServer(t *testing.T) (*Server, *client) {
 	t.Helper()
-	return startServerWith(t, Config{StateRoot: t.TempDir()})
+	return startServerWith(t, Config{StateRoot: t.TempDir(), Policy: examplesPolicy(t)})
+}
+
+// examplesPolicy allows submissions by path from the shipped examples' folder and from the
+// folders extra.
+func examplesPolicy(t testing.TB, extra ...string) *hostconfig.ServePolicy {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "scenarios", "examples"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &hostconfig.ServePolicy{Read: append([]string{dir}, extra...)}
 }
 
 // startServerWith is startServer with cfg, its listener wrapped by wrap when given.
@@ -364,7 +376,8 @@ func TestServerRefuses(t *testing.T) {
 	if _, err := New(Config{Listen: "0.0.0.0:7070", AllowRemote: true, StateRoot: t.TempDir()}); err != nil {
 		t.Errorf("AllowRemote: %v", err)
 	}
-	s, c := startServer(t)
+	bads := t.TempDir()
+	s, c := startServerWith(t, Config{StateRoot: t.TempDir(), Policy: examplesPolicy(t, bads)})
 	if len(s.Token()) < 32 {
 		t.Fatalf("token %q", s.Token())
 	}
@@ -376,7 +389,7 @@ func TestServerRefuses(t *testing.T) {
 			t.Errorf("token %q: %d %v", tok, code, e)
 		}
 	}
-	bad := filepath.Join(t.TempDir(), "bad.toml")
+	bad := filepath.Join(bads, "bad.toml")
 	if err := os.WriteFile(bad, []byte("name = \"bad\"\nseeed = 3\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -452,7 +465,7 @@ func TestRestartNumbersAfterEarlierRuns(t *testing.T) {
 	file := filepath.Join("..", "scenarios", "examples", "quickstart.toml")
 	ids := []string{}
 	for range 2 {
-		s, err := New(Config{StateRoot: root})
+		s, err := New(Config{StateRoot: root, Policy: examplesPolicy(t)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -42,7 +42,7 @@ func (l smallSendBuffers) Accept() (net.Conn, error) {
 // WatcherTimeout, and what reached it is a prefix of the same stream, without the end.
 func TestSlowWatcherIsCutOff(t *testing.T) {
 	const timeout = 2 * time.Second // long enough for a reader on a loaded machine, under -race
-	s, c := startServerWith(t, Config{StateRoot: t.TempDir(), WatcherTimeout: timeout},
+	s, c := startServerWith(t, Config{StateRoot: t.TempDir(), WatcherTimeout: timeout, Policy: examplesPolicy(t)},
 		func(l net.Listener) net.Listener { return smallSendBuffers{l} })
 
 	var info RunInfo
