@@ -91,6 +91,9 @@ type Config struct {
 	// events in this long (DefaultWatcherTimeout when zero or less): a stalled client holds a
 	// connection and a cursor, never the world, and not for long.
 	WatcherTimeout time.Duration
+	// HTTP bounds the connections Serve holds: header, body and idle timeouts, header size and
+	// how many at once. A field left zero takes its Default value.
+	HTTP HTTPLimits
 	// Bundle bounds an uploaded bundle (POST /api/v1/runs with a zip): the upload, its entries,
 	// each file and all of them unpacked. A field left zero takes its DefaultBundle value, so a
 	// server never unpacks without bounds.
@@ -112,6 +115,9 @@ type Server struct {
 	runs map[string]*Run
 	ids  []string
 	next int
+	// https are the HTTP servers Serve started, for Shutdown; closing refuses new ones.
+	https   []*http.Server
+	closing bool
 	// eventAdded, when set before a run starts (by a benchmark measuring delivery), is called on
 	// the world's goroutine with each event's seq once the run's log holds it.
 	eventAdded func(seq uint64)

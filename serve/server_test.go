@@ -10,7 +10,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,27 +51,38 @@ func examplesPolicy(t testing.TB, extra ...string) *hostconfig.ServePolicy {
 	return &hostconfig.ServePolicy{Read: append([]string{dir}, extra...)}
 }
 
-// startServerWith is startServer with cfg, its listener wrapped by wrap when given.
+// startServerWith is startServer with cfg, serving Handler through Serve (Config.HTTP's limits)
+// on a loopback listener, wrapped by wrap when given.
 func startServerWith(t testing.TB, cfg Config, wrap ...func(net.Listener) net.Listener) (*Server, *client) {
 	t.Helper()
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewUnstartedServer(s.Handler())
-	for _, w := range wrap {
-		ts.Listener = w(ts.Listener)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
-	ts.Start()
+	addr := ln.Addr().String()
+	for _, w := range wrap {
+		ln = w(ln)
+	}
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ln, s.Handler()) }()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		if err := s.Close(ctx); err != nil {
 			t.Errorf("Close: %v", err)
 		}
-		ts.Close()
+		if err := s.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+		if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+			t.Errorf("Serve: %v", err)
+		}
 	})
-	return s, &client{t: t, url: ts.URL, token: s.Token()}
+	return s, &client{t: t, url: "http://" + addr, token: s.Token()}
 }
 
 // do sends a request and decodes a JSON answer into out (when not nil), returning the status.

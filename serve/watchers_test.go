@@ -62,7 +62,7 @@ func TestSlowWatcherIsCutOff(t *testing.T) {
 	}
 	defer slow.Close()
 	_ = slow.(*net.TCPConn).SetReadBuffer(4 << 10)
-	fmt.Fprintf(slow, "GET %s/events HTTP/1.1\r\nHost: warren\r\nAuthorization: Bearer %s\r\n\r\n", run, s.Token())
+	fmt.Fprintf(slow, "GET %s/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n\r\n", run, s.Token())
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
