@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/warrenhq/warren"
+	"github.com/warrenhq/warren/hostconfig"
 )
 
 // A submitted scenario comes from whoever holds the token, and it names files, programs,
@@ -166,4 +167,59 @@ func inside(path, dir string) bool {
 	}
 	rel, err := filepath.Rel(d, p)
 	return err == nil && filepath.IsLocal(rel)
+}
+
+// PolicyFlags are host serve's policy flags: --policy's file, and what the --allow flags add.
+type PolicyFlags struct {
+	File                          string
+	Folders, Keys, Hosts, Origins []string
+}
+
+// Policy is the policy the flags say: the file's (none: an empty one), with the folders, keys
+// (NAME or NAME=HOST,...), hosts and origins of the flags added, each checked as the file's are,
+// then checked whole. An error names the flag.
+func (s PolicyFlags) Policy() (*hostconfig.ServePolicy, error) {
+	p := &hostconfig.ServePolicy{}
+	if s.File != "" {
+		var err error
+		if p, err = hostconfig.LoadServePolicy(s.File); err != nil {
+			return nil, err
+		}
+	}
+	for _, dir := range s.Folders {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return nil, fmt.Errorf("--allow-folder %s: %w", dir, err)
+		}
+		d, err := hostconfig.ServeFolder(abs)
+		if err != nil {
+			return nil, fmt.Errorf("--allow-folder %s: %w", dir, err)
+		}
+		p.Read = append(p.Read, d)
+	}
+	for _, flag := range s.Keys {
+		k, err := hostconfig.ParseServeKey(flag)
+		if err != nil {
+			return nil, fmt.Errorf("--allow-key %s: %w", flag, err)
+		}
+		p.Keys = append(p.Keys, k)
+	}
+	for _, h := range s.Hosts {
+		host, err := hostconfig.ServeHost(h)
+		if err != nil {
+			return nil, fmt.Errorf("--allow-host %s: %w", h, err)
+		}
+		p.Hosts = append(p.Hosts, host)
+	}
+	for _, o := range s.Origins {
+		origin, err := hostconfig.ServeOrigin(o)
+		if err != nil {
+			return nil, fmt.Errorf("--allow-origin %s: %w", o, err)
+		}
+		p.Origins = append(p.Origins, origin)
+	}
+	if err := p.Check(); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
