@@ -5,9 +5,10 @@
 // pause, resume or cancel it. docs/api.md describes the API and api/openapi.yaml states it.
 //
 // A Server's lifecycle, in order: New validates its Config (a token, a state root, a loopback
-// address unless AllowRemote); Handler serves; Submit (or POST /api/v1/runs) starts runs; Close
-// cancels the runs still going (each through its console, so the cancel is recorded) and waits
-// for them to write their run directories.
+// address unless AllowRemote); Serve serves Site (or Handler) on a listener under the connection
+// limits; Submit (or POST /api/v1/runs) starts runs, each confined to what Config.Policy gives it
+// (docs/api.md, "Security"); Close cancels the runs still going (each through its console, so the
+// cancel is recorded) and waits for them to write their run directories; Shutdown stops serving.
 package serve
 
 import (
