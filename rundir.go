@@ -72,6 +72,25 @@ func LoadParams(path string, host *HostConfig, params []Param) (*Scenario, error
 	return scenarios.LoadParams(path, KnownTools(), host, nil, params)
 }
 
+// LoadOptions are how LoadWith loads a scenario: LoadParams's host and params, and for a host
+// running other people's scenarios (host serve) two guards of its own machine.
+type LoadOptions struct {
+	Host   *HostConfig
+	Params []Param
+	// Confine, when set, is asked about every file, folder and MCP server program the scenario
+	// and its blueprints name, before any of them is opened or started; its error refuses the
+	// path and is reported at the key naming it (scenarios.LoadOptions.Confine).
+	Confine func(path string) error
+	// Keys, when set, is where live models look up their api_key_env instead of the process
+	// environment: a variable it does not give leaves the model without a key.
+	Keys func(name string) (string, bool)
+}
+
+// LoadWith is LoadParams with LoadOptions.
+func LoadWith(path string, o LoadOptions) (*Scenario, error) {
+	return scenarios.LoadWithOptions(path, scenarios.LoadOptions{KnownTools: KnownTools(), Host: o.Host, Params: o.Params, Confine: o.Confine, Keys: o.Keys})
+}
+
 // ParseParams reads parameters written name=value (host run --param, a served run's launch),
 // each name at most once.
 func ParseParams(flags []string) ([]Param, error) {

@@ -25,6 +25,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/warrenhq/warren"
+	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/serve"
 )
 
@@ -83,7 +84,12 @@ type site struct {
 // the dashboard at /, as host serve does.
 func startSite(t *testing.T) *site {
 	t.Helper()
-	srv, err := serve.New(serve.Config{StateRoot: t.TempDir()})
+	examples, err := filepath.Abs(filepath.Join("..", "scenarios", "examples"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The page starts runs by their path: the server allows the examples' folder.
+	srv, err := serve.New(serve.Config{StateRoot: t.TempDir(), Policy: &hostconfig.ServePolicy{Read: []string{examples}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,11 @@
 package hostconfig
 
 import (
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -28,6 +31,39 @@ func FuzzLoad(f *testing.F) {
 		cfg, err := Load(path, knownTools)
 		if (cfg == nil) == (err == nil) {
 			t.Fatalf("Load returned config %v and error %v", cfg != nil, err)
+		}
+	})
+}
+
+// FuzzLoadServePolicy feeds arbitrary bytes to the serve policy loader: a policy or an error,
+// never a panic, never both; a policy's folders are absolute and clean, its hosts lower-case.
+func FuzzLoadServePolicy(f *testing.F) {
+	f.Add("")
+	f.Add("[files]\nread = [\"/\", \"/tmp/../etc\", \"relative\", \"\"]\nwritable = [\"/tmp\", \"/tmp\"]\n")
+	f.Add("[env]\npass = [\"PATH\", \"A B\", \"\", \"OPENAI_API_KEY\"]\n[[keys]]\nenv = \"OPENAI_API_KEY\"\n")
+	f.Add("[[keys]]\nenv = \"K\"\nhosts = [\"https://evil.example\", \"a:1\", \"[::1]\", \"..\", \"x\\u0000y\"]\n")
+	f.Add("[http]\nhosts = [\"*\", \"evil.example.\"]\norigins = [\"null\", \"https://a.example/\", \"javascript:alert(1)\"]\n")
+	path := filepath.Join(f.TempDir(), "policy.toml")
+	f.Fuzz(func(t *testing.T, src string) {
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p, err := LoadServePolicy(path)
+		if (p == nil) == (err == nil) {
+			t.Fatalf("LoadServePolicy returned policy %v and error %v", p != nil, err)
+		}
+		if p == nil {
+			return
+		}
+		for _, dir := range append(slices.Clone(p.Read), p.Writable...) {
+			if !filepath.IsAbs(dir) || filepath.Clean(dir) != dir {
+				t.Errorf("folder %q", dir)
+			}
+		}
+		for _, h := range p.Hosts {
+			if h != strings.ToLower(h) || strings.ContainsAny(h, "/:@ ") && net.ParseIP(h) == nil {
+				t.Errorf("host %q", h)
+			}
 		}
 	})
 }

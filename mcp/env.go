@@ -3,11 +3,12 @@ package mcp
 import (
 	"os"
 	"slices"
+
+	"github.com/warrenhq/warren/mcp/mcpconfig"
 )
 
-// inheritedEnv lists the only host variables a stdio server inherits. Everything else, secrets
-// above all, reaches it only when its entry's env names it.
-var inheritedEnv = []string{"PATH", "HOME", "LANG", "TZ"}
+// inheritedEnv lists the only host variables a stdio server inherits (mcpconfig.InheritedEnv).
+var inheritedEnv = mcpconfig.InheritedEnv
 
 // childEnv builds a stdio server's environment: PATH, HOME, LANG and TZ as lookup finds them on
 // the host, then extra (which wins on a clash), as sorted "KEY=value" pairs so the child's

@@ -3,6 +3,7 @@ package models
 import (
 	"fmt"
 	"io"
+	"os"
 	"reflect"
 	"regexp"
 	"slices"
@@ -64,6 +65,13 @@ type KindEnv struct {
 	// Resolve turns a path written in the scenario into one to open, relative to the scenario
 	// file's folder (nil: the path as written).
 	Resolve func(path string) string
+	// Confine, when set, is asked about each file the table names before it is read (ReadFile
+	// asks it), so that a host serving other people's scenarios reads nothing of its own disk
+	// they name; its error refuses the file.
+	Confine func(path string) error
+	// LookupEnv is where a live model looks up the variable holding its key (api_key_env); nil
+	// is the process environment. A variable it does not give leaves the model without a key.
+	LookupEnv func(name string) (string, bool)
 	// Scripting is the host config's limits on scripts, which a model written in a script
 	// shares with script tools.
 	Scripting ScriptingLimits
@@ -89,6 +97,29 @@ func (e *KindEnv) ResolvePath(path string) string {
 		return path
 	}
 	return e.Resolve(path)
+}
+
+// ReadFile reads a file the table names: the path resolved (ResolvePath) and asked of Confine
+// first. It returns the path it read as well.
+func (e *KindEnv) ReadFile(path string) (string, []byte, error) {
+	p := e.ResolvePath(path)
+	if e.Confine != nil {
+		if err := e.Confine(p); err != nil {
+			return p, nil, err
+		}
+	}
+	data, err := os.ReadFile(p)
+	return p, data, err
+}
+
+// Getenv is the value of the variable name as LookupEnv gives it ("" when it gives none).
+func (e *KindEnv) Getenv(name string) string {
+	lookup := e.LookupEnv
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	v, _ := lookup(name)
+	return v
 }
 
 // KeyError is a problem with one key of a model table, which the loader reports at that key's

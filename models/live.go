@@ -46,6 +46,11 @@ type LiveSpec struct {
 	Model string
 	// BaseURL is where requests go.
 	BaseURL string
+	// KeyEnv is the variable the key is read from (the table's api_key_env, or the kind's
+	// default), which a host serving other people's scenarios checks against what it allows;
+	// KeyNamed is whether a table named it (api_key_env), rather than the kind's default.
+	KeyEnv   string
+	KeyNamed bool
 	// MaxTokens caps one answer's completion tokens (0: the provider's default, which no budget
 	// can plan with).
 	MaxTokens int64

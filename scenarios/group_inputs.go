@@ -79,7 +79,10 @@ func (c *compiler) inputs(path string, fi *fileInputs, hash io.Writer) *GroupInp
 		}
 	}
 	if fi.Corpus != "" {
-		in.CorpusDir = c.resolve(fi.Corpus)
+		var ok bool
+		if in.CorpusDir, ok = c.resolveAt(tomlfile.JoinKey(path, "corpus"), fi.Corpus); !ok {
+			return nil
+		}
 		files, err := readCorpus(in.CorpusDir)
 		if err != nil {
 			c.errorf(tomlfile.JoinKey(path, "corpus"), "%q: %v", fi.Corpus, err)
@@ -91,7 +94,10 @@ func (c *compiler) inputs(path string, fi *fileInputs, hash io.Writer) *GroupInp
 		}
 	}
 	if fi.Items != "" {
-		in.ItemsFile = c.resolve(fi.Items)
+		var ok bool
+		if in.ItemsFile, ok = c.resolveAt(tomlfile.JoinKey(path, "items"), fi.Items); !ok {
+			return nil
+		}
 		items, err := readItems(in.ItemsFile)
 		if err != nil {
 			c.errorf(tomlfile.JoinKey(path, "items"), "%q: %v", fi.Items, err)

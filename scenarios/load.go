@@ -248,6 +248,34 @@ var ErrParam = errors.New("invalid parameter")
 // in the file's text, in the value's own kind, so that every error still names the file's own
 // lines, and the scenario's hash (and every trace's header) covers the values given.
 func LoadParams(path string, knownTools []string, host *hostconfig.Config, discover Discovery, params []Param) (*Scenario, error) {
+	return LoadWithOptions(path, LoadOptions{KnownTools: knownTools, Host: host, Discover: discover, Params: params})
+}
+
+// LoadOptions are LoadParams's arguments, with the two a host serving other people's scenarios
+// needs besides (host serve): Confine and Keys.
+type LoadOptions struct {
+	// KnownTools, Host, Discover and Params are LoadParams's arguments.
+	KnownTools []string
+	Host       *hostconfig.Config
+	Discover   Discovery
+	Params     []Param
+	// Confine, when set, is asked about every file and folder the scenario (or a blueprint it
+	// names) makes the host read or run, before the load opens it: its blueprints and their
+	// tools/ folders, [host.scripting] tools_dir, the files of its models (a js policy, a
+	// response schema), its groups' corpora and items, and the programs of the MCP servers its
+	// [host] table and blueprints declare (a bare name as PATH finds it). The path is absolute
+	// when the scenario's was. An error refuses the path, reported at the key that names it;
+	// nothing refused is opened. The files of a Host given here are not asked about: they are
+	// the caller's own.
+	Confine func(path string) error
+	// Keys, when set, is where the live models' keys (api_key_env) are looked up instead of the
+	// process environment: a variable it does not give leaves the model without a key.
+	Keys func(name string) (string, bool)
+}
+
+// LoadWithOptions is LoadParams with its options in one value (LoadOptions).
+func LoadWithOptions(path string, o LoadOptions) (*Scenario, error) {
+	knownTools, host, discover, params := o.KnownTools, o.Host, o.Discover, o.Params
 	data, err := tomlfile.Read(path)
 	if err != nil {
 		return nil, err
@@ -284,7 +312,7 @@ func LoadParams(path string, knownTools []string, host *hostconfig.Config, disco
 	if discover == nil {
 		discover = liveDiscovery
 	}
-	c := compiler{doc: doc, file: &f, known: knownTools, hostOverride: host, discover: discover, sc: &Scenario{
+	c := compiler{doc: doc, file: &f, known: knownTools, hostOverride: host, discover: discover, confine: o.Confine, keys: o.Keys, sc: &Scenario{
 		Path: path, Dir: filepath.Dir(path), Name: f.Name, Description: f.Description,
 		Blueprints: map[string]*blueprint.Blueprint{},
 	}}
@@ -342,6 +370,11 @@ type compiler struct {
 	hostOverride *hostconfig.Config
 	// discover lists an MCP server's tools.
 	discover Discovery
+	// confine and keys are LoadOptions.Confine and Keys; refused holds the result of confine
+	// for each key it was asked about (see resolveAt).
+	confine func(path string) error
+	keys    func(name string) (string, bool)
+	refused map[string]bool
 	// watches numbers the result expectations (components.ResultWatch.ID).
 	watches int32
 }
@@ -587,8 +620,11 @@ func (c *compiler) scripts(hash interface{ Write([]byte) (int, error) }) {
 	type folder struct{ dir, key string }
 	var folders []folder
 	for _, key := range sortedKeys(c.file.Blueprints) {
-		path := c.resolve(c.file.Blueprints[key])
-		folders = append(folders, folder{filepath.Join(filepath.Dir(path), "tools"), tomlfile.JoinKey("blueprints", key)})
+		at := tomlfile.JoinKey("blueprints", key)
+		path, ok := c.resolveAt(at, c.file.Blueprints[key])
+		if tools := filepath.Join(filepath.Dir(path), "tools"); ok && c.allowed(at, tools) {
+			folders = append(folders, folder{tools, at})
+		}
 	}
 	switch h := c.file.Host; {
 	case c.hostOverride != nil:
@@ -596,8 +632,9 @@ func (c *compiler) scripts(hash interface{ Write([]byte) (int, error) }) {
 			folders = append(folders, folder{dir, ""})
 		}
 	case h != nil && h.Scripting.ToolsDir != nil && *h.Scripting.ToolsDir != "":
-		dir := c.resolve(*h.Scripting.ToolsDir)
-		folders = append(folders, folder{dir, "host.scripting.tools_dir"})
+		if dir, ok := c.resolveAt("host.scripting.tools_dir", *h.Scripting.ToolsDir); ok {
+			folders = append(folders, folder{dir, "host.scripting.tools_dir"})
+		}
 	}
 	builtin := map[string]bool{}
 	for _, name := range c.known {
@@ -649,7 +686,10 @@ func (c *compiler) blueprints(hash interface{ Write([]byte) (int, error) }) {
 	cache := blueprint.NewCache(c.known)
 	for _, key := range sortedKeys(c.file.Blueprints) {
 		rel := c.file.Blueprints[key]
-		path := c.resolve(rel)
+		path, ok := c.resolveAt(tomlfile.JoinKey("blueprints", key), rel)
+		if !ok {
+			continue
+		}
 		bp, err := cache.Load(path)
 		if err != nil {
 			c.errs = append(c.errs, c.doc.Errorf(tomlfile.JoinKey("blueprints", key), "blueprint %q could not be loaded:\n%w", rel, err))
@@ -698,6 +738,8 @@ func (c *compiler) compileModels(hash io.Writer) {
 		m, err := cfg.Compile(&models.KindEnv{
 			Key: key, Path: path, ID: kind.Name() + ":" + key,
 			Resolve:   c.resolve,
+			Confine:   c.confine,
+			LookupEnv: c.keys,
 			Scripting: models.ScriptingLimits{MaxMemory: c.sc.Host.Scripting.MaxMemory},
 			Hash:      hash,
 			Params:    c.sc.Params,
@@ -874,6 +916,32 @@ func (c *compiler) resolve(path string) string {
 		return path
 	}
 	return filepath.Join(c.sc.Dir, path)
+}
+
+// resolveAt is resolve for the path the scenario's key names, asked of LoadOptions.Confine
+// first: false (the refusal reported at key, once) when it refuses the path.
+func (c *compiler) resolveAt(key, path string) (string, bool) {
+	p := c.resolve(path)
+	return p, c.allowed(key, p)
+}
+
+// allowed asks LoadOptions.Confine about p, which key names, reporting a refusal at key once.
+func (c *compiler) allowed(key, p string) bool {
+	if c.confine == nil {
+		return true
+	}
+	if refused, asked := c.refused[key+"\x00"+p]; asked {
+		return !refused
+	}
+	err := c.confine(p)
+	if c.refused == nil {
+		c.refused = map[string]bool{}
+	}
+	c.refused[key+"\x00"+p] = err != nil
+	if err != nil {
+		c.errorf(key, "%w", err)
+	}
+	return err == nil
 }
 
 // listOrNone joins names for a message.

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os/exec"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -53,7 +55,11 @@ func (c *compiler) servers(hash interface{ Write([]byte) (int, error) }) bool {
 		byName[s.Name] = s
 	}
 	for _, key := range sortedKeys(c.file.Blueprints) {
-		declared, err := blueprint.DeclaredServers(c.resolve(c.file.Blueprints[key]))
+		path, ok := c.resolveAt(tomlfile.JoinKey("blueprints", key), c.file.Blueprints[key])
+		if !ok {
+			continue
+		}
+		declared, err := blueprint.DeclaredServers(path)
 		if err != nil {
 			continue // loading the blueprint reports it
 		}
@@ -79,6 +85,10 @@ func (c *compiler) servers(hash interface{ Write([]byte) (int, error) }) bool {
 	c.sc.serverOf = map[string]string{}
 	for i := range servers {
 		s := &servers[i]
+		if !c.programAllowed(s) {
+			ok = false
+			continue
+		}
 		tools, err := c.discover(s)
 		if err != nil {
 			c.serverError(s, "server %q could not list its tools: %w", s.Name, err)
@@ -103,6 +113,33 @@ func (c *compiler) servers(hash interface{ Write([]byte) (int, error) }) bool {
 	}
 	slices.Sort(c.known)
 	return ok
+}
+
+// programAllowed asks LoadOptions.Confine about the program a stdio server of the scenario's own
+// (its [host] table's or a blueprint's, not a LoadOptions.Host's) runs, before anything starts
+// it: a path as written, a bare name as PATH finds it (one PATH does not find is refused, since
+// what it would run cannot be told). The built-in demo server and HTTP servers run no program.
+func (c *compiler) programAllowed(s *mcpconfig.Server) bool {
+	if c.confine == nil || s.Command == "" || s.Command == mcpconfig.DemoCommand || c.hostOverride != nil && !s.Blueprint {
+		return true
+	}
+	prog := s.Command
+	if !strings.ContainsRune(prog, filepath.Separator) {
+		found, err := exec.LookPath(prog)
+		if err != nil {
+			c.serverError(s, "server %q runs %q, which PATH does not find: %w", s.Name, prog, err)
+			return false
+		}
+		prog = found
+	}
+	if abs, err := filepath.Abs(prog); err == nil {
+		prog = abs
+	}
+	if err := c.confine(prog); err != nil {
+		c.serverError(s, "server %q runs %s: %w", s.Name, prog, err)
+		return false
+	}
+	return true
 }
 
 // Discovery lists one MCP server's tools as the scenario and the host config load: by asking the

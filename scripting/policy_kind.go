@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -61,8 +60,7 @@ func (c *PolicyConfig) Compile(env *models.KindEnv) (models.Model, error) {
 		}
 		limits.CallTimeout = d
 	}
-	path := env.ResolvePath(c.File)
-	src, err := os.ReadFile(path)
+	path, src, err := env.ReadFile(c.File)
 	if err != nil {
 		problems = append(problems, &models.KeyError{Key: "file", Err: fmt.Errorf("%q cannot be read: %w", c.File, err)})
 	}

@@ -48,8 +48,13 @@ var Routes = []string{
 // token like the API (a scraper sends it from its authorization.credentials_file).
 const MetricsRoute = "GET /metrics"
 
-// Handler serves the API and /metrics. Every request must carry the token.
-func (s *Server) Handler() http.Handler {
+// Handler serves the API and /metrics. Every request must be for this server (its Host), come
+// from no other site's page when it changes anything (its Origin), and carry the token; a request
+// that fails one is refused before its body is read (guard, api).
+func (s *Server) Handler() http.Handler { return s.guard(s.api()) }
+
+// api serves the API and /metrics to requests that carry the token.
+func (s *Server) api() http.Handler {
 	mux := http.NewServeMux()
 	handlers := map[string]http.HandlerFunc{
 		Routes[0]:  s.listRuns,
@@ -83,7 +88,7 @@ func (s *Server) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.authorized(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="warren"`)
-			writeError(w, http.StatusUnauthorized, errors.New("a valid token is required (Authorization: Bearer TOKEN, or ?token=TOKEN)"))
+			refuseConn(w, http.StatusUnauthorized, errors.New("a valid token is required (Authorization: Bearer TOKEN, or ?token=TOKEN)"))
 			return
 		}
 		mux.ServeHTTP(w, r)
@@ -92,17 +97,18 @@ func (s *Server) Handler() http.Handler {
 
 // Site serves everything host serve does: the API under /api/v1 and /metrics, which take the
 // token (Handler), and the dashboard at every other path, whose files hold no data and so need
-// none (the page calls the API with the token it was opened with: /?token=TOKEN).
+// none (the page calls the API with the token it was opened with: /?token=TOKEN). Host and
+// Origin are checked for every path, as Handler does.
 func (s *Server) Site() http.Handler {
-	api := s.Handler()
+	api := s.api()
 	page := dashboard.Handler(report.EChartsJS())
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return s.guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/metrics" || r.URL.Path == APIPrefix || strings.HasPrefix(r.URL.Path, APIPrefix+"/") {
 			api.ServeHTTP(w, r)
 			return
 		}
 		page.ServeHTTP(w, r)
-	})
+	}))
 }
 
 // runHandler is a handler of one run's routes.
@@ -166,7 +172,10 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 	run, err := s.Submit(sub)
 	if err != nil {
 		status := http.StatusInternalServerError
-		if errors.Is(err, ErrSubmit) {
+		switch {
+		case errors.Is(err, ErrNotAllowed):
+			status = http.StatusForbidden
+		case errors.Is(err, ErrSubmit):
 			status = http.StatusUnprocessableEntity
 		}
 		writeError(w, status, err)

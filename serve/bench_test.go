@@ -42,7 +42,7 @@ func submitPaused(b *testing.B, c *client, agents int) RunInfo {
 func BenchmarkServedRun(b *testing.B) {
 	for _, clients := range []int{0, 10} {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
-			s, c := startServerWith(b, Config{StateRoot: b.TempDir()})
+			s, c := startServerWith(b, Config{StateRoot: b.TempDir(), Policy: examplesPolicy(b)})
 			var events uint64
 			for range b.N {
 				b.StopTimer()
@@ -128,7 +128,7 @@ func openEvents(b *testing.B, c *client, id string) io.ReadCloser {
 func BenchmarkEventDelivery(b *testing.B) {
 	for _, clients := range []int{1, 10} {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
-			s, c := startServerWith(b, Config{StateRoot: b.TempDir()})
+			s, c := startServerWith(b, Config{StateRoot: b.TempDir(), Policy: examplesPolicy(b)})
 			var added []time.Time
 			s.eventAdded = func(seq uint64) {
 				if int(seq) >= len(added) {
@@ -193,7 +193,7 @@ func receiveTimes(body io.Reader) []time.Time {
 func BenchmarkDashboardPayload(b *testing.B) {
 	for _, agents := range []int{1000, 10000, 100000} {
 		b.Run(fmt.Sprintf("agents=%d", agents), func(b *testing.B) {
-			s, c := startServerWith(b, Config{StateRoot: b.TempDir()})
+			s, c := startServerWith(b, Config{StateRoot: b.TempDir(), Policy: examplesPolicy(b)})
 			site := s.Site()
 			var static, first, refresh int
 			for range b.N {

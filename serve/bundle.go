@@ -103,8 +103,8 @@ var (
 	// ErrBundleMalformed: the upload cannot be read: not a zip archive, an entry whose data does
 	// not match its header, a form or launch the server cannot parse (400).
 	ErrBundleMalformed = errors.New("a bundle upload the server cannot read")
-	// ErrBundleIncomplete: the bundle lacks a file its run needs: the scenario to run, or a file
-	// the scenario names outside the bundle (422).
+	// ErrBundleIncomplete: the bundle lacks the scenario to run (422). A file the scenario names
+	// outside the bundle is ErrNotAllowed (403).
 	ErrBundleIncomplete = errors.New("the bundle lacks a file its run needs")
 )
 
@@ -163,10 +163,11 @@ type BundleLaunch struct {
 // does not load is ErrSubmit, and either leaves no folder behind in the state root.
 //
 // The bundle is unpacked into STATE_ROOT/runs/<id>/bundle/ and the run directory is
-// STATE_ROOT/runs/<id>/run/ (BundleDir, BundleRunDir). Every file the scenario's load reads (its
-// blueprints, script tools, policies, corpora, items) must lie inside the bundle: the run's
-// folder then holds all it needs, and its recording replays it once the folder is copied
-// elsewhere. The server's own host config (Config.Host) is the one exception.
+// STATE_ROOT/runs/<id>/run/ (BundleDir, BundleRunDir). Every file and program the scenario names
+// (its blueprints, script tools, policies, corpora, items, MCP servers) must lie inside the
+// bundle, or in a folder Config.Policy allows, or the submission is refused before the load opens
+// it (ErrNotAllowed): a bundle that holds all it needs replays from its folder copied elsewhere.
+// The server's own host config (Config.Host) is the one exception.
 func (s *Server) SubmitBundle(archive io.ReaderAt, size int64, l BundleLaunch) (*Run, error) {
 	lim := s.cfg.Bundle.orDefaults()
 	if size > lim.Upload {
@@ -217,8 +218,8 @@ func (s *Server) SubmitBundle(archive io.ReaderAt, size int64, l BundleLaunch) (
 	return run, nil
 }
 
-// startBundle loads the unpacked bundle's scenario, checks that it reads nothing outside the
-// bundle, and starts it with its run directory beside the bundle.
+// startBundle loads the unpacked bundle's scenario, confined to the bundle and the policy's
+// folders, and starts it with its run directory beside the bundle.
 func (s *Server) startBundle(id, home, entry string, params []warren.Param, opt warren.Options, l Launch) (*Run, error) {
 	abs, err := filepath.Abs(home)
 	if err != nil {
@@ -226,24 +227,12 @@ func (s *Server) startBundle(id, home, entry string, params []warren.Param, opt 
 	}
 	bundle := filepath.Join(abs, BundleDir)
 	file := filepath.Join(bundle, filepath.FromSlash(entry))
-	sc, err := warren.LoadParams(file, s.cfg.Host, params)
+	sc, err := s.load(file, s.confine(bundle), params)
 	if err != nil {
 		// The loader names the files by the server's paths, which the refusal removes: name
 		// them by their paths inside the bundle, as the archive did.
 		msg := strings.ReplaceAll(err.Error(), bundle+string(filepath.Separator), "")
-		return nil, fmt.Errorf("%w: %w", ErrSubmit, &renamed{msg: msg, err: err})
-	}
-	for _, in := range sc.Inputs() {
-		p, err := filepath.Abs(in.Path)
-		if err != nil {
-			return nil, err
-		}
-		if s.cfg.Host != nil && s.cfg.Host.Path != "" && sameFile(p, s.cfg.Host.Path) {
-			continue // the server's own host config (host serve --config)
-		}
-		if rel, err := filepath.Rel(bundle, p); err != nil || !filepath.IsLocal(rel) {
-			return nil, refuse(ErrBundleIncomplete, entry, "%s is %s, outside the bundle: put the file in the archive and name it relative to the scenario", in.What, in.Path)
-		}
+		return nil, &renamed{msg: msg, err: err}
 	}
 	return s.start(id, filepath.Join(home, BundleRunDir), file, sc, params, opt, l)
 }
@@ -752,6 +741,8 @@ func writeBundleError(w http.ResponseWriter, err error) {
 		status = http.StatusRequestEntityTooLarge
 	case errors.Is(err, ErrBundleMalformed):
 		status = http.StatusBadRequest
+	case errors.Is(err, ErrNotAllowed):
+		status = http.StatusForbidden
 	case errors.Is(err, ErrBundle), errors.Is(err, ErrSubmit):
 		status = http.StatusUnprocessableEntity
 	}

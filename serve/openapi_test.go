@@ -107,3 +107,37 @@ func TestAPIDocListsTheRoutes(t *testing.T) {
 		t.Errorf("docs/api.md lists\n  %s\nthe handler serves\n  %s", strings.Join(listed, "\n  "), strings.Join(served, "\n  "))
 	}
 }
+
+// TestOpenAPIStatesTheRefusals: every operation of api/openapi.json states the answers every
+// route can give before it is reached: 401 (no token) and 403 (another Host or Origin, or a
+// policy refusal), as guard and api make them.
+func TestOpenAPIStatesTheRefusals(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "api", "openapi.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for path, ops := range doc.Paths {
+		for method, rawOp := range ops {
+			if method == "parameters" {
+				continue
+			}
+			var op struct {
+				Responses map[string]json.RawMessage `json:"responses"`
+			}
+			if err := json.Unmarshal(rawOp, &op); err != nil {
+				t.Fatalf("%s %s: %v", method, path, err)
+			}
+			for _, code := range []string{"401", "403"} {
+				if op.Responses[code] == nil {
+					t.Errorf("%s %s states no %s", strings.ToUpper(method), path, code)
+				}
+			}
+		}
+	}
+}

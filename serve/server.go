@@ -5,9 +5,10 @@
 // pause, resume or cancel it. docs/api.md describes the API and api/openapi.yaml states it.
 //
 // A Server's lifecycle, in order: New validates its Config (a token, a state root, a loopback
-// address unless AllowRemote); Handler serves; Submit (or POST /api/v1/runs) starts runs; Close
-// cancels the runs still going (each through its console, so the cancel is recorded) and waits
-// for them to write their run directories.
+// address unless AllowRemote); Serve serves Site (or Handler) on a listener under the connection
+// limits; Submit (or POST /api/v1/runs) starts runs, each confined to what Config.Policy gives it
+// (docs/api.md, "Security"); Close cancels the runs still going (each through its console, so the
+// cancel is recorded) and waits for them to write their run directories; Shutdown stops serving.
 package serve
 
 import (
@@ -58,6 +59,10 @@ var (
 	ErrNoRun = errors.New("no such run")
 	// ErrSubmit: a submission is not a runnable scenario.
 	ErrSubmit = errors.New("cannot run the submission")
+	// ErrNotAllowed: a submission reaches for something of the server's that its policy does
+	// not give it (Config.Policy): a file outside its bundle and the allowed folders, an
+	// environment variable, a key, or a key for that host (403).
+	ErrNotAllowed = errors.New("not allowed by this server")
 )
 
 // Config is a server's settings.
@@ -74,6 +79,10 @@ type Config struct {
 	StateRoot string
 	// Host replaces each scenario's own host config (host serve --config); nil keeps theirs.
 	Host *hostconfig.Config
+	// Policy is what a submitted scenario may reach of the server beyond its bundle: folders,
+	// environment variables, keys, and the names the HTTP server answers (host serve --policy
+	// and its --allow flags). nil allows nothing beyond the bundle (docs/api.md, "Security").
+	Policy *hostconfig.ServePolicy
 	// PromptTimeout refuses a prompt nobody answered in this long (DefaultPromptTimeout when
 	// zero; negative: never).
 	PromptTimeout time.Duration
@@ -83,6 +92,9 @@ type Config struct {
 	// events in this long (DefaultWatcherTimeout when zero or less): a stalled client holds a
 	// connection and a cursor, never the world, and not for long.
 	WatcherTimeout time.Duration
+	// HTTP bounds the connections Serve holds: header, body and idle timeouts, header size and
+	// how many at once. A field left zero takes its Default value.
+	HTTP HTTPLimits
 	// Bundle bounds an uploaded bundle (POST /api/v1/runs with a zip): the upload, its entries,
 	// each file and all of them unpacked. A field left zero takes its DefaultBundle value, so a
 	// server never unpacks without bounds.
@@ -104,6 +116,9 @@ type Server struct {
 	runs map[string]*Run
 	ids  []string
 	next int
+	// https are the HTTP servers Serve started, for Shutdown; closing refuses new ones.
+	https   []*http.Server
+	closing bool
 	// eventAdded, when set before a run starts (by a benchmark measuring delivery), is called on
 	// the world's goroutine with each event's seq once the run's log holds it.
 	eventAdded func(seq uint64)
@@ -227,7 +242,9 @@ type Submission struct {
 }
 
 // Submit loads sub's scenario and starts it. A scenario that does not load is ErrSubmit, with
-// the loader's file:line:key error.
+// the loader's file:line:key error. The file must lie in a folder the policy allows (Config.Policy:
+// none by default), and so must every file it names; what else the scenario may reach is the
+// policy's too (see checkLoaded). A refusal is ErrSubmit and ErrNotAllowed.
 func (s *Server) Submit(sub Submission) (*Run, error) {
 	if sub.File == "" {
 		return nil, fmt.Errorf("%w: no scenario file", ErrSubmit)
@@ -240,9 +257,13 @@ func (s *Server) Submit(sub Submission) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	sc, err := warren.LoadParams(file, s.cfg.Host, params)
+	c := s.confine("")
+	if err := c.check(file); err != nil {
+		return nil, fmt.Errorf("%w: file: %w", ErrSubmit, err)
+	}
+	sc, err := s.load(file, c, params)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrSubmit, err)
+		return nil, err
 	}
 	id := s.newID(sc.Name)
 	return s.start(id, filepath.Join(s.cfg.StateRoot, "runs", id), file, sc, params, opt, sub.Launch)

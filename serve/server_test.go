@@ -10,7 +10,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +21,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/warrenhq/warren"
+	"github.com/warrenhq/warren/hostconfig"
 	"github.com/warrenhq/warren/operator"
 	"github.com/warrenhq/warren/recording"
 )
@@ -37,30 +37,52 @@ type client struct {
 
 func startServer(t *testing.T) (*Server, *client) {
 	t.Helper()
-	return startServerWith(t, Config{StateRoot: t.TempDir()})
+	return startServerWith(t, Config{StateRoot: t.TempDir(), Policy: examplesPolicy(t)})
 }
 
-// startServerWith is startServer with cfg, its listener wrapped by wrap when given.
+// examplesPolicy allows submissions by path from the shipped examples' folder and from the
+// folders extra.
+func examplesPolicy(t testing.TB, extra ...string) *hostconfig.ServePolicy {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "scenarios", "examples"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &hostconfig.ServePolicy{Read: append([]string{dir}, extra...)}
+}
+
+// startServerWith is startServer with cfg, serving Handler through Serve (Config.HTTP's limits)
+// on a loopback listener, wrapped by wrap when given.
 func startServerWith(t testing.TB, cfg Config, wrap ...func(net.Listener) net.Listener) (*Server, *client) {
 	t.Helper()
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewUnstartedServer(s.Handler())
-	for _, w := range wrap {
-		ts.Listener = w(ts.Listener)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
-	ts.Start()
+	addr := ln.Addr().String()
+	for _, w := range wrap {
+		ln = w(ln)
+	}
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ln, s.Handler()) }()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		if err := s.Close(ctx); err != nil {
 			t.Errorf("Close: %v", err)
 		}
-		ts.Close()
+		if err := s.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+		if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+			t.Errorf("Serve: %v", err)
+		}
 	})
-	return s, &client{t: t, url: ts.URL, token: s.Token()}
+	return s, &client{t: t, url: "http://" + addr, token: s.Token()}
 }
 
 // do sends a request and decodes a JSON answer into out (when not nil), returning the status.
@@ -364,7 +386,8 @@ func TestServerRefuses(t *testing.T) {
 	if _, err := New(Config{Listen: "0.0.0.0:7070", AllowRemote: true, StateRoot: t.TempDir()}); err != nil {
 		t.Errorf("AllowRemote: %v", err)
 	}
-	s, c := startServer(t)
+	bads := t.TempDir()
+	s, c := startServerWith(t, Config{StateRoot: t.TempDir(), Policy: examplesPolicy(t, bads)})
 	if len(s.Token()) < 32 {
 		t.Fatalf("token %q", s.Token())
 	}
@@ -376,7 +399,7 @@ func TestServerRefuses(t *testing.T) {
 			t.Errorf("token %q: %d %v", tok, code, e)
 		}
 	}
-	bad := filepath.Join(t.TempDir(), "bad.toml")
+	bad := filepath.Join(bads, "bad.toml")
 	if err := os.WriteFile(bad, []byte("name = \"bad\"\nseeed = 3\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -452,7 +475,7 @@ func TestRestartNumbersAfterEarlierRuns(t *testing.T) {
 	file := filepath.Join("..", "scenarios", "examples", "quickstart.toml")
 	ids := []string{}
 	for range 2 {
-		s, err := New(Config{StateRoot: root})
+		s, err := New(Config{StateRoot: root, Policy: examplesPolicy(t)})
 		if err != nil {
 			t.Fatal(err)
 		}

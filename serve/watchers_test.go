@@ -42,7 +42,7 @@ func (l smallSendBuffers) Accept() (net.Conn, error) {
 // WatcherTimeout, and what reached it is a prefix of the same stream, without the end.
 func TestSlowWatcherIsCutOff(t *testing.T) {
 	const timeout = 2 * time.Second // long enough for a reader on a loaded machine, under -race
-	s, c := startServerWith(t, Config{StateRoot: t.TempDir(), WatcherTimeout: timeout},
+	s, c := startServerWith(t, Config{StateRoot: t.TempDir(), WatcherTimeout: timeout, Policy: examplesPolicy(t)},
 		func(l net.Listener) net.Listener { return smallSendBuffers{l} })
 
 	var info RunInfo
@@ -62,7 +62,7 @@ func TestSlowWatcherIsCutOff(t *testing.T) {
 	}
 	defer slow.Close()
 	_ = slow.(*net.TCPConn).SetReadBuffer(4 << 10)
-	fmt.Fprintf(slow, "GET %s/events HTTP/1.1\r\nHost: warren\r\nAuthorization: Bearer %s\r\n\r\n", run, s.Token())
+	fmt.Fprintf(slow, "GET %s/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n\r\n", run, s.Token())
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

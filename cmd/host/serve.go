@@ -26,6 +26,16 @@ type serveCmd struct {
 	// WatcherTimeout and EventMemory bound what live-event clients cost (serve.Config).
 	WatcherTimeout time.Duration `default:"10s" help:"Cut off a live-event client that has not taken a batch of events in this long."`
 	EventMemory    int           `default:"256" help:"MiB of each run's events kept in memory for live clients; one that falls further behind is told so and cut off (the run's trace.jsonl keeps them all)." placeholder:"MIB"`
+	// Policy and the --allow flags say what a submitted scenario may reach beyond its bundle
+	// (serve.PolicyFlags; docs/api.md, "Security"): nothing by default.
+	Policy      string        `help:"A serve policy file: the folders, variables, keys, hosts and origins submitted scenarios may reach beyond their bundle (docs/api.md, Security)." placeholder:"FILE" type:"existingfile"`
+	AllowFolder []string      `help:"A folder of this machine whose files submitted scenarios may name (by path, or from a bundle); repeatable." placeholder:"DIR"`
+	AllowKey    []string      `help:"A variable submitted scenarios' live models may take their key from (api_key_env), optionally only for these base_url hosts; repeatable." placeholder:"NAME[=HOST,...]"`
+	AllowHost   []string      `help:"A name the server answers requests for (their Host) besides loopback and the listen address: the name a proxy or a remote client uses; repeatable." placeholder:"HOST"`
+	AllowOrigin []string      `help:"An origin (scheme://host[:port]) trusted to send commands besides the server's own; repeatable." placeholder:"ORIGIN"`
+	MaxConns    int           `default:"1024" help:"The most connections open at once; another waits to be accepted." placeholder:"N"`
+	IdleTimeout time.Duration `default:"30s" help:"Close a kept-alive connection that sends no request in this long."`
+	ReadTimeout time.Duration `default:"2m" help:"Close a connection whose request (an upload's body included) takes longer than this to arrive."`
 }
 
 // Run serves until the command's context ends (a signal), then cancels the runs still going,
@@ -42,6 +52,17 @@ func (s *serveCmd) Run(e *env) error {
 		fmt.Fprintf(e.stderr, "host: --watcher-timeout %s, --event-memory %d: want a duration above 0 and 1 to %d MiB\n", s.WatcherTimeout, s.EventMemory, 1<<20)
 		return errBadInput
 	}
+	if s.MaxConns < 1 || s.IdleTimeout <= 0 || s.ReadTimeout <= 0 {
+		fmt.Fprintf(e.stderr, "host: --max-conns %d, --idle-timeout %s, --read-timeout %s: want 1 or more and durations above 0\n", s.MaxConns, s.IdleTimeout, s.ReadTimeout)
+		return errBadInput
+	}
+	cfg.HTTP = serve.HTTPLimits{MaxConns: s.MaxConns, IdleTimeout: s.IdleTimeout, ReadTimeout: s.ReadTimeout}
+	policy, err := serve.PolicyFlags{File: s.Policy, Folders: s.AllowFolder, Keys: s.AllowKey, Hosts: s.AllowHost, Origins: s.AllowOrigin}.Policy()
+	if err != nil {
+		fmt.Fprintf(e.stderr, "host: %v\n", err)
+		return errBadInput
+	}
+	cfg.Policy = policy
 	if s.Config != "" {
 		host, err := warren.LoadHostConfig(s.Config)
 		if err != nil {
@@ -69,12 +90,11 @@ func (s *serveCmd) Run(e *env) error {
 		fmt.Fprintf(e.stderr, "host: %v\n", err)
 		return errBadInput
 	}
-	hs := &http.Server{Handler: srv.Site(), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(e.stdout, "dashboard: http://%s/?token=%s\n", ln.Addr(), srv.Token())
 	fmt.Fprintf(e.stdout, "serving on http://%s/api/v1 (token in %s/token)\n", ln.Addr(), s.StateRoot)
 	fmt.Fprintf(e.stdout, "try: curl -H 'Authorization: Bearer %s' http://%s/api/v1/runs\n", srv.Token(), ln.Addr())
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- srv.Serve(ln, srv.Site()) }()
 	select {
 	case err := <-errc:
 		fmt.Fprintf(e.stderr, "host: %v\n", err)
@@ -84,7 +104,7 @@ func (s *serveCmd) Run(e *env) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cerr := srv.Close(ctx)
-	if err := hs.Shutdown(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := srv.Shutdown(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return cerr

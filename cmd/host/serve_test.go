@@ -32,7 +32,21 @@ func TestServeCLI(t *testing.T) {
 	}
 	// Its runs' spans go to a real OTLP receiver (otel_test.go).
 	rc := newOTLPReceiver(t, http.StatusOK)
-	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--state-root", root)
+	for _, tc := range []struct{ flag, says string }{
+		{"--allow-folder=no-such-folder", "--allow-folder no-such-folder: not a folder"},
+		{"--allow-key=A KEY", "--allow-key A KEY: invalid environment variable name"},
+		{"--allow-key=K=https://x.example", "invalid host name"},
+		{"--allow-host=a/b", "--allow-host a/b: invalid host name"},
+		{"--allow-origin=x.example", "--allow-origin x.example: invalid origin"},
+		{"--allow-key=HOME", "a key passed to tools"},
+		{"--max-conns=0", "--max-conns 0"},
+	} {
+		if code, _, errOut := runIn(t, bin, repo, nil, "serve", "--state-root", root, tc.flag); code != 2 || !strings.Contains(errOut, tc.says) {
+			t.Errorf("%s: exit %d, want 2 saying %q:\n%s", tc.flag, code, tc.says, errOut)
+		}
+	}
+	// The examples' folder is the only one whose scenarios may be submitted by path.
+	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--state-root", root, "--allow-folder", filepath.Join("scenarios", "examples"))
 	cmd.Dir = repo
 	cmd.Env = append(os.Environ(), "OTEL_EXPORTER_OTLP_ENDPOINT="+rc.srv.URL, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=",
 		"OTEL_SDK_DISABLED=", "OTEL_TRACES_EXPORTER=", "OTEL_EXPORTER_OTLP_PROTOCOL=", "OTEL_TRACES_SAMPLER=")
@@ -81,12 +95,22 @@ func TestServeCLI(t *testing.T) {
 			t.Errorf("GET %s: %s %s, %d bytes", path, resp.Status, resp.Header.Get("Content-Type"), len(page))
 		}
 	}
-	body, _ := json.Marshal(serve.Submission{File: filepath.Join(repo, "scenarios", "examples", "people.toml")})
-	req, _ := http.NewRequest(http.MethodPost, url+"/api/v1/runs", bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil || resp.StatusCode != http.StatusCreated {
-		t.Fatalf("submit: %v %v", err, resp)
+	submit := func(file string) *http.Response {
+		body, _ := json.Marshal(serve.Submission{File: file})
+		req, _ := http.NewRequest(http.MethodPost, url+"/api/v1/runs", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	if resp := submit(filepath.Join(repo, "scenarios", "testdata", "scripts", "inherit.toml")); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a scenario outside the allowed folder: %s, want 403", resp.Status)
+	}
+	resp := submit(filepath.Join(repo, "scenarios", "examples", "people.toml"))
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("submit: %v", resp.Status)
 	}
 	var run serve.RunInfo
 	_ = json.NewDecoder(resp.Body).Decode(&run)

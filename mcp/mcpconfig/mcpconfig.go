@@ -100,6 +100,10 @@ func (c *Server) Transport() string {
 // the tool's own name.
 func ToolName(server, tool string) string { return server + Separator + tool }
 
+// InheritedEnv are the only variables of the host's environment a stdio server's process
+// inherits; everything else, secrets above all, reaches it only when its entry's env names it.
+var InheritedEnv = []string{"HOME", "LANG", "PATH", "TZ"}
+
 // DataEnv is the environment variable a stdio server's process finds its data folder in: a
 // folder of its own under the run's work root, made before the server starts, where a server
 // that keeps state can keep it so that it outlives its process (a restart, or a resumed run's

@@ -24,7 +24,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -156,10 +155,11 @@ func (c *Config) Compile(env *models.KindEnv) (models.Model, error) {
 	if keyEnv == "" {
 		keyEnv = DefaultKeyEnv
 	}
-	m := &Model{id: env.ID, cfg: *c, keyEnv: keyEnv, maxTokens: maxTokens, cache: c.Cache == nil || *c.Cache, schemas: &models.SchemaCache{},
+	m := &Model{id: env.ID, cfg: *c, keyEnv: keyEnv, keyNamed: c.APIKeyEnv != "", getenv: env.Getenv, maxTokens: maxTokens,
+		cache: c.Cache == nil || *c.Cache, schemas: &models.SchemaCache{},
 		caps: models.Caps{ResponseBytes: c.MaxResponseBytes, ToolCalls: c.MaxToolCalls, Timeout: timeout}}
 	m.cfg.BaseURL = base
-	m.client = newClient(base, os.Getenv(keyEnv), m.caps)
+	m.client = newClient(base, env.Getenv(keyEnv), m.caps)
 	return m, nil
 }
 
@@ -179,9 +179,12 @@ func newClient(base, key string, caps models.Caps) sdk.Client {
 // Model is a compiled anthropic model, shared by every agent that names it (the SDK client is
 // safe for concurrent use).
 type Model struct {
-	id        string
-	cfg       Config
-	keyEnv    string
+	id       string
+	cfg      Config
+	keyEnv   string
+	keyNamed bool
+	// getenv reads keyEnv where the scenario was loaded to (models.KindEnv.Getenv), for Via too.
+	getenv    func(string) string
 	maxTokens int64
 	cache     bool
 	// caps are the table's, tightened by the pool's (Via); caps.Timeout is always set.
@@ -204,7 +207,7 @@ func (*Model) Live() bool { return true }
 
 // Spec implements models.Live.
 func (m *Model) Spec() models.LiveSpec {
-	return models.LiveSpec{Provider: "anthropic", Model: m.cfg.Model, BaseURL: m.cfg.BaseURL, MaxTokens: m.maxTokens,
+	return models.LiveSpec{Provider: "anthropic", Model: m.cfg.Model, BaseURL: m.cfg.BaseURL, KeyEnv: m.keyEnv, KeyNamed: m.keyNamed, MaxTokens: m.maxTokens,
 		ContextTokens: m.cfg.ContextTokens, ContextOverflow: m.cfg.ContextOverflow}
 }
 
@@ -222,10 +225,10 @@ func (m *Model) Via(ep models.Endpoint) (models.Live, error) {
 		n.cfg.Model = ep.Model
 	}
 	if ep.APIKeyEnv != "" {
-		n.keyEnv = ep.APIKeyEnv
+		n.keyEnv, n.keyNamed = ep.APIKeyEnv, true
 	}
 	n.caps = m.caps.Tighter(ep.Caps)
-	n.client = newClient(n.cfg.BaseURL, os.Getenv(n.keyEnv), n.caps)
+	n.client = newClient(n.cfg.BaseURL, n.getenv(n.keyEnv), n.caps)
 	return &n, nil
 }
 

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -115,7 +114,7 @@ func (c *Config) Compile(env *models.KindEnv) (models.Model, error) {
 		problems = append(problems, &models.KeyError{Key: "response_format", Err: fmt.Errorf("%q: valid formats are text, json_object (or response_schema for a JSON schema)", c.ResponseFormat)})
 	}
 	if c.ResponseSchema != "" {
-		data, err := os.ReadFile(env.ResolvePath(c.ResponseSchema))
+		_, data, err := env.ReadFile(c.ResponseSchema)
 		if err == nil {
 			err = json.Unmarshal(data, &schema)
 			if env.Hash != nil {
@@ -129,10 +128,10 @@ func (c *Config) Compile(env *models.KindEnv) (models.Model, error) {
 	if len(problems) > 0 {
 		return nil, problems
 	}
-	m := &Model{id: env.ID, cfg: *c, schema: schema, schemas: &models.SchemaCache{},
+	m := &Model{id: env.ID, cfg: *c, keyEnv: keyEnv, keyNamed: c.APIKeyEnv != "", getenv: env.Getenv, schema: schema, schemas: &models.SchemaCache{},
 		caps: models.Caps{ResponseBytes: c.MaxResponseBytes, ToolCalls: c.MaxToolCalls, Timeout: timeout}}
 	m.cfg.BaseURL = base
-	m.client = newClient(base, os.Getenv(keyEnv), m.caps)
+	m.client = newClient(base, env.Getenv(keyEnv), m.caps)
 	return m, nil
 }
 
@@ -143,16 +142,25 @@ func newClient(base, key string, caps models.Caps) sdk.Client {
 	if key == "" {
 		key = "none" // the SDK insists on one; a local server ignores it
 	}
-	return sdk.NewClient(option.WithBaseURL(base), option.WithMaxRetries(0), option.WithRequestTimeout(caps.Timeout), option.WithAPIKey(key),
-		option.WithMiddleware(models.CapResponses(caps.Bytes())))
+	// Not sdk.NewClient: it adds what the process environment holds of OPENAI_ORG_ID,
+	// OPENAI_PROJECT_ID and OPENAI_CUSTOM_HEADERS to every request, wherever base_url points, and
+	// a model sends nothing from the environment but its own key. Only Chat is used.
+	opts := []option.RequestOption{option.WithBaseURL(base), option.WithMaxRetries(0), option.WithRequestTimeout(caps.Timeout), option.WithAPIKey(key),
+		option.WithMiddleware(models.CapResponses(caps.Bytes()))}
+	return sdk.Client{Options: opts, Chat: sdk.NewChatService(opts...)}
 }
 
 // Model is a compiled openai model, shared by every agent that names it (the SDK client is safe
 // for concurrent use).
 type Model struct {
-	id     string
-	cfg    Config
-	schema map[string]any
+	id  string
+	cfg Config
+	// keyEnv is the variable the key comes from (api_key_env, or OPENAI_API_KEY); getenv reads
+	// it where the scenario was loaded to (models.KindEnv.Getenv), for Via too.
+	keyEnv   string
+	keyNamed bool
+	getenv   func(string) string
+	schema   map[string]any
 	// caps are the table's, tightened by the pool's (Via); caps.Timeout is always set.
 	caps   models.Caps
 	client sdk.Client
@@ -162,7 +170,7 @@ type Model struct {
 
 // Spec implements models.Live.
 func (m *Model) Spec() models.LiveSpec {
-	return models.LiveSpec{Provider: "openai", Model: m.cfg.Model, BaseURL: m.cfg.BaseURL, MaxTokens: m.cfg.MaxTokens,
+	return models.LiveSpec{Provider: "openai", Model: m.cfg.Model, BaseURL: m.cfg.BaseURL, KeyEnv: m.keyEnv, KeyNamed: m.keyNamed, MaxTokens: m.cfg.MaxTokens,
 		ContextTokens: m.cfg.ContextTokens, ContextOverflow: m.cfg.ContextOverflow}
 }
 
@@ -175,15 +183,11 @@ func (m *Model) Via(ep models.Endpoint) (models.Live, error) {
 	if ep.Model != "" {
 		n.cfg.Model = ep.Model
 	}
-	keyEnv := m.cfg.APIKeyEnv
-	if keyEnv == "" {
-		keyEnv = "OPENAI_API_KEY"
-	}
 	if ep.APIKeyEnv != "" {
-		keyEnv = ep.APIKeyEnv
+		n.keyEnv, n.keyNamed = ep.APIKeyEnv, true
 	}
 	n.caps = m.caps.Tighter(ep.Caps)
-	n.client = newClient(n.cfg.BaseURL, os.Getenv(keyEnv), n.caps)
+	n.client = newClient(n.cfg.BaseURL, n.getenv(n.keyEnv), n.caps)
 	return &n, nil
 }
 
