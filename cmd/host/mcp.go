@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -51,7 +52,8 @@ func (l *mcpListCmd) Run(e *env) error {
 	return nil
 }
 
-// printServers writes each server, how it is reached and its limits, then its tools.
+// printServers writes each server, how it is reached and its limits, then its tools, marking
+// those its entry's read_only_tools vouches for (the only ones the read-only floor lets through).
 func printServers(w io.Writer, servers []warren.MCPServer) {
 	if len(servers) == 0 {
 		fmt.Fprintln(w, "no MCP servers")
@@ -69,9 +71,13 @@ func printServers(w io.Writer, servers []warren.MCPServer) {
 		fmt.Fprintf(w, "%s (%s: %s)\n", s.Name, s.Transport(), reach)
 		fmt.Fprintf(w, "  declared at %s\n", s.Origin())
 		fmt.Fprintf(w, "  call_timeout %v, max_concurrency %d, max_result_bytes %d\n", s.CallTimeout, s.MaxConcurrency, s.MaxResultBytes)
+		fmt.Fprintf(w, "  max_reply_bytes %d, max_tools %d, max_tool_schema_bytes %d\n", s.MaxReplyBytes, s.MaxTools, s.MaxToolSchemaBytes)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		for _, t := range servers[i].Tools {
 			desc, _, _ := strings.Cut(t.Description, "\n")
+			if slices.Contains(s.ReadOnlyTools, t.Tool) {
+				desc = "(read-only) " + desc
+			}
 			fmt.Fprintf(tw, "  %s\t%s\n", t.Name, desc)
 		}
 		_ = tw.Flush()

@@ -9,8 +9,9 @@ import (
 func mcpData(name string) string { return filepath.Join("testdata", "mcp", name) }
 
 // TestMCPList: host mcp list shows each server, how it is reached, where it was declared, its
-// limits and its tools as the host advertises them (after the allow-list), for a scenario and for
-// a host config; a server that does not start is bad input naming its entry.
+// limits and its tools as the host advertises them (after the allow-list, the read-only ones
+// marked), for a scenario and for a host config; a server that does not start is bad input naming
+// its entry.
 func TestMCPList(t *testing.T) {
 	r := host(t, "mcp", "list", example("mcp.toml"))
 	wantCode(t, r, exitOK)
@@ -35,6 +36,14 @@ func TestMCPList(t *testing.T) {
 	}
 	if strings.Join(tools, " ") != "echo kv_get kv_set" {
 		t.Errorf("tools %q, want the allow-list echo kv_get kv_set:\n%s", tools, r.stdout)
+	}
+	for _, want := range []string{"  max_reply_bytes 4194304, max_tools 50, max_tool_schema_bytes 65536\n", "  kv__kv_get  (read-only) Return"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("mcp list --config %s:\n%s\nwant it to contain %q (the bounds with their defaults, the tools read_only_tools vouches for)", mcpData("host.toml"), r.stdout, want)
+		}
+	}
+	if strings.Contains(r.stdout, "kv__kv_set  (read-only)") {
+		t.Errorf("kv_set is marked read-only without the entry vouching for it:\n%s", r.stdout)
 	}
 
 	r = host(t, "mcp", "list", "--config", mcpData("bad_server.toml"))
