@@ -63,6 +63,25 @@ type ServePolicy struct {
 	// Origins are the origins (scheme://host[:port]) trusted to make state-changing requests
 	// besides the server's own.
 	Origins []string
+	// MaxAgents bounds the agents a submission starts with (its groups' counts, after its
+	// launch's agents): whoever holds the token must not be able to ask the server for more
+	// memory than it has. 0 means DefaultServeMaxAgents.
+	MaxAgents int
+}
+
+// DefaultServeMaxAgents is how many agents a submitted run may start with when the policy's
+// [limits] agents says nothing: ten times the largest shipped example, about 1 GiB of world.
+const DefaultServeMaxAgents = 100_000
+
+// MaxServeAgents is the most [limits] agents may allow (10^7, about 100 GiB of world).
+const MaxServeAgents = 10_000_000
+
+// AgentLimit is the most agents a submission may start with.
+func (p *ServePolicy) AgentLimit() int {
+	if p == nil || p.MaxAgents == 0 {
+		return DefaultServeMaxAgents
+	}
+	return p.MaxAgents
 }
 
 // PassEnv is the variables a served run's tools may see: Env, or DefaultServeEnv when unset.
@@ -116,6 +135,8 @@ var (
 	// ErrKeyPassed: a variable is both a key and passed to tools, which would hand the key to
 	// every command.
 	ErrKeyPassed = errors.New("a key passed to tools")
+	// ErrBadLimit: a [limits] entry is out of its range.
+	ErrBadLimit = errors.New("limit out of range")
 )
 
 // servePolicyFile is a serve policy as written.
@@ -135,6 +156,9 @@ type servePolicyFile struct {
 		Hosts   []string `toml:"hosts"`
 		Origins []string `toml:"origins"`
 	} `toml:"http"`
+	Limits struct {
+		Agents *int64 `toml:"agents"`
+	} `toml:"limits"`
 }
 
 // LoadServePolicy reads and validates the serve policy at path. Every problem is reported at
@@ -199,6 +223,13 @@ func LoadServePolicy(path string) (*ServePolicy, error) {
 			at(tomlfile.JoinIndex("http.origins", i), err)
 		} else {
 			p.Origins = append(p.Origins, origin)
+		}
+	}
+	if n := f.Limits.Agents; n != nil {
+		if *n < 1 || *n > MaxServeAgents {
+			at("limits.agents", fmt.Errorf("%w: %d; give the most agents a submitted run may start with, 1 to %d (default %d)", ErrBadLimit, *n, MaxServeAgents, DefaultServeMaxAgents))
+		} else {
+			p.MaxAgents = int(*n)
 		}
 	}
 	if len(errs) > 0 {

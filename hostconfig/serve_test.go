@@ -85,6 +85,19 @@ origins = ["https://x.example/path", "ftp://x.example"]
 	if _, err := LoadServePolicy(write("unknown.toml", "[files]\nreed = []\n")); err == nil || !strings.Contains(err.Error(), "reed: unknown key") {
 		t.Errorf("an unknown key: %v", err)
 	}
+
+	if p, err := LoadServePolicy(write("limits.toml", "[limits]\nagents = 250\n")); err != nil || p.AgentLimit() != 250 {
+		t.Errorf("[limits] agents = 250: %v, limit %d", err, p.AgentLimit())
+	}
+	if p := (&ServePolicy{}); p.AgentLimit() != DefaultServeMaxAgents {
+		t.Errorf("no [limits]: limit %d, want the default %d", p.AgentLimit(), DefaultServeMaxAgents)
+	}
+	for _, n := range []string{"0", "-3", "10000001"} {
+		_, err := LoadServePolicy(write("limits-bad.toml", "[limits]\nagents = "+n+"\n"))
+		if !errors.Is(err, ErrBadLimit) || !strings.Contains(err.Error(), "limits-bad.toml:2:") || !strings.Contains(err.Error(), "limits.agents") || !strings.Contains(err.Error(), "1 to 10000000") {
+			t.Errorf("[limits] agents = %s: %v, want ErrBadLimit at limits-bad.toml:2 naming the range", n, err)
+		}
+	}
 }
 
 // TestCheckKey: a key goes where the policy binds it; a variable named but not given is refused;

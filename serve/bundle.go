@@ -227,7 +227,7 @@ func (s *Server) startBundle(id, home, entry string, params []warren.Param, opt 
 	}
 	bundle := filepath.Join(abs, BundleDir)
 	file := filepath.Join(bundle, filepath.FromSlash(entry))
-	sc, err := s.load(file, s.confine(bundle), params)
+	sc, err := s.load(file, s.confine(bundle), params, opt.Agents)
 	if err != nil {
 		// The loader names the files by the server's paths, which the refusal removes: name
 		// them by their paths inside the bundle, as the archive did.

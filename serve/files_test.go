@@ -206,3 +206,28 @@ func TestFileSubmissionStaysInAllowedFolders(t *testing.T) {
 	}
 	waitEnd(t, s, info.ID)
 }
+
+// TestSubmissionAgentsAreBounded: a submission may not start more agents than the policy's
+// [limits] agents, whether its groups' counts or its launch's agents ask for them; at the limit it
+// runs.
+func TestSubmissionAgentsAreBounded(t *testing.T) {
+	allowed := t.TempDir()
+	file := filepath.Join(allowed, "scenario.toml")
+	if err := os.WriteFile(file, []byte(attackScenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(allowed, "w.toml"), []byte(attackBlueprint), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, c := startServerWith(t, Config{StateRoot: t.TempDir(), Policy: &hostconfig.ServePolicy{Read: []string{allowed}, MaxAgents: 3}})
+	var e apiError
+	code := c.do(http.MethodPost, APIPrefix+"/runs", Submission{File: file, Launch: Launch{Agents: 4}}, &e)
+	if code != http.StatusForbidden || !strings.Contains(e.Error, "4 agents, more than the 3 the server allows") || !strings.Contains(e.Error, "[limits] agents") {
+		t.Errorf("4 agents under a limit of 3: %d %q, want 403 naming both and the policy key", code, e.Error)
+	}
+	var info RunInfo
+	if code := c.do(http.MethodPost, APIPrefix+"/runs", Submission{File: file, Launch: Launch{Agents: 3}}, &info); code != http.StatusCreated {
+		t.Fatalf("3 agents under a limit of 3: %d", code)
+	}
+	waitEnd(t, s, info.ID)
+}

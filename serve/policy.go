@@ -115,12 +115,21 @@ func unwrapPath(err error) error {
 }
 
 // load loads a submitted scenario under the server's rules: every file it names confined to c,
-// its models' keys looked up among those the policy gives, then checked as a whole (checkLoaded).
-// A refusal is ErrSubmit and ErrNotAllowed.
-func (s *Server) load(file string, c *confinement, params []warren.Param) (*warren.Scenario, error) {
+// its models' keys looked up among those the policy gives, no more agents than the policy's
+// limit (agents is the launch's), then checked as a whole (checkLoaded). A refusal is ErrSubmit
+// and ErrNotAllowed.
+func (s *Server) load(file string, c *confinement, params []warren.Param, agents int) (*warren.Scenario, error) {
 	sc, err := warren.LoadWith(file, warren.LoadOptions{Host: s.cfg.Host, Params: params, Confine: c.check, Keys: s.cfg.Policy.LookupKey})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSubmit, err)
+	}
+	total := 0
+	for _, n := range sc.GroupCounts(agents) {
+		total += n
+	}
+	if limit := s.cfg.Policy.AgentLimit(); total > limit {
+		return nil, fmt.Errorf("%w: %w: the run would start with %d agents, more than the %d the server allows ([limits] agents of its policy; ask for fewer with the launch's agents)",
+			ErrSubmit, ErrNotAllowed, total, limit)
 	}
 	if err := s.checkLoaded(sc, c); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSubmit, err)

@@ -261,7 +261,7 @@ func (s *Server) Submit(sub Submission) (*Run, error) {
 	if err := c.check(file); err != nil {
 		return nil, fmt.Errorf("%w: file: %w", ErrSubmit, err)
 	}
-	sc, err := s.load(file, c, params)
+	sc, err := s.load(file, c, params, opt.Agents)
 	if err != nil {
 		return nil, err
 	}
