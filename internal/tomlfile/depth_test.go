@@ -3,9 +3,11 @@ package tomlfile
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -269,4 +271,96 @@ func BenchmarkDecodeSize(b *testing.B) {
 			})
 		}
 	}
+}
+
+// FuzzTOMLLoad fuzzes the whole load path a Warren file takes through this package, with the
+// nesting cap: Read from disk and Decode (ReadFile) into a scenario-shaped struct and into a map,
+// placing an error at every key reported, Override of a key, DecodeTable of a table. No input may
+// panic; every problem is an Error naming the file; a document past MaxDepth is refused with
+// ErrTooDeep at a line; and whenever a document is valid TOML, the depth check read it to the end
+// (it understood every byte, so its count is the one that held). Seeds: the hostile shapes 2,000
+// deep and the shipped scenarios and blueprints. Run with:
+//
+//	go test ./internal/tomlfile/ -run '^$' -fuzz '^FuzzTOMLLoad$' -fuzztime 20s -parallel 1
+func FuzzTOMLLoad(f *testing.F) {
+	for _, shape := range append(deepShapes, "mixed") {
+		f.Add([]byte(deepFile(shape, 2000)))
+		f.Add([]byte(deepFile(shape, MaxDepth)))
+	}
+	f.Add([]byte("[[a]]\n[" + strings.Repeat("a.", MaxDepth-1) + "a]\n"))
+	var seeds []string
+	for _, glob := range []string{"../../scenarios/examples/*.toml", "../../scenarios/examples/*/*.toml", "../../blueprint/testdata/*/*.toml", "testdata/*/*.toml"} {
+		files, err := filepath.Glob(glob)
+		if err != nil {
+			f.Fatal(err)
+		}
+		seeds = append(seeds, files...)
+	}
+	if len(seeds) < 20 {
+		f.Fatalf("only %d seed files: the shipped scenarios moved?", len(seeds))
+	}
+	for _, file := range seeds {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(dir, "fuzz.toml")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		check := func(what string, err error) {
+			t.Helper()
+			if err == nil {
+				return
+			}
+			var errs Errors
+			if !errors.As(err, &errs) {
+				t.Fatalf("%s: %T is not Errors: %v", what, err, err)
+			}
+			for _, e := range errs {
+				if e.File != path {
+					t.Errorf("%s: error without the file: %v", what, e)
+				}
+				if errors.Is(e, ErrTooDeep) && (e.Line < 1 || !strings.Contains(e.Msg, "levels deep")) {
+					t.Errorf("%s: depth error without a line or the cap: %v", what, e)
+				}
+			}
+		}
+		var sc testScenario
+		doc, err := ReadFile(path, &sc)
+		check("scenario", err)
+		if doc != nil {
+			var errs Errors
+			if errors.As(err, &errs) {
+				for _, e := range errs {
+					_ = doc.Errorf(e.Key, "again")
+				}
+			}
+		}
+		var v map[string]any
+		doc, err = ReadFile(path, &v)
+		check("map", err)
+		if err != nil {
+			return
+		}
+		// Valid TOML: the depth check must have understood all of it.
+		ix := newIndexer(path, data)
+		s := &depthScan{ix: ix, data: data}
+		if e, ok := s.run(); e != nil || !ok {
+			t.Fatalf("valid TOML, but the depth check stopped at byte %d (%v): %q", s.i, e, data[s.i:min(s.i+40, len(data))])
+		}
+		// A few keys (each Override reads the whole document again).
+		for _, key := range slices.Sorted(maps.Keys(v))[:min(3, len(v))] {
+			val, path := v[key], JoinKey("", key)
+			_, _ = Override("fuzz.toml", data, path, "1")
+			if table, ok := val.(map[string]any); ok {
+				var into map[string]any
+				_ = doc.DecodeTable(path, table, &into)
+			}
+		}
+	})
 }
