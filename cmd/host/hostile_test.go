@@ -138,3 +138,16 @@ func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// TestDeepScenario checks that host run and host validate refuse a scenario of dotted keys
+// 20,000 deep (a minute and a gigabyte before the cap) with the depth cap's error, exit 2.
+func TestDeepScenario(t *testing.T) {
+	deep := writeFile(t, t.TempDir(), "deep.toml", "name = \"deep\"\n"+strings.Repeat("a.", 19999)+"a = 1\n")
+	for _, cmd := range []string{"run", "validate"} {
+		r := host(t, cmd, deep)
+		wantCode(t, r, exitBadInput)
+		if !strings.Contains(r.stderr, deep+":2:129: a.a.a.") || !strings.Contains(r.stderr, "nested more than 64 levels deep") {
+			t.Errorf("host %s: stderr does not name the file, line, key and cap:\n%.600s", cmd, r.stderr)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2/unstable"
@@ -12,16 +13,46 @@ import (
 // Doc is a TOML file that parsed, with an index from dotted key paths to the
 // line and column where each is first defined. Loaders keep it only while
 // validating, to put file:line:col on every semantic error they report.
+//
+// The index is a tree of key parts (nodes), each naming its parent, so that
+// it costs memory in proportion to the file: a path is rendered as a string
+// only when an error names it.
 type Doc struct {
 	// File names the document in error messages.
-	File    string
-	entries map[string]entry
+	File string
+	// nodes[0] is the document's root (the empty path); every other node is one key or array
+	// index below its parent, and is created by the first statement that defines it, so its
+	// entry is that first definition. A parent always comes before its children.
+	nodes    []node
+	children map[childKey]int32
+	// paths caches rendered paths (path) by node.
+	paths map[int32]string
 	// data is the document's text; values holds where the value of each key/value and array
 	// element starts, for errors about a value in a part of the document decoded later
 	// (DecodeTable), indexed from data on the first such decoding so that documents never
-	// decoded that way (a 20,000-stage blueprint) do not pay for it.
-	data   []byte
-	values map[string]position
+	// decoded that way (a 20,000-stage blueprint) do not pay for it. valueDoc is the index that
+	// second walk built, whose nodes values names.
+	data     []byte
+	values   map[int32]position
+	valueDoc *Doc
+}
+
+// node is one part of a path in the index.
+type node struct {
+	parent int32
+	// seg is the key or array index this node adds to its parent's path (seg.end is unused).
+	seg segment
+	// depth is the number of parts of the node's path; the root's is 0.
+	depth int
+	entry
+}
+
+// childKey finds a node by its parent and its own part.
+type childKey struct {
+	parent  int32
+	key     string
+	index   int
+	isIndex bool
 }
 
 // entry is what the index knows about one path.
@@ -30,6 +61,91 @@ type entry struct {
 	// kind is the TOML kind of the value at the path (see the kind*
 	// constants); intermediate keys of headers and dotted keys are tables.
 	kind string
+}
+
+// newDoc returns an empty index of data, named file.
+func newDoc(file string, data []byte) *Doc {
+	return &Doc{
+		File: file, data: data,
+		nodes:    []node{{parent: -1}},
+		children: make(map[childKey]int32),
+	}
+}
+
+// lookup returns the node of path, if the document defines it.
+func (d *Doc) lookup(path string) (int32, bool) {
+	if path == "" {
+		return 0, false
+	}
+	segs, ok := splitPath(path)
+	if !ok {
+		return 0, false
+	}
+	id := int32(0)
+	for _, s := range segs {
+		child, found := d.children[childKey{parent: id, key: s.key, index: s.index, isIndex: s.isIndex}]
+		if !found {
+			return 0, false
+		}
+		id = child
+	}
+	return id, true
+}
+
+// path renders the path of node id as JoinKey and JoinIndex build it, caching it.
+func (d *Doc) path(id int32) string {
+	if id <= 0 {
+		return ""
+	}
+	if p, ok := d.paths[id]; ok {
+		return p
+	}
+	// Collect the parts root first, then join them once (a path is built in time linear in
+	// its length).
+	var ids []int32
+	for at := id; at > 0; at = d.nodes[at].parent {
+		ids = append(ids, at)
+	}
+	var b strings.Builder
+	for i := len(ids) - 1; i >= 0; i-- {
+		s := d.nodes[ids[i]].seg
+		switch {
+		case s.isIndex:
+			b.WriteByte('[')
+			b.WriteString(strconv.Itoa(s.index))
+			b.WriteByte(']')
+		default:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(JoinKey("", s.key))
+		}
+	}
+	if d.paths == nil {
+		d.paths = make(map[int32]string)
+	}
+	p := b.String()
+	d.paths[id] = p
+	return p
+}
+
+// segs returns the parts of node id's path, root first.
+func (d *Doc) segs(id int32) []segment {
+	n := d.nodes[id].depth
+	segs := make([]segment, n)
+	for at := id; at > 0; at = d.nodes[at].parent {
+		n--
+		segs[n] = d.nodes[at].seg
+	}
+	return segs
+}
+
+// ancestor returns the node of the first depth parts of node id's path (the root for 0).
+func (d *Doc) ancestor(id int32, depth int) int32 {
+	for id > 0 && d.nodes[id].depth > depth {
+		id = d.nodes[id].parent
+	}
+	return id
 }
 
 // Pos returns where path is first defined: the key of a key/value or table
@@ -41,8 +157,12 @@ func (d *Doc) Pos(path string) (line, col int, ok bool) {
 	if d == nil {
 		return 0, 0, false
 	}
-	e, ok := d.entries[path]
-	return e.line, e.col, ok
+	id, ok := d.lookup(path)
+	if !ok {
+		return 0, 0, false
+	}
+	e := d.nodes[id].entry
+	return e.line, e.col, true
 }
 
 // Errorf builds an Error at path, so that semantic checks done after decoding
@@ -98,12 +218,12 @@ type position struct{ line, col int }
 
 // target is what sits at a position the decoder may report an error at.
 type target struct {
-	// path is the key part or value found at the position.
-	path string
-	// stmt is the full path the statement containing the position defines:
-	// for a key part of `[a.b.c]` it is the path of c, so an error reported
+	// node is the key part or value found at the position.
+	node int32
+	// stmt is the node of the full path the statement containing the position defines:
+	// for a key part of `[a.b.c]` it is the node of c, so an error reported
 	// at a's position can be traced to the key that is really at fault.
-	stmt string
+	stmt int32
 	// value is true for value positions, false for key positions.
 	value bool
 }
@@ -115,22 +235,25 @@ type indexer struct {
 	data       []byte
 	lineStarts []int
 	at         map[position]target
-	// arrays counts the elements of each array of tables by its concrete
-	// path, so `[[stages]]` opens stages[n] and `[stages.x]` extends the last.
-	arrays map[string]int
+	// arrays counts the elements of each array of tables by its node, so
+	// `[[stages]]` opens stages[n] and `[stages.x]` extends the last.
+	arrays map[int32]int
 	// keys and added are scratch space reused across statements.
 	keys  []*unstable.Node
 	added []position
 	// also are keys the caller of a DecodeTable reads itself: valid at the root, never decoded.
 	also []string
 	// values, when set, receives the position of every value (Doc.values).
-	values map[string]position
+	values map[int32]position
 	// scalars, when set, receives the byte range and kind of every scalar value (Override).
-	scalars map[string]scalarSpan
+	scalars map[int32]scalarSpan
+	// tooDeep is set, and the walk stops, when a path passes MaxDepth parts (see checkDepth,
+	// which refuses such documents before they are parsed; this is its backstop).
+	tooDeep *Error
 }
 
-// index parses data and builds its Doc. A syntax error is returned as an
-// Error positioned where the parser stopped.
+// index parses data and builds its Doc. A syntax error, or a document nested
+// past MaxDepth, is returned as an Error positioned where the problem is.
 func index(file string, data []byte) (*indexer, *Error) {
 	ix := newIndexer(file, data)
 	if err := ix.walk(); err != nil {
@@ -142,19 +265,24 @@ func index(file string, data []byte) (*indexer, *Error) {
 // newIndexer prepares the indexing of data, a document named file.
 func newIndexer(file string, data []byte) *indexer {
 	return &indexer{
-		doc:        &Doc{File: file, entries: make(map[string]entry), data: data},
+		doc:        newDoc(file, data),
 		data:       data,
 		lineStarts: lineStarts(data),
 		at:         make(map[position]target),
-		arrays:     make(map[string]int),
+		arrays:     make(map[int32]int),
 	}
 }
 
-// walk indexes every expression of the document, returning the parser's error if it stops.
+// walk indexes every expression of the document, returning the parser's error if it stops,
+// or an *Error wrapping ErrTooDeep when the document nests past MaxDepth (checked before
+// parsing, in one pass over the bytes, so that no deep document reaches the parser).
 func (ix *indexer) walk() error {
+	if err := ix.checkDepth(); err != nil {
+		return err
+	}
 	var p unstable.Parser
 	p.Reset(ix.data)
-	table := ""
+	table := int32(0)
 	for p.NextExpression() {
 		expr := p.Expression()
 		switch expr.Kind {
@@ -163,14 +291,21 @@ func (ix *indexer) walk() error {
 		case unstable.KeyValue:
 			ix.keyValue(table, expr)
 		}
+		if ix.tooDeep != nil {
+			return ix.tooDeep
+		}
 	}
 	return p.Error()
 }
 
 // syntaxError positions a parser error. The parser highlights a subslice of
 // the input, whose offset follows from the capacities; it is clamped so that
-// an unexpected highlight can never cause a panic.
+// an unexpected highlight can never cause a panic. An *Error (the depth
+// check's) is returned as it is.
 func (ix *indexer) syntaxError(err error) *Error {
+	if e, ok := err.(*Error); ok {
+		return e
+	}
 	e := &Error{File: ix.doc.File, Msg: err.Error(), Err: ErrSyntax}
 	var perr *unstable.ParserError
 	if !errors.As(err, &perr) {
@@ -206,39 +341,65 @@ func (ix *indexer) position(offset int) position {
 	return position{line: line + 1, col: offset - ix.lineStarts[line] + 1}
 }
 
-// record indexes path at pos unless an earlier statement defined it already:
-// Pos reports the first definition.
-func (ix *indexer) record(path string, pos position, kind string) {
-	if _, ok := ix.doc.entries[path]; !ok {
-		ix.doc.entries[path] = entry{line: pos.line, col: pos.col, kind: kind}
+// record returns the node of the part seg below parent, creating it at pos
+// with kind unless an earlier statement defined it already: Pos reports the
+// first definition. A part past MaxDepth is not created: tooDeep is set (the
+// walk stops after the statement) and parent is returned.
+func (ix *indexer) record(parent int32, seg segment, pos position, kind string) int32 {
+	key := childKey{parent: parent, key: seg.key, index: seg.index, isIndex: seg.isIndex}
+	if id, ok := ix.doc.children[key]; ok {
+		return id
 	}
+	depth := ix.doc.nodes[parent].depth + 1
+	if depth > MaxDepth {
+		if ix.tooDeep == nil {
+			ix.tooDeep = ix.doc.tooDeepError(parent, seg, pos)
+		}
+		return parent
+	}
+	id := int32(len(ix.doc.nodes))
+	ix.doc.nodes = append(ix.doc.nodes, node{
+		parent: parent, seg: seg, depth: depth,
+		entry: entry{line: pos.line, col: pos.col, kind: kind},
+	})
+	ix.doc.children[key] = id
+	return id
 }
 
-// mark notes that the decoder may report an error at pos, about path.
-func (ix *indexer) mark(pos position, path string, value bool) {
-	ix.at[pos] = target{path: path, stmt: path, value: value}
+// keySeg and indexSeg are path parts.
+func keySeg(key string) segment { return segment{key: key} }
+func indexSeg(i int) segment    { return segment{index: i, isIndex: true} }
+
+// mark notes that the decoder may report an error at pos, about the path of id.
+func (ix *indexer) mark(pos position, id int32, value bool) {
+	ix.at[pos] = target{node: id, stmt: id, value: value}
 	if !value {
 		ix.added = append(ix.added, pos)
-	} else if _, ok := ix.values[path]; !ok && ix.values != nil {
-		ix.values[path] = pos
+	} else if _, ok := ix.values[id]; !ok && ix.values != nil {
+		ix.values[id] = pos
 	}
 }
 
 // valuePos returns where the value at path starts, indexing the document's values on first use.
 func (d *Doc) valuePos(path string) (position, bool) {
 	if d.values == nil {
-		d.values = map[string]position{}
+		d.values = map[int32]position{}
 		ix := newIndexer(d.File, d.data)
 		ix.values = d.values
 		_ = ix.walk() // the document parsed once already
+		d.valueDoc = ix.doc
 	}
-	pos, ok := d.values[path]
+	id, ok := d.valueDoc.lookup(path)
+	if !ok {
+		return position{}, false
+	}
+	pos, ok := d.values[id]
 	return pos, ok
 }
 
-// finishStatement sets the statement path of every key part marked since
+// finishStatement sets the statement node of every key part marked since
 // the statement began.
-func (ix *indexer) finishStatement(stmt string) {
+func (ix *indexer) finishStatement(stmt int32) {
 	for _, pos := range ix.added {
 		t := ix.at[pos]
 		t.stmt = stmt
@@ -257,53 +418,58 @@ func (ix *indexer) keyParts(n *unstable.Node) []*unstable.Node {
 }
 
 // header indexes a [table] or [[array.of.tables]] header and returns the
-// concrete path of the table that following key/values belong to. Every key
+// node of the table that following key/values belong to. Every key
 // part that names an array of tables resolves to its last element, as TOML
 // specifies; the last part of a [[header]] appends a new element.
-func (ix *indexer) header(n *unstable.Node) string {
+func (ix *indexer) header(n *unstable.Node) int32 {
 	isArray := n.Kind == unstable.ArrayTable
 	parts := ix.keyParts(n)
-	path := ""
+	id := int32(0)
 	for i, k := range parts {
-		path = JoinKey(path, string(k.Data))
 		pos := ix.position(int(k.Raw.Offset))
-		ix.mark(pos, path, false)
 		switch {
 		case i == len(parts)-1 && isArray:
-			ix.record(path, pos, kindArrayOfTables)
-			count := ix.arrays[path]
-			ix.arrays[path] = count + 1
-			path = JoinIndex(path, count)
-			ix.record(path, pos, kindTable)
+			id = ix.record(id, keySeg(string(k.Data)), pos, kindArrayOfTables)
+			ix.mark(pos, id, false)
+			count := ix.arrays[id]
+			ix.arrays[id] = count + 1
+			id = ix.record(id, indexSeg(count), pos, kindTable)
 		default:
-			ix.record(path, pos, kindTable)
-			if count, ok := ix.arrays[path]; ok && i < len(parts)-1 {
-				path = JoinIndex(path, count-1)
+			id = ix.record(id, keySeg(string(k.Data)), pos, kindTable)
+			ix.mark(pos, id, false)
+			if count, ok := ix.arrays[id]; ok && i < len(parts)-1 {
+				id = ix.record(id, indexSeg(count-1), pos, kindTable)
 			}
 		}
+		if ix.tooDeep != nil {
+			break
+		}
 	}
-	ix.finishStatement(path)
-	return path
+	ix.finishStatement(id)
+	return id
 }
 
 // keyValue indexes a key/value (possibly with a dotted key) inside table.
-func (ix *indexer) keyValue(table string, n *unstable.Node) {
+func (ix *indexer) keyValue(table int32, n *unstable.Node) {
 	parts := ix.keyParts(n)
 	value := n.Value()
-	path := table
+	id := table
 	for i, k := range parts {
-		path = JoinKey(path, string(k.Data))
 		pos := ix.position(int(k.Raw.Offset))
-		ix.mark(pos, path, false)
 		kind := kindTable
 		if i == len(parts)-1 {
 			kind = valueKind(value)
 		}
-		ix.record(path, pos, kind)
+		id = ix.record(id, keySeg(string(k.Data)), pos, kind)
+		if ix.tooDeep != nil {
+			ix.added = ix.added[:0]
+			return
+		}
+		ix.mark(pos, id, false)
 	}
-	ix.finishStatement(path)
+	ix.finishStatement(id)
 	last := parts[len(parts)-1]
-	ix.value(path, value, ix.valueOffset(int(last.Raw.Offset+last.Raw.Length)))
+	ix.value(id, value, ix.valueOffset(int(last.Raw.Offset+last.Raw.Length)))
 }
 
 // valueOffset finds where a value starts, given the offset just after its
@@ -318,42 +484,45 @@ func (ix *indexer) valueOffset(afterKey int) int {
 }
 
 // value indexes the elements of arrays and the keys of inline tables below
-// path. offset is where the value starts when known from outside (-1 if
+// node id. offset is where the value starts when known from outside (-1 if
 // not); nodes that carry their own range use it instead.
-func (ix *indexer) value(path string, n *unstable.Node, offset int) {
+func (ix *indexer) value(id int32, n *unstable.Node, offset int) {
+	if ix.tooDeep != nil {
+		return
+	}
 	if n.Raw.Length > 0 {
 		offset = int(n.Raw.Offset)
 		if ix.scalars != nil && n.Kind != unstable.Array && n.Kind != unstable.InlineTable {
-			if _, ok := ix.scalars[path]; !ok {
-				ix.scalars[path] = scalarSpan{start: offset, end: offset + int(n.Raw.Length), kind: valueKind(n)}
+			if _, ok := ix.scalars[id]; !ok {
+				ix.scalars[id] = scalarSpan{start: offset, end: offset + int(n.Raw.Length), kind: valueKind(n)}
 			}
 		}
 	}
 	var pos position
 	if offset >= 0 {
 		pos = ix.position(offset)
-		ix.mark(pos, path, true)
-	} else if e, ok := ix.doc.entries[path]; ok {
+		ix.mark(pos, id, true)
+	} else {
 		// A nested array has no range of its own; see firstOffset.
+		e := ix.doc.nodes[id].entry
 		pos = position{line: e.line, col: e.col}
 	}
 	switch n.Kind {
 	case unstable.Array:
 		i := 0
-		for it := n.Children(); it.Next(); i++ {
+		for it := n.Children(); it.Next() && ix.tooDeep == nil; i++ {
 			child := it.Node()
-			childPath := JoinIndex(path, i)
 			childPos := pos
 			if offset, ok := firstOffset(child); ok {
 				childPos = ix.position(offset)
 			}
-			ix.record(childPath, childPos, valueKind(child))
-			ix.value(childPath, child, -1)
+			childID := ix.record(id, indexSeg(i), childPos, valueKind(child))
+			ix.value(childID, child, -1)
 		}
 	case unstable.InlineTable:
-		for it := n.Children(); it.Next(); {
+		for it := n.Children(); it.Next() && ix.tooDeep == nil; {
 			if kv := it.Node(); kv.Kind == unstable.KeyValue {
-				ix.keyValue(path, kv)
+				ix.keyValue(id, kv)
 			}
 		}
 	}

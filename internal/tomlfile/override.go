@@ -27,13 +27,15 @@ type scalarSpan struct {
 // as Doc.Pos takes them ("limits.max_ticks", "groups[1].count").
 func Override(file string, data []byte, path, value string) ([]byte, error) {
 	ix := newIndexer(file, data)
-	ix.scalars = map[string]scalarSpan{}
+	ix.scalars = map[int32]scalarSpan{}
 	if err := ix.walk(); err != nil {
 		return nil, ix.syntaxError(err)
 	}
-	span, ok := ix.scalars[path]
-	if !ok {
-		if e, found := ix.doc.entries[path]; found {
+	id, found := ix.doc.lookup(path)
+	span, ok := ix.scalars[id]
+	if !found || !ok {
+		if found {
+			e := ix.doc.nodes[id].entry
 			return nil, fmt.Errorf("%w %s: %s:%d sets it to %s, and only a string, number or boolean can be given", ErrOverride, path, file, e.line, article(e.kind))
 		}
 		return nil, fmt.Errorf("%w %s: %s does not set it; write the key there (with its default value) to give it other values", ErrOverride, path, file)

@@ -57,8 +57,8 @@ func (d *Doc) rebase(path string, ix *indexer, e *Error) *Error {
 	if e.Key != "" {
 		out.Key = path + "." + e.Key
 	}
-	if t, ok := ix.at[position{line: e.Line, col: e.Column}]; ok && t.value && t.path == e.Key {
-		if pos, ok := d.valuePos(path + "." + t.path); ok {
+	if t, ok := ix.at[position{line: e.Line, col: e.Column}]; ok && t.value && ix.doc.path(t.node) == e.Key {
+		if pos, ok := d.valuePos(path + "." + e.Key); ok {
 			out.File, out.Line, out.Column = d.File, pos.line, pos.col
 			return out
 		}

@@ -23,7 +23,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"reflect"
 	"slices"
@@ -226,16 +225,15 @@ func (ix *indexer) unknownKey(root reflect.Type, de *toml.DecodeError) *Error {
 		e.Key = joinKeys(de.Key())
 		return e
 	}
-	e.Key = t.stmt
-	segs, _ := splitPath(t.stmt)
+	segs := ix.doc.segs(t.stmt)
 	n, parent, stop := walkType(root, segs)
 	if stop != walkUnknownKey {
+		e.Key = ix.doc.path(t.stmt)
 		return e
 	}
-	e.Key = prefixPath(t.stmt, segs, n+1)
-	if line, col, ok := ix.doc.Pos(e.Key); ok {
-		e.Line, e.Column = line, col
-	}
+	at := ix.doc.ancestor(t.stmt, n+1)
+	e.Key = ix.doc.path(at)
+	e.Line, e.Column = ix.doc.nodes[at].line, ix.doc.nodes[at].col
 	if valid := ix.validKeys(parent, n == 0); len(valid) > 0 {
 		e.Msg += "; valid keys here: " + strings.Join(valid, ", ")
 	} else {
@@ -259,24 +257,22 @@ func (ix *indexer) decodeError(root reflect.Type, de *toml.DecodeError) *Error {
 	if !ok {
 		return e
 	}
-	segs, _ := splitPath(t.stmt)
+	segs := ix.doc.segs(t.stmt)
 	n, at, stop := walkType(root, segs)
-	key := t.stmt
+	keyID := t.stmt
 	switch stop {
 	case walkUnknownKey:
 		// Not a kind problem; go-toml's message is the best there is.
-		e.Key = key
+		e.Key = ix.doc.path(keyID)
 		return e
 	case walkMismatch:
-		key = prefixPath(t.stmt, segs, n)
+		keyID = ix.doc.ancestor(t.stmt, n)
 	}
-	e.Key = key
-	if key != t.path {
-		if line, col, ok := ix.doc.Pos(key); ok {
-			e.Line, e.Column = line, col
-		}
+	e.Key = ix.doc.path(keyID)
+	if keyID != t.node && keyID != 0 {
+		e.Line, e.Column = ix.doc.nodes[keyID].line, ix.doc.nodes[keyID].col
 	}
-	expected, got := expectedKind(at), ix.doc.entries[key].kind
+	expected, got := expectedKind(at), ix.doc.nodes[keyID].kind
 	if !compatibleKinds(expected, got) {
 		e.Msg = "expected " + expected + ", got " + got
 		e.Err = ErrType
@@ -289,32 +285,43 @@ func (ix *indexer) decodeError(root reflect.Type, de *toml.DecodeError) *Error {
 // caseMismatches finds keys that the decoder matched to a struct field only
 // by ignoring case. go-toml accepts them, but a file that says "Name" where
 // "name" is meant is misspelled, and strictness means saying so. Every key
-// of the document is an index entry, so checking each entry's last segment
-// covers them all.
+// of the document is an index node, so checking each node's part covers them
+// all. The target type is followed down the index tree once, parents before
+// children, so the check costs time in proportion to the document.
 func (ix *indexer) caseMismatches(root reflect.Type) Errors {
-	var errs Errors
-	// Sorted so that errors at one position keep a deterministic order.
-	for _, path := range slices.Sorted(maps.Keys(ix.doc.entries)) {
-		segs, ok := splitPath(path)
-		if !ok || len(segs) == 0 || segs[len(segs)-1].isIndex {
+	nodes := ix.doc.nodes
+	// types[i] is the type at node i's path, nil when the path does not lead through
+	// v's type to the end (walkType would stop early).
+	types := make([]reflect.Type, len(nodes))
+	types[0] = root
+	var found []int32
+	for i := 1; i < len(nodes); i++ {
+		nd := &nodes[i]
+		parent := types[nd.parent]
+		if parent == nil {
 			continue
 		}
-		n, parent, stop := walkType(root, segs[:len(segs)-1])
-		parent = deref(parent)
-		if stop != walkDone || n != len(segs)-1 || parent == nil ||
-			parent.Kind() != reflect.Struct || scalarKind(parent) != "" {
+		types[i] = stepType(parent, nd.seg)
+		t := deref(parent)
+		if nd.seg.isIndex || t == nil || t.Kind() != reflect.Struct || scalarKind(t) != "" {
 			continue
 		}
-		if _, found, exact := lookupField(parent, segs[len(segs)-1].key); !found || exact {
-			continue
+		if _, ok, exact := lookupField(t, nd.seg.key); ok && !exact {
+			found = append(found, int32(i))
 		}
-		at := ix.doc.entries[path]
+	}
+	errs := make(Errors, 0, len(found))
+	for _, id := range found {
+		nd := nodes[id]
 		errs = append(errs, &Error{
-			File: ix.doc.File, Line: at.line, Column: at.col, Key: path,
-			Msg: "unknown key (keys are case-sensitive); valid keys here: " + strings.Join(ix.validKeys(parent, len(segs) == 1), ", "),
+			File: ix.doc.File, Line: nd.line, Column: nd.col, Key: ix.doc.path(id),
+			Msg: "unknown key (keys are case-sensitive); valid keys here: " + strings.Join(ix.validKeys(deref(types[nd.parent]), nd.depth == 1), ", "),
 			Err: ErrUnknownKey,
 		})
 	}
+	// Sorted by path, then by position, so that errors at one position keep a deterministic
+	// order.
+	slices.SortFunc(errs, func(a, b *Error) int { return strings.Compare(a.Key, b.Key) })
 	errs.Sort()
 	return errs
 }

@@ -63,9 +63,13 @@ func TestDecodeCorpus(t *testing.T) {
 
 // dumpIndex renders a Doc's index one path per line, sorted, for goldens.
 func dumpIndex(d *Doc) string {
+	entries := make(map[string]entry, len(d.nodes))
+	for id := 1; id < len(d.nodes); id++ {
+		entries[d.path(int32(id))] = d.nodes[id].entry
+	}
 	var b strings.Builder
-	for _, path := range slices.Sorted(maps.Keys(d.entries)) {
-		e := d.entries[path]
+	for _, path := range slices.Sorted(maps.Keys(entries)) {
+		e := entries[path]
 		fmt.Fprintf(&b, "%s %d:%d %s\n", path, e.line, e.col, e.kind)
 	}
 	return b.String()

@@ -211,3 +211,26 @@ func walkType(t reflect.Type, segs []segment) (resolved int, at reflect.Type, st
 	}
 	return len(segs), t, walkDone
 }
+
+// stepType is one step of walkType: the type below t at the part s, or nil where walkType
+// would stop (an interface accepts anything below it, so it stays the type there).
+func stepType(t reflect.Type, s segment) reflect.Type {
+	t = deref(t)
+	if t == nil {
+		return nil
+	}
+	container := scalarKind(t) == ""
+	switch kind := t.Kind(); {
+	case kind == reflect.Interface:
+		return t
+	case s.isIndex && container && (kind == reflect.Slice || kind == reflect.Array):
+		return t.Elem()
+	case !s.isIndex && container && kind == reflect.Map:
+		return t.Elem()
+	case !s.isIndex && container && kind == reflect.Struct:
+		if ft, found, _ := lookupField(t, s.key); found {
+			return ft
+		}
+	}
+	return nil
+}
