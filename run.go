@@ -440,7 +440,7 @@ func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
 	}
 	r.answerer = answerer
 	if opt.snapshot != nil {
-		if err := r.restoreBeforeInstall(opt.snapshot); err != nil {
+		if err := r.restoreBeforeInstall(opt.snapshot, root); err != nil {
 			return nil, err
 		}
 	}

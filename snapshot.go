@@ -5,6 +5,7 @@ import (
 	"encoding/gob"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -272,9 +273,13 @@ func readSnapshot(raw []byte) (*worldSnapshot, error) {
 
 // restoreBeforeInstall gives the stores the world's resources are made from the snapshot's
 // state: the agents, the final records, the checklists, the open prompts and the answerer's uses.
-func (r *Runtime) restoreBeforeInstall(snap *worldSnapshot) error {
+// root is the run's work root: every workdir the snapshot gives lies under it.
+func (r *Runtime) restoreBeforeInstall(snap *worldSnapshot, root string) error {
 	if snap.RunHash != r.hash {
 		return fmt.Errorf("%w: it was taken of run %s, not %s", state.ErrSnapshot, snap.RunHash, r.hash)
+	}
+	if err := checkSnapshotWorkdirs(&snap.Agents, root); err != nil {
+		return err
 	}
 	r.set.Agents = &components.Agents{}
 	if err := r.set.Agents.RestoreAgents(&snap.Agents, nil); err != nil {
@@ -356,4 +361,24 @@ func (r *Runtime) liveModel(id string) (models.Live, error) {
 		}
 	}
 	return nil, fmt.Errorf("no profile runs model %s", id)
+}
+
+// checkSnapshotWorkdirs refuses a snapshot that gives an agent a workdir outside the run's work
+// root: every workdir a run makes lies under it (a group's template is a name inside it, a
+// sub-agent's a folder of its parent's), so one elsewhere means the snapshot was edited, and
+// restoring it would have the agent's file tools write there. The snapshot is input like the
+// rest of the state directory (its checksum is in state.db, which anyone who can write the
+// directory can edit as well).
+func checkSnapshotWorkdirs(agents *components.AgentsImage, root string) error {
+	for i := range agents.Data {
+		wd := agents.Data[i].Workdir
+		if wd == "" {
+			continue
+		}
+		rel, err := filepath.Rel(root, wd)
+		if !filepath.IsAbs(wd) || err != nil || !filepath.IsLocal(rel) {
+			return fmt.Errorf("%w: the world snapshot gives agent %s the workdir %q, outside the run's work root %s", state.ErrUnsafePath, agents.Data[i].Name, wd, root)
+		}
+	}
+	return nil
 }

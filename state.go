@@ -33,6 +33,10 @@ var (
 	ErrFinished     = state.ErrFinished
 	ErrDiverged     = state.ErrDiverged
 	ErrStateMoved   = state.ErrMoved
+	// ErrStateUnsafePath: a record of the state directory names a path a resume may not use (a
+	// file outside the directory not named again on the command line, a path climbing out of it,
+	// a link planted in it): the directory was edited, and the resume is refused.
+	ErrStateUnsafePath = state.ErrUnsafePath
 	// ErrScenarioChanged: the scenario a state directory's run was started from is not what it
 	// was (its files changed), so the run cannot be resumed exactly.
 	ErrScenarioChanged = errors.New("the scenario changed since the run started")
@@ -82,7 +86,8 @@ type StateOptions struct {
 type stateLaunch struct {
 	// Header is the recording's header (the scenario file, seed, flags, MCP tools).
 	Header recording.Header `json:"header"`
-	// WorkRoot is the agents' workdirs' root.
+	// WorkRoot is the agents' workdirs' root: state.WorkDir, the directory's own, or the absolute
+	// path the run was given (host run --workdir), which a resume uses only when given it again.
 	WorkRoot      string        `json:"work_root"`
 	CommitEvery   time.Duration `json:"commit_every"`
 	SnapshotTicks uint64        `json:"snapshot_ticks,omitempty"`
@@ -152,17 +157,25 @@ func openState(sc *Scenario, opt *Options, seed uint64, hash string) (*stateRun,
 	case snapWall == 0 && snapTicks == 0:
 		snapWall = DefaultSnapshotEvery
 	}
-	launch := stateLaunch{Header: recordingHeader(sc, *opt, seed, hash), WorkRoot: opt.WorkRoot, CommitEvery: every,
+	launch := stateLaunch{Header: recordingHeader(sc, *opt, seed, hash), WorkRoot: state.StoredPath(abs, opt.WorkRoot, state.WorkDir), CommitEvery: every,
 		SnapshotTicks: snapTicks, SnapshotWall: snapWall, RetryOnResume: so.RetryOnResume, Sync: so.Sync}
 	raw, err := json.Marshal(launch)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := state.Create(abs, state.Meta{Host: Version, Scenario: sc.Name, ScenarioHash: hash, Launch: raw, Trace: opt.TraceFile})
+	dir, err := state.Create(abs, state.Meta{Host: Version, Scenario: sc.Name, ScenarioHash: hash, Launch: raw,
+		Trace: state.StoredPath(abs, opt.TraceFile, state.TraceFile)})
 	if err != nil {
 		return nil, err
 	}
 	s := &stateRun{dir: dir, every: every, crashAfter: so.CrashAfterTick, snapTicks: snapTicks, snapWall: snapWall, crashInSnapshot: so.CrashInSnapshot}
+	if launch.WorkRoot == state.WorkDir {
+		// A directory made before the run may hold a link where the workdirs go.
+		if _, err := dir.OwnDir("the work root", state.WorkDir); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
 	if err := dir.SetSync(so.Sync); err != nil {
 		s.Close()
 		return nil, err
@@ -532,6 +545,12 @@ type ResumeOptions struct {
 	CrashInSnapshot int
 	// NoSnapshot replays from the run's start even when the directory holds a snapshot.
 	NoSnapshot bool
+	// Trace and WorkRoot are the trace and the workdirs' root the run was given (host run
+	// --trace, --workdir) when they lie outside the directory: the directory's record of them is
+	// input that anyone who can write the directory can edit, so a resume writes outside it only
+	// where the caller names the same place again (state.Dir.Confine). Scenario, when set, is
+	// the scenario file the caller expects the run to be of: a record naming another is refused.
+	Trace, WorkRoot, Scenario string
 }
 
 // Resume goes on with the run in the state directory dir, which died or was stopped: it loads
@@ -562,7 +581,7 @@ func OpenResume(dir string, ro ResumeOptions) (*Runtime, error) {
 // back to the one after it when one does not restore.
 func openResume(dir string, ro ResumeOptions, from int) (*Runtime, error) {
 	r, next, err := openResumeAt(dir, ro, from)
-	if err != nil && next > 0 {
+	if err != nil && next > 0 && !errors.Is(err, state.ErrUnsafePath) {
 		ro.Log.Warn().Err(err).Msg("the world snapshot does not restore; resuming from an earlier one")
 		return openResume(dir, ro, next)
 	}
@@ -594,6 +613,10 @@ func openResumeAt(dir string, ro ResumeOptions, from int) (_ *Runtime, next int,
 	if err := json.Unmarshal(meta.Launch, &launch); err != nil {
 		return nil, 0, fmt.Errorf("%w: %s: the run's launch does not read: %v", ErrNotState, dir, err)
 	}
+	places, err := confineResume(d, meta, launch, ro)
+	if err != nil {
+		return nil, 0, err
+	}
 	commit, _, err := d.LastCommit()
 	if err != nil {
 		return nil, 0, err
@@ -602,8 +625,11 @@ func openResumeAt(dir string, ro ResumeOptions, from int) (_ *Runtime, next int,
 	if err != nil {
 		return nil, 0, err
 	}
-	tape, err := committedTape(d, launch.Header, commit)
+	tape, err := committedTape(d, launch.Header, commit, places)
 	if err != nil {
+		return nil, 0, err
+	}
+	if err := checkResumeScenario(dir, &tape.Header, ro.Scenario); err != nil {
 		return nil, 0, err
 	}
 	sc, opt, err := LoadReplay(tape, "")
@@ -614,7 +640,7 @@ func openResumeAt(dir string, ro ResumeOptions, from int) (_ *Runtime, next int,
 		return nil, 0, fmt.Errorf("%w: %s was run from %s with hash %s; it now hashes to %s: a resume must run the same scenario", ErrScenarioChanged, dir, launch.Header.ScenarioFile, meta.ScenarioHash, hash)
 	}
 	opt.Events, opt.Log, opt.Progress = ro.Events, ro.Log, ro.Progress
-	opt.WorkRoot, opt.TraceFile, opt.RecordNote = launch.WorkRoot, meta.Trace, launch.Header.Note
+	opt.WorkRoot, opt.TraceFile, opt.RecordNote = places.work.Abs, places.trace.Abs, launch.Header.Note
 	opt.RecordFile, opt.recordName = filepath.Join(d.Path(), state.RecordingFile), state.RecordingFile
 	s.every, s.crashAfter, s.resumeTicks = launch.CommitEvery, ro.CrashAfterTick, commit.Ticks
 	s.snapTicks, s.snapWall, s.crashInSnapshot = launch.SnapshotTicks, launch.SnapshotWall, ro.CrashInSnapshot
@@ -630,7 +656,10 @@ func openResumeAt(dir string, ro ResumeOptions, from int) (_ *Runtime, next int,
 	if err := d.SetSync(launch.Sync); err != nil {
 		return nil, 0, err
 	}
-	snap, idx, next := usableSnapshot(d, commit, from, ro)
+	snap, idx, next, err := usableSnapshot(d, commit, from, ro, places)
+	if err != nil {
+		return nil, 0, err
+	}
 	if err := s.open(commit.TraceBytes, commit.RecordingBytes, idx, &opt); err != nil {
 		return nil, 0, err
 	}
@@ -645,15 +674,19 @@ func openResumeAt(dir string, ro ResumeOptions, from int) (_ *Runtime, next int,
 
 // usableSnapshot reads the first snapshot, from the from-th of those taken at or before the last
 // commit (last first), that reads back whole; next is the index after it (0: none was found, and
-// the run replays from its start).
-func usableSnapshot(d *state.Dir, c state.Commit, from int, ro ResumeOptions) (*worldSnapshot, *state.Snapshot, int) {
+// the run replays from its start). A damaged index or snapshot is set aside; an index edited to
+// name another file is an error (state.ErrUnsafePath).
+func usableSnapshot(d *state.Dir, c state.Commit, from int, ro ResumeOptions, places resumePlaces) (*worldSnapshot, *state.Snapshot, int, error) {
 	if ro.NoSnapshot {
-		return nil, nil, 0
+		return nil, nil, 0, nil
 	}
 	all, err := d.Snapshots()
+	if errors.Is(err, state.ErrUnsafePath) {
+		return nil, nil, 0, err
+	}
 	if err != nil {
 		ro.Log.Warn().Err(err).Msg("the snapshot index does not read; resuming from the run's start")
-		return nil, nil, 0
+		return nil, nil, 0, nil
 	}
 	var usable []state.Snapshot
 	for _, sn := range all {
@@ -666,16 +699,21 @@ func usableSnapshot(d *state.Dir, c state.Commit, from int, ro ResumeOptions) (*
 		if err == nil {
 			var snap *worldSnapshot
 			if snap, err = readSnapshot(raw); err == nil {
-				return snap, &usable[i], i + 1
+				// Refused here, before the resume writes anything, as well as by the restore.
+				if err := checkSnapshotWorkdirs(&snap.Agents, resolvedRoot(places.work.Abs)); err != nil {
+					return nil, nil, 0, err
+				}
+				return snap, &usable[i], i + 1, nil
 			}
 		}
 		ro.Log.Warn().Err(err).Uint64("tick", usable[i].Tick).Msg("world snapshot unusable; trying an earlier one")
 	}
-	return nil, nil, 0
+	return nil, nil, 0, nil
 }
 
-// committedTape reads the committed part of the directory's recording.
-func committedTape(d *state.Dir, h recording.Header, c state.Commit) (*recording.Tape, error) {
+// committedTape reads the committed part of the directory's recording, whose header must name
+// the places confineResume checked.
+func committedTape(d *state.Dir, h recording.Header, c state.Commit, places resumePlaces) (*recording.Tape, error) {
 	f, err := d.Root().Open(state.RecordingFile)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNotState, err)
@@ -692,6 +730,9 @@ func committedTape(d *state.Dir, h recording.Header, c state.Commit) (*recording
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(d.Path(), state.RecordingFile), err)
+	}
+	if err := checkResumeHeader(d, &tape.Header, places); err != nil {
+		return nil, err
 	}
 	// The header's files are relative to the recording's folder, the state directory.
 	for _, p := range []*string{&tape.Header.ScenarioFile, &tape.Header.ConfigFile, &tape.Header.TraceFile} {
@@ -726,6 +767,9 @@ func InspectState(dir string) (*StateInfo, error) {
 	}
 	defer d.Close()
 	info := &StateInfo{Meta: meta, Size: d.Size()}
+	if info.Trace == state.TraceFile {
+		info.Trace = filepath.Join(d.Path(), state.TraceFile) // shown as a path, as the run named it
+	}
 	if info.Commit, info.Committed, err = d.LastCommit(); err != nil {
 		return nil, err
 	}

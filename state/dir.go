@@ -67,7 +67,8 @@ type Meta struct {
 	// Launch is how the run was launched (the root package's own description: the scenario file,
 	// seed, flags), kept whole so that a resume launches it the same way.
 	Launch json.RawMessage `json:"launch"`
-	// Trace is the trace's path (absolute; TraceFile in the directory unless the run named one).
+	// Trace is the trace's path: TraceFile, the directory's own, or the absolute path the run was
+	// given (host run --trace), which a resume writes only when given it again (Dir.Confine).
 	Trace string `json:"trace"`
 	// Dir is the directory's own absolute path when the run started: the recording names its
 	// files relative to it, so a directory moved elsewhere is refused (ErrMoved).
@@ -189,6 +190,16 @@ func Create(path string, m Meta) (*Dir, error) {
 	// The database is made under a temporary name and renamed once it holds the run's
 	// description: a host killed before that leaves no state.db (only the temporary file, which
 	// the next Create replaces), so the directory is never one that neither run nor resume takes.
+	// A leftover temporary database is replaced, never opened: it may be a link planted to lead
+	// the new database's writes out of the directory. Removed through the root, a link goes, not
+	// what it names.
+	if root, err := os.OpenRoot(abs); err == nil {
+		rerr := root.Remove(newDBFile)
+		_ = root.Close()
+		if rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			return nil, fmt.Errorf("state directory %s: %w", path, rerr)
+		}
+	}
 	d, err := open(abs, newDBFile)
 	if err != nil {
 		return nil, err
@@ -310,12 +321,41 @@ func (d *Dir) Meta() (Meta, error) {
 		if raw == nil {
 			return fmt.Errorf("%w: %s holds no run description", ErrNotState, d.path)
 		}
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return fmt.Errorf("%w: %s: the run description does not read: %v", ErrNotState, d.path, err)
+		var err error
+		if m, err = DecodeMeta(raw); err != nil {
+			return fmt.Errorf("%s: %w", d.path, err)
 		}
 		return nil
 	})
 	return m, err
+}
+
+// DecodeMeta reads a run description as state.db keeps it (ErrNotState when it does not read).
+// What it names is checked where it is used (Dir.Confine).
+func DecodeMeta(raw []byte) (Meta, error) {
+	var m Meta
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return Meta{}, fmt.Errorf("%w: state.db meta: the run description does not read: %v", ErrNotState, err)
+	}
+	return m, nil
+}
+
+// DecodeCommit reads a commit as state.db keeps it (ErrNotState when it does not read, or gives
+// a negative length or count).
+func DecodeCommit(raw []byte) (Commit, error) {
+	var c Commit
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return Commit{}, fmt.Errorf("%w: state.db commit does not read: %v", ErrNotState, err)
+	}
+	if c.TraceBytes < 0 || c.RecordingBytes < 0 || c.Finished < 0 {
+		return Commit{}, fmt.Errorf("%w: state.db commit has a negative length or count (trace_bytes %d, recording_bytes %d, finished %d)", ErrNotState, c.TraceBytes, c.RecordingBytes, c.Finished)
+	}
+	for p, n := range c.Phases {
+		if n < 0 {
+			return Commit{}, fmt.Errorf("%w: state.db commit counts %d agents in phase %q", ErrNotState, n, p)
+		}
+	}
+	return c, nil
 }
 
 // PutMeta writes the run's description.
@@ -347,7 +387,9 @@ func (d *Dir) LastCommit() (Commit, bool, error) {
 			return nil
 		}
 		found = true
-		return json.Unmarshal(raw, &c)
+		var err error
+		c, err = DecodeCommit(raw)
+		return err
 	})
 	return c, found, err
 }

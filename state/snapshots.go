@@ -71,7 +71,7 @@ func (d *Dir) NewSnapshot(s Snapshot) (*SnapshotWriter, error) {
 	if err := d.root.Mkdir(SnapshotDir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, fmt.Errorf("state directory: %w", err)
 	}
-	s.File = fmt.Sprintf("snapshot-%020d.gob", s.Done)
+	s.File = SnapshotFile(s.Done)
 	tmp := path.Join(SnapshotDir, ".tmp-"+s.File)
 	f, err := d.root.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
@@ -128,9 +128,10 @@ func (w *SnapshotWriter) Commit() (Snapshot, error) {
 			return err
 		}
 		for _, k := range keys[:max(len(keys)-KeepSnapshots, 0)] {
-			var old Snapshot
-			if json.Unmarshal(b.Get(k), &old) == nil && old.File != "" {
-				drop = append(drop, old.File)
+			// The file's name comes from the key, never from the entry: an edited entry's file
+			// ("../state.db") must not be what is removed.
+			if len(k) == 8 {
+				drop = append(drop, SnapshotFile(binary.BigEndian.Uint64(k)))
 			}
 			if err := b.Delete(k); err != nil {
 				return err
@@ -175,6 +176,36 @@ func (d *Dir) removeTemporary(keep string) {
 
 func snapshotKey(done uint64) []byte { return binary.BigEndian.AppendUint64(nil, done) }
 
+// SnapshotFile is the name in SnapshotDir of the file of the snapshot taken after done ticks: the
+// only name an index entry may give (DecodeSnapshot).
+func SnapshotFile(done uint64) string { return fmt.Sprintf("snapshot-%020d.gob", done) }
+
+// DecodeSnapshot reads the index entry raw stored under key: it must be a snapshot entry whose
+// Done is the key's and whose File is SnapshotFile(Done) (ErrUnsafePath otherwise: the entry was
+// edited to name another file), with lengths and a checksum that can be those of a file
+// (ErrSnapshot otherwise).
+func DecodeSnapshot(key, raw []byte) (Snapshot, error) {
+	var s Snapshot
+	if len(key) != 8 {
+		return s, fmt.Errorf("%w: state.db snapshots has a key %q, not a tick count", ErrSnapshot, key)
+	}
+	done := binary.BigEndian.Uint64(key)
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return s, fmt.Errorf("%w: the index entry of snapshot %d does not read: %v", ErrSnapshot, done, err)
+	}
+	switch want := SnapshotFile(done); {
+	case s.File != want:
+		return s, fmt.Errorf("%w: state.db snapshots[%d] file is %q; the file of that snapshot can only be %q", ErrUnsafePath, done, s.File, want)
+	case s.Done != done:
+		return s, fmt.Errorf("%w: state.db snapshots[%d] says done %d", ErrSnapshot, done, s.Done)
+	case s.Bytes < 0 || s.TraceBytes < 0 || s.RecordingBytes < 0 || s.Agents < 0:
+		return s, fmt.Errorf("%w: state.db snapshots[%d] has a negative length or count", ErrSnapshot, done)
+	case len(s.SHA256) != sha256.Size*2:
+		return s, fmt.Errorf("%w: state.db snapshots[%d] sha256 %q is not a SHA-256", ErrSnapshot, done, s.SHA256)
+	}
+	return s, nil
+}
+
 // Snapshots lists the indexed snapshots, the last first.
 func (d *Dir) Snapshots() ([]Snapshot, error) {
 	var out []Snapshot
@@ -184,9 +215,9 @@ func (d *Dir) Snapshots() ([]Snapshot, error) {
 			return nil
 		}
 		return b.ForEach(func(k, v []byte) error {
-			var s Snapshot
-			if err := json.Unmarshal(v, &s); err != nil {
-				return fmt.Errorf("%w: the index entry of snapshot %d does not read: %v", ErrSnapshot, binary.BigEndian.Uint64(k), err)
+			s, err := DecodeSnapshot(k, v)
+			if err != nil {
+				return err
 			}
 			out = append(out, s)
 			return nil
@@ -199,13 +230,18 @@ func (d *Dir) Snapshots() ([]Snapshot, error) {
 // ReadSnapshot returns s's payload once its length and checksum are checked (ErrSnapshot when
 // they do not match, or the file is missing).
 func (d *Dir) ReadSnapshot(s Snapshot) ([]byte, error) {
-	f, err := d.root.Open(path.Join(SnapshotDir, path.Base(s.File)))
+	if s.File != SnapshotFile(s.Done) {
+		return nil, fmt.Errorf("%w: snapshot %d names the file %q; it can only be %q", ErrUnsafePath, s.Done, s.File, SnapshotFile(s.Done))
+	}
+	f, err := d.root.Open(path.Join(SnapshotDir, s.File))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrSnapshot, s.File, err)
 	}
 	defer f.Close()
 	var buf bytes.Buffer
-	if _, err := io.Copy(&buf, f); err != nil {
+	// No more than the index says, and a byte to tell a longer file: a file planted in its place
+	// is not read whole, whatever its size.
+	if _, err := io.Copy(&buf, io.LimitReader(f, max(s.Bytes, 0)+1)); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrSnapshot, s.File, err)
 	}
 	sum := sha256.Sum256(buf.Bytes())

@@ -89,10 +89,13 @@ func TestSnapshotDamage(t *testing.T) {
 	if raw, err := d.ReadSnapshot(good); err != nil || string(raw) != "the first snapshot" {
 		t.Errorf("the undamaged snapshot reads %q, %v", raw, err)
 	}
-	// An index entry naming a path outside the folder reads only inside it.
-	escape := good
-	escape.File = "../state.db"
-	if _, err := d.ReadSnapshot(escape); !errors.Is(err, ErrSnapshot) {
-		t.Errorf("a snapshot named ../state.db: %v, want ErrSnapshot", err)
+	// An index entry naming another file than its own (one outside the folder, another
+	// snapshot's) is an edited directory: refused, not set aside as damage.
+	for _, name := range []string{"../state.db", "/etc/passwd", bad.File, SnapshotFile(1) + "/"} {
+		escape := good
+		escape.File = name
+		if _, err := d.ReadSnapshot(escape); !errors.Is(err, ErrUnsafePath) {
+			t.Errorf("a snapshot named %s: %v, want ErrUnsafePath", name, err)
+		}
 	}
 }

@@ -81,6 +81,9 @@ type resumeCmd struct {
 	LogLevel   string `help:"Log level: debug, info, warn, error." default:"warn" enum:"debug,info,warn,error"`
 	NoProgress bool   `help:"Never show the progress bar (it only shows on a terminal)."`
 	NoSnapshot bool   `help:"Replay from the run's start even when the directory holds a world snapshot."`
+	Trace      string `help:"The trace the run was given with host run --trace, when outside the directory: a resume writes outside the directory only where told again." placeholder:"FILE"`
+	Workdir    string `help:"The workdir root the run was given with host run --workdir, when outside the directory (as --trace)." placeholder:"DIR"`
+	Scenario   string `help:"Resume only if the run is of this scenario file (the directory names its scenario; this checks it)." placeholder:"FILE"`
 	stateFlags
 }
 
@@ -89,7 +92,7 @@ func (r *resumeCmd) Run(e *env) error {
 	log := zerolog.New(zerolog.ConsoleWriter{Out: e.stderr, NoColor: !e.isTerminal, TimeFormat: time.TimeOnly}).
 		Level(level).With().Timestamp().Logger()
 	ro := warren.ResumeOptions{Log: log, CrashAfterTick: r.CrashAfterTick, CrashInEffect: r.CrashInEffect,
-		CrashInSnapshot: r.CrashInSnapshot, NoSnapshot: r.NoSnapshot}
+		CrashInSnapshot: r.CrashInSnapshot, NoSnapshot: r.NoSnapshot, Trace: r.Trace, WorkRoot: r.Workdir, Scenario: r.Scenario}
 	bar := progressBar(e, r.NoProgress, 1, &ro.Progress) // its total follows the run's agents
 	rt, err := warren.OpenResume(r.Dir, ro)
 	if err != nil && bar != nil {
