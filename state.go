@@ -76,6 +76,10 @@ type StateOptions struct {
 	// and before it runs. Zero: never.
 	CrashAfterTick *uint64
 	CrashInEffect  int
+	// CrashInWrite kills the host with SIGKILL inside the n-th write of an exactly-once file tool
+	// (write_file, edit_file; from 1), once its new content is in its temporary file and before
+	// the rename that makes it the target's (mid-write). Zero: never.
+	CrashInWrite int
 	// CrashInSnapshot kills the host with SIGKILL inside the n-th world snapshot's write (from 1),
 	// once its file is written and before it is indexed. Zero: never.
 	CrashInSnapshot int
@@ -184,7 +188,7 @@ func openState(sc *Scenario, opt *Options, seed uint64, hash string) (*stateRun,
 		s.Close()
 		return nil, err
 	}
-	s.journal = newEffectJournal(dir, so.CrashInEffect)
+	s.journal = newEffectJournal(dir, so.CrashInEffect, so.CrashInWrite)
 	return s, nil
 }
 
@@ -369,19 +373,23 @@ type effectJournal struct {
 	// crashIn kills the host inside that intent (from 1); intents counts them, inflight the
 	// calls whose intent is on disk and whose result is not handed over yet; stopped keeps new
 	// intents from being written, for a crash.
-	crashIn  int64
-	intents  atomic.Int64
-	inflight sync.WaitGroup
-	stopped  bool
+	crashIn int64
+	intents atomic.Int64
+	// crashInWrite kills the host inside that exactly-once write (from 1), writes counting them.
+	crashInWrite int64
+	writes       atomic.Int64
+	inflight     sync.WaitGroup
+	stopped      bool
 }
 
 // intentGroup is the intents written in one transaction: done closes when it is on disk, err
 // says whether it failed.
 type intentGroup struct {
-	keys []string
-	tick []uint64
-	done chan struct{}
-	err  error
+	keys   []string
+	tick   []uint64
+	expect [][]byte
+	done   chan struct{}
+	err    error
 }
 
 // effectResult is one result waiting for the writer.
@@ -393,20 +401,20 @@ type effectResult struct {
 
 var _ resources.EffectJournal = (*effectJournal)(nil)
 
-func newEffectJournal(dir *state.Dir, crashIn int) *effectJournal {
-	j := &effectJournal{dir: dir, crashIn: int64(crashIn), wake: make(chan struct{}, 1)}
+func newEffectJournal(dir *state.Dir, crashIn, crashInWrite int) *effectJournal {
+	j := &effectJournal{dir: dir, crashIn: int64(crashIn), crashInWrite: int64(crashInWrite), wake: make(chan struct{}, 1)}
 	j.drained = sync.NewCond(&j.mu)
 	go j.writeResults()
 	return j
 }
 
-func (j *effectJournal) Intent(key string, tick uint64) error {
+func (j *effectJournal) Intent(key string, tick uint64, expect []byte) error {
 	j.mu.Lock()
 	if j.group == nil {
 		j.group = &intentGroup{done: make(chan struct{})}
 	}
 	g := j.group
-	g.keys, g.tick = append(g.keys, key), append(g.tick, tick)
+	g.keys, g.tick, g.expect = append(g.keys, key), append(g.tick, tick), append(g.expect, expect)
 	j.mu.Unlock()
 	return j.wait(g)
 }
@@ -433,7 +441,7 @@ func (j *effectJournal) wait(g *intentGroup) error {
 		}
 		effects := make([]state.KeyedEffect, len(g.keys))
 		for i, k := range g.keys {
-			effects[i] = state.KeyedEffect{Key: k, Effect: state.Effect{Tick: g.tick[i]}}
+			effects[i] = state.KeyedEffect{Key: k, Effect: state.Effect{Tick: g.tick[i], Expect: g.expect[i]}}
 		}
 		if g.err = j.dir.PutEffects(effects); g.err == nil {
 			j.inflight.Add(len(g.keys))
@@ -449,6 +457,15 @@ func (j *effectJournal) wait(g *intentGroup) error {
 		select {}
 	}
 	return nil
+}
+
+// Applying implements resources.EffectJournal: the kill switch inside an exactly-once write
+// (StateOptions.CrashInWrite). The write's intent is on disk, so the call counts as in flight.
+func (j *effectJournal) Applying() {
+	if n := j.writes.Add(1); n == j.crashInWrite {
+		_ = syscall.Kill(syscall.Getpid(), syscall.SIGKILL)
+		select {}
+	}
 }
 
 func (j *effectJournal) Done(key string, tick uint64, result []byte) {
@@ -539,9 +556,10 @@ type ResumeOptions struct {
 	Events   func(line []byte)
 	Log      zerolog.Logger
 	Progress func(finished, total int)
-	// CrashAfterTick, CrashInEffect and CrashInSnapshot are StateOptions'.
+	// CrashAfterTick, CrashInEffect, CrashInWrite and CrashInSnapshot are StateOptions'.
 	CrashAfterTick  *uint64
 	CrashInEffect   int
+	CrashInWrite    int
 	CrashInSnapshot int
 	// NoSnapshot replays from the run's start even when the directory holds a snapshot.
 	NoSnapshot bool
@@ -644,14 +662,14 @@ func openResumeAt(dir string, ro ResumeOptions, from int) (_ *Runtime, next int,
 	opt.RecordFile, opt.recordName = filepath.Join(d.Path(), state.RecordingFile), state.RecordingFile
 	s.every, s.crashAfter, s.resumeTicks = launch.CommitEvery, ro.CrashAfterTick, commit.Ticks
 	s.snapTicks, s.snapWall, s.crashInSnapshot = launch.SnapshotTicks, launch.SnapshotWall, ro.CrashInSnapshot
-	s.journal = newEffectJournal(d, ro.CrashInEffect)
+	s.journal = newEffectJournal(d, ro.CrashInEffect, ro.CrashInWrite)
 	retry := map[string]bool{}
 	for _, t := range launch.RetryOnResume {
 		retry[t] = true
 	}
 	s.resume = &resources.Resume{Effects: map[string]resources.ResumedEffect{}, Retry: func(tool string) bool { return retry[tool] }}
 	for k, e := range effects {
-		s.resume.Effects[k] = resources.ResumedEffect{Done: e.Done, Result: e.Result}
+		s.resume.Effects[k] = resources.ResumedEffect{Done: e.Done, Result: e.Result, Expect: e.Expect}
 	}
 	if err := d.SetSync(launch.Sync); err != nil {
 		return nil, 0, err

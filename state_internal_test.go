@@ -18,14 +18,14 @@ func TestEffectJournalGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	j := newEffectJournal(d, 0)
+	j := newEffectJournal(d, 0, 0)
 	const calls = 200
 	var wg sync.WaitGroup
 	for i := range calls {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := j.Intent(fmt.Sprintf("tool\x00a\x00c%d", i), 1); err != nil {
+			if err := j.Intent(fmt.Sprintf("tool\x00a\x00c%d", i), 1, nil); err != nil {
 				t.Error(err)
 				return
 			}
@@ -69,7 +69,7 @@ func TestEffectJournalGroups(t *testing.T) {
 		t.Errorf("%d effects after the commit, want %d", len(eff), calls/2)
 	}
 	j.close()
-	if err := j.Intent("late", 3); err != nil {
+	if err := j.Intent("late", 3, nil); err != nil {
 		t.Fatal(err)
 	}
 	j.Done("late", 3, []byte(`{}`)) // after the run: dropped, never a panic

@@ -17,10 +17,16 @@ import (
 // result when the result must not count (the run's own stop cut the call off); it does not wait
 // for the disk. Filed is called on the world's goroutine once the call's result is in the
 // recording.
+//
+// expect, given with the intent of an exactly-once tool's call (tools.ExactlyOnce), is what its
+// effect will be, encoded (a tools.Expectation), kept for a resume to check; nil for the others.
+// Applying is called by such a call between preparing its effect and making it visible (a
+// durability test's kill switch sits there).
 type EffectJournal interface {
-	Intent(key string, tick uint64) error
+	Intent(key string, tick uint64, expect []byte) error
 	Done(key string, tick uint64, result []byte)
 	Filed(key string)
+	Applying()
 }
 
 // Resume is what a resumed run (host resume) found of the run it goes on from: the effect journal
@@ -43,6 +49,9 @@ type ResumedEffect struct {
 	// Done is set when the call returned; Result is then what it returned.
 	Done   bool
 	Result json.RawMessage
+	// Expect is what the call's effect was to be, when its tool journaled it (an exactly-once
+	// tool's call): a resume checks it when the call had not returned.
+	Expect json.RawMessage
 }
 
 // ResumeAction is what a resumed run does with a call its tape does not have.
@@ -59,6 +68,10 @@ const (
 	// AnswerInterrupted: the call was running when the host stopped; it may or may not have
 	// happened, and it is not run again.
 	AnswerInterrupted
+	// CheckEffect: the call was running when the host stopped, and its tool journaled what its
+	// effect would be (the journaled expectation is returned): the caller looks at the target
+	// and settles the call with Checked.
+	CheckEffect
 )
 
 // Interrupted is what an agent is told of a side-effecting call that was running when its host
@@ -89,6 +102,8 @@ func (r *Resume) Decide(key, what string, sideEffects, retry bool) (ResumeAction
 		return ServeJournaled, e.Result
 	case !sideEffects:
 		return RunLive, nil
+	case len(e.Expect) > 0:
+		return CheckEffect, e.Expect
 	case retry:
 		r.Retried = append(r.Retried, what)
 		return RunAgain, nil
@@ -97,4 +112,22 @@ func (r *Resume) Decide(key, what string, sideEffects, retry bool) (ResumeAction
 		r.Interrupted = append(r.Interrupted, what)
 	}
 	return AnswerInterrupted, nil
+}
+
+// Checked settles a call Decide answered with CheckEffect, once the caller looked at its target,
+// and notes it for the resume's account: happened, it is served its journaled result
+// (ServeJournaled); unchanged (the target is as it was before the call), it never took effect and
+// runs now (RunLive); neither, it is answered as interrupted (AnswerInterrupted).
+func (r *Resume) Checked(what string, happened, unchanged bool) ResumeAction {
+	switch {
+	case happened:
+		r.Served++
+		return ServeJournaled
+	case unchanged:
+		return RunLive
+	}
+	if !slices.Contains(r.Interrupted, what) {
+		r.Interrupted = append(r.Interrupted, what)
+	}
+	return AnswerInterrupted
 }

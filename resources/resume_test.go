@@ -44,3 +44,30 @@ func TestResumeDecide(t *testing.T) {
 		t.Error("effect keys collide")
 	}
 }
+
+// TestResumeChecked: a cut-off call whose tool journaled its expected effect is checked before
+// retry_on_resume or the interrupted answer is considered, and the check's finding settles it.
+func TestResumeChecked(t *testing.T) {
+	x := []byte(`{"target":"a.md","next":"sha256:00"}`)
+	r := &Resume{Effects: map[string]ResumedEffect{
+		ToolEffect("a", "c1"): {Expect: x},
+		ToolEffect("a", "c2"): {Done: true, Result: []byte(`{"OK":true}`), Expect: x},
+	}}
+	if got, raw := r.Decide(ToolEffect("a", "c1"), "c1", true, true); got != CheckEffect || string(raw) != string(x) {
+		t.Fatalf("Decide = %v %q, want CheckEffect with the expectation", got, raw)
+	}
+	if got, _ := r.Decide(ToolEffect("a", "c2"), "c2", true, false); got != ServeJournaled {
+		t.Fatalf("a returned call with an expectation: %v, want its result", got)
+	}
+	for _, c := range []struct {
+		happened, unchanged bool
+		want                ResumeAction
+	}{{true, false, ServeJournaled}, {false, true, RunLive}, {false, false, AnswerInterrupted}} {
+		if got := r.Checked("c1", c.happened, c.unchanged); got != c.want {
+			t.Errorf("Checked(happened %v, unchanged %v) = %v, want %v", c.happened, c.unchanged, got, c.want)
+		}
+	}
+	if r.Served != 2 || !slices.Equal(r.Interrupted, []string{"c1"}) || len(r.Retried) != 0 {
+		t.Errorf("the account: served %d, interrupted %v, retried %v", r.Served, r.Interrupted, r.Retried)
+	}
+}

@@ -16,6 +16,9 @@ type Effect struct {
 	// encoding).
 	Done   bool            `json:"done,omitempty"`
 	Result json.RawMessage `json:"result,omitempty"`
+	// Expect, journaled with the intent of an exactly-once tool's call, is what its effect will
+	// be (the caller's own encoding): a resume checks it to tell whether the call happened.
+	Expect json.RawMessage `json:"expect,omitempty"`
 }
 
 // KeyedEffect is one effect journal entry to write.

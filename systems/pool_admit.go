@@ -164,7 +164,7 @@ func (s *PoolAdmit) sendWork(tick uint64, attempt uint32, t *inference.Ticket, j
 		case journal != nil:
 			// A live request spends money: journaled as an intent before it goes and with its
 			// answer after, so that a resume gives back an answer the run paid for.
-			if err := journal.Intent(key, tick); err != nil {
+			if err := journal.Intent(key, tick, nil); err != nil {
 				out = modelOutcome{err: fmt.Errorf("the request was not sent: the state directory could not journal it: %w", err)}
 				break
 			}

@@ -49,8 +49,8 @@ func (t *toolTurn) replayed(tick uint64, d *components.AgentData, turn uint64, i
 // side-effecting call that was running then is answered as interrupted (a resume note says so),
 // both through the tool lane at the call's latency. It returns the action: for RunLive and
 // RunAgain the caller runs the call live.
-func (t *toolTurn) resumed(tick uint64, e ecs.Entity, id *components.Identity, d *components.AgentData, turn uint64, i int, call models.ToolCall, h *tools.Handle, usesHost bool, latency uint64) (resources.ResumeAction, *recording.ToolEntry) {
-	action, res, entry := t.resumeDecision(d, call, h, usesHost)
+func (t *toolTurn) resumed(tick uint64, e ecs.Entity, id *components.Identity, p *components.Profile, d *components.AgentData, turn uint64, i int, call models.ToolCall, h *tools.Handle, usesHost bool, latency uint64) (resources.ResumeAction, *recording.ToolEntry) {
+	action, res, entry := t.resumeDecision(p, d, call, h, usesHost)
 	if res == nil {
 		return action, entry
 	}
@@ -64,9 +64,10 @@ func (t *toolTurn) resumed(tick uint64, e ecs.Entity, id *components.Identity, d
 // (Resume.Decide): its result, when the journal's or an interruption's answers it; the journaled
 // requests a script tool that runs again answers from (ServeJournaled); neither when it runs
 // live (RunLive, RunAgain).
-func (t *toolTurn) resumeDecision(d *components.AgentData, call models.ToolCall, h *tools.Handle, usesHost bool) (resources.ResumeAction, *components.ToolResult, *recording.ToolEntry) {
+func (t *toolTurn) resumeDecision(p *components.Profile, d *components.AgentData, call models.ToolCall, h *tools.Handle, usesHost bool) (resources.ResumeAction, *components.ToolResult, *recording.ToolEntry) {
 	r := t.rec.Resume
-	action, journaled := r.Decide(resources.ToolEffect(d.Name, call.ID), d.Name+" "+call.ID+" ("+call.Name+")",
+	what := d.Name + " " + call.ID + " (" + call.Name + ")"
+	action, journaled := r.Decide(resources.ToolEffect(d.Name, call.ID), what,
 		!h.Effects().ReadOnly(), r != nil && r.Retry != nil && r.Retry(call.Name))
 	var res components.ToolResult
 	switch action {
@@ -85,11 +86,45 @@ func (t *toolTurn) resumeDecision(d *components.AgentData, call models.ToolCall,
 			return action, nil, &recording.ToolEntry{Agent: d.Name, ID: call.ID, Tool: call.Name, Ops: r.Ops}
 		}
 		res = fromRecording(r, d.Name, call.ID, t.rec.Tape)
+	case resources.CheckEffect:
+		return t.checkEffect(p, d, journaled, what)
 	case resources.AnswerInterrupted:
-		res = components.ToolResult{Content: resources.Interrupted, IsError: true,
-			Notes: []tools.Note{{Fn: ResumeNote, Text: "interrupted: running when the host stopped; not run again"}}}
+		res = interruptedResult()
 	}
 	return action, &res, nil
+}
+
+// interruptedResult is the answer to a call the host's stop cut off, which is not run again.
+func interruptedResult() components.ToolResult {
+	return components.ToolResult{Content: resources.Interrupted, IsError: true,
+		Notes: []tools.Note{{Fn: ResumeNote, Text: "interrupted: running when the host stopped; not run again"}}}
+}
+
+// checkEffect settles an exactly-once call the host's stop cut off by looking at its target
+// (tools.CheckEffect): the effect happened, and the call is answered with the result its
+// expectation journaled (its write charged to the agent's budget, as the call charged it), exactly
+// as the run before the crash would have been; it did not, and the call runs now (RunLive) with
+// the same result; or something else changed the target, and it is answered as interrupted.
+func (t *toolTurn) checkEffect(p *components.Profile, d *components.AgentData, journaled json.RawMessage, what string) (resources.ResumeAction, *components.ToolResult, *recording.ToolEntry) {
+	var x tools.Expectation
+	outcome := tools.EffectUnknown
+	if err := json.Unmarshal(journaled, &x); err == nil {
+		outcome = tools.CheckEffect(d.Workdir, x)
+	}
+	action := t.rec.Resume.Checked(what, outcome == tools.EffectHappened, outcome == tools.EffectNotHappened)
+	switch action {
+	case resources.ServeJournaled:
+		if d.Tools.Writes == nil && p.Policy != nil {
+			d.Tools.Writes = tools.NewWriteBudget(p.Policy.WritePerCall, p.Policy.WritePerRun)
+		}
+		_ = d.Tools.Writes.Charge(x.Charged) // it fitted when the call charged it
+		res := components.ToolResult{Content: x.Result}
+		return action, &res, nil
+	case resources.AnswerInterrupted:
+		res := interruptedResult()
+		return action, &res, nil
+	}
+	return action, nil, nil
 }
 
 // ranAgain marks the result of a call a resumed run ran again (retry_on_resume) with a resume note.
@@ -146,10 +181,61 @@ func (t *toolTurn) laneWork(tick uint64, d *components.AgentData, turn uint64, i
 		}
 	}
 	if j := t.rec.Journal; j != nil && !h.Effects().ReadOnly() {
-		run = journaled(j, resources.ToolEffect(d.Name, call.ID), tick, t.run.Context, run)
+		key := resources.ToolEffect(d.Name, call.ID)
+		if _, ok := h.Tool().(tools.ExactlyOnce); ok && entry == nil {
+			run = journaledEffect(j, key, tick, t.run.Context, ec, run)
+		} else {
+			run = journaled(j, key, tick, t.run.Context, run)
+		}
 	}
 	return run
 }
+
+// journaledEffect is journaled for an exactly-once tool's call (tools.ExactlyOnce): the tool
+// journals its intent itself, with what its effect will be, through ec.Journal once it knows it
+// and before it makes it; a call that fails before (bad arguments, a missing file) changes
+// nothing and journals nothing.
+func journaledEffect(j resources.EffectJournal, key string, tick uint64, runCtx context.Context, ec *tools.ExecContext, run func() any) func() any {
+	return func() any {
+		rec := &callJournal{j: j, key: key, tick: tick}
+		ec.Journal = rec
+		var raw []byte
+		defer func() {
+			if rec.wrote {
+				j.Done(key, tick, raw)
+			}
+		}()
+		out := run()
+		if res, ok := out.(components.ToolResult); ok && runCtx.Err() == nil {
+			raw, _ = json.Marshal(toRecording(res))
+		}
+		return out
+	}
+}
+
+// callJournal is one exactly-once call's tools.EffectRecorder over the run's effect journal.
+type callJournal struct {
+	j     resources.EffectJournal
+	key   string
+	tick  uint64
+	wrote bool
+}
+
+// Expect implements tools.EffectRecorder: the intent, with x, on disk.
+func (c *callJournal) Expect(x tools.Expectation) error {
+	raw, err := json.Marshal(x)
+	if err != nil {
+		return err
+	}
+	if err := c.j.Intent(c.key, c.tick, raw); err != nil {
+		return err
+	}
+	c.wrote = true
+	return nil
+}
+
+// Applying implements tools.EffectRecorder.
+func (c *callJournal) Applying() { c.j.Applying() }
 
 // journaled runs a side-effecting call's work under the effect journal: its intent is on disk
 // before it runs (a journal that cannot take it fails the call, which then never ran), and its
@@ -158,7 +244,7 @@ func (t *toolTurn) laneWork(tick uint64, d *components.AgentData, turn uint64, i
 // the result it got, as the recording does.
 func journaled(j resources.EffectJournal, key string, tick uint64, runCtx context.Context, run func() any) func() any {
 	return func() any {
-		if err := j.Intent(key, tick); err != nil {
+		if err := j.Intent(key, tick, nil); err != nil {
 			return components.ToolResult{Content: "the call did not run: the state directory could not journal it: " + err.Error(), IsError: true}
 		}
 		var raw []byte

@@ -358,7 +358,7 @@ func (t *toolTurn) rebuildTool(w *ecs.World, h ecs.HeldJob) (func() any, error) 
 		entry, again = nil, false
 		switch {
 		case tape.Resuming() && !tape.Has(d.Name, call.ID):
-			action, res, journaled := t.resumeDecision(d, call, hd, r.UsesHost)
+			action, res, journaled := t.resumeDecision(p, d, call, hd, r.UsesHost)
 			if res != nil {
 				fixed := *res
 				return func() any { return fixed }, nil

@@ -289,7 +289,7 @@ func (t *toolTurn) start(tick uint64, e ecs.Entity, id *components.Identity, p *
 	if replaying && t.rec.Tape.Resuming() && !t.rec.Tape.Has(d.Name, call.ID) {
 		// A resumed run's committed recording has no result for this call: it was running when
 		// the host stopped, or started after the last commit. The effect journal says which.
-		action, journaled := t.resumed(tick, e, id, d, turn, i, call, h, usesHost, latency)
+		action, journaled := t.resumed(tick, e, id, p, d, turn, i, call, h, usesHost, latency)
 		switch action {
 		case resources.ServeJournaled:
 			if journaled == nil {

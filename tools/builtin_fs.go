@@ -353,7 +353,9 @@ type writeFileArgs struct {
 	Content string `json:"content"`
 }
 
-// Execute writes the file; see the package documentation for the result texts.
+// Execute writes the file; see the package documentation for the result texts. The write is
+// exactly-once across a crash of the host (ExactlyOnce): its effect is journaled before it is
+// made, and made atomic (a temporary file renamed over the target) unless the target is a link.
 func (WriteFile) Execute(ec *ExecContext, args json.RawMessage) (Result, error) {
 	var a writeFileArgs
 	if err := decodeArguments(NameWriteFile, args, &a); err != nil {
@@ -364,9 +366,13 @@ func (WriteFile) Execute(ec *ExecContext, args json.RawMessage) (Result, error) 
 		return Result{}, err
 	}
 	defer root.Close()
+	if err := checkPlanFile(ec, root); err != nil {
+		return Result{}, fmt.Errorf("cannot write %q: %w", a.Path, err)
+	}
 	existed := true
-	if info, err := root.Lstat(rel); errors.Is(err, fs.ErrNotExist) {
-		existed = false
+	info, err := root.Lstat(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		existed, info = false, nil
 	} else if err != nil {
 		return Result{}, fsError("write", a.Path, err)
 	} else if info.Mode().Type()&^(fs.ModeSymlink|fs.ModeDir) != 0 {
@@ -379,6 +385,19 @@ func (WriteFile) Execute(ec *ExecContext, args json.RawMessage) (Result, error) 
 	if err := ec.Writes.Charge(size); err != nil {
 		return Result{}, err
 	}
+	state := "new file"
+	if existed {
+		state = "replaced the previous content"
+	}
+	result := fmt.Sprintf("Wrote %d bytes to %q (%s)", len(a.Content), a.Path, state)
+	var w *fileWrite
+	if info == nil || !info.IsDir() { // a folder: the write below fails as it always did
+		w = planWrite(ec, root, rel, a.Content, info)
+		if err := journalWrite(ec, root, w, result, size); err != nil {
+			ec.Writes.refund(size)
+			return Result{}, err
+		}
+	}
 	var created []string // folders this call creates, outermost first
 	if dir := filepath.Dir(rel); !existed && dir != "." {
 		created = missingFolders(root, dir)
@@ -387,22 +406,51 @@ func (WriteFile) Execute(ec *ExecContext, args json.RawMessage) (Result, error) 
 			return Result{}, fsError("create the parent directories of", a.Path, err)
 		}
 	}
-	if err := writeWhole(root, rel, a.Content, !existed, ec.FileOwner); err != nil {
-		ec.Writes.refund(size)
-		return Result{}, fsError("write", a.Path, err)
-	}
 	if o := ec.FileOwner; o != nil && !existed {
 		for _, p := range created {
 			if err := root.Lchown(p, o.UID, o.GID); err != nil {
+				ec.Writes.refund(size)
 				return Result{}, fsError("hand to the agent's commands", a.Path, err)
 			}
 		}
 	}
-	state := "new file"
-	if existed {
-		state = "replaced the previous content"
+	if w == nil {
+		err = writeWhole(root, rel, a.Content, !existed, ec.FileOwner)
+	} else {
+		err = w.apply(ec.Journal)
 	}
-	return TextResult(fmt.Sprintf("Wrote %d bytes to %q (%s)", len(a.Content), a.Path, state)), nil
+	if err != nil {
+		ec.Writes.refund(size)
+		return Result{}, fsError("write", a.Path, err)
+	}
+	return TextResult(result), nil
+}
+
+// unreadable is the Prior of an Expectation whose target did not read: no hash equals it.
+const unreadable = "unreadable"
+
+// journalWrite journals w's effect (ExecContext.Journal; nothing without one): the target's
+// content now, read to hash it, and the result the call will answer.
+func journalWrite(ec *ExecContext, root *os.Root, w *fileWrite, result string, charged int64) error {
+	if ec.Journal == nil {
+		return nil
+	}
+	prior := ""
+	if w.prior != nil {
+		// A target that does not read (a link to a FIFO, or out of the workdir) is journaled as
+		// unreadable, which no content matches: the write goes on and fails as it always did.
+		h, exists, err := hashFile(root, w.rel)
+		switch {
+		case err != nil:
+			prior = unreadable
+		case exists:
+			prior = h
+		}
+	}
+	if err := ec.Journal.Expect(w.expect(prior, result, charged)); err != nil {
+		return fmt.Errorf("the call did not run: the state directory could not journal it: %w", err)
+	}
+	return nil
 }
 
 // writeWhole replaces the content of the regular file rel (creating it when missing) through one
@@ -440,6 +488,17 @@ func missingFolders(root *os.Root, dir string) []string {
 
 // EditFile is the edit_file tool: exact string replacement inside one file.
 type EditFile struct{}
+
+// JournalsEffect implements ExactlyOnce: write_file's effect is its file's content.
+func (WriteFile) JournalsEffect() {}
+
+// JournalsEffect implements ExactlyOnce: edit_file's effect is its file's content.
+func (EditFile) JournalsEffect() {}
+
+var (
+	_ ExactlyOnce = WriteFile{}
+	_ ExactlyOnce = EditFile{}
+)
 
 var _ Tool = EditFile{} // compile-time guard: EditFile stays a Tool
 
@@ -489,6 +548,9 @@ func (EditFile) Execute(ec *ExecContext, args json.RawMessage) (Result, error) {
 		return Result{}, err
 	}
 	defer root.Close()
+	if err := checkPlanFile(ec, root); err != nil {
+		return Result{}, fmt.Errorf("cannot edit %q: %w", a.Path, err)
+	}
 	f, info, err := openRegularFile(root, rel, os.O_RDWR, "edit", a.Path)
 	if err != nil {
 		return Result{}, err
@@ -519,15 +581,36 @@ func (EditFile) Execute(ec *ExecContext, args json.RawMessage) (Result, error) {
 	if err := ec.Writes.Charge(size); err != nil {
 		return Result{}, err
 	}
-	if err := rewrite(f, updated); err != nil {
-		ec.Writes.refund(size)
-		return Result{}, fsError("edit", a.Path, err)
-	}
 	noun := "occurrences"
 	if count == 1 {
 		noun = "occurrence"
 	}
-	return TextResult(fmt.Sprintf("Replaced %d %s in %q", count, noun, a.Path)), nil
+	result := fmt.Sprintf("Replaced %d %s in %q", count, noun, a.Path)
+	// The edit is exactly-once across a crash as write_file is: journaled with the hashes of the
+	// text read and the text written, then made atomic unless the file is a link.
+	linfo, err := root.Lstat(rel)
+	if err != nil {
+		ec.Writes.refund(size)
+		return Result{}, fsError("edit", a.Path, err)
+	}
+	w := planWrite(ec, root, rel, updated, linfo)
+	if ec.Journal != nil {
+		if err := ec.Journal.Expect(w.expect(ContentHash(data), result, size)); err != nil {
+			ec.Writes.refund(size)
+			return Result{}, fmt.Errorf("the call did not run: the state directory could not journal it: %w", err)
+		}
+	}
+	if w.inPlace {
+		err = rewrite(f, updated)
+	} else {
+		w.prior = info // the opened file's own: its permissions and owner carry over
+		err = w.apply(ec.Journal)
+	}
+	if err != nil {
+		ec.Writes.refund(size)
+		return Result{}, fsError("edit", a.Path, err)
+	}
+	return TextResult(result), nil
 }
 
 // rewrite replaces the whole content of the open file f with content.

@@ -77,6 +77,10 @@ type ExecContext struct {
 	// across every batch the run makes: a per-run budget that reset per batch would bound nothing.
 	// nil is headless: no budget configured, nothing is charged and no write is refused.
 	Writes *WriteBudget
+	// Journal, set for a call of an ExactlyOnce tool in a run with a state directory, journals
+	// the call's intent with what its effect will be before the tool makes it, so that a resume
+	// after a crash can tell whether it happened (see ExactlyOnce). nil: nothing is journaled.
+	Journal EffectRecorder
 	// Tasks is the checklist broker, the single writer of all checklist state (one per world, a
 	// world resource). Present on every live path; nil only in bare contexts, where the checklist tools return a graceful no-op
 	// result.

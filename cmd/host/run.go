@@ -52,6 +52,7 @@ type runCmd struct {
 type stateFlags struct {
 	CrashAfterTick  *uint64 `hidden:"" help:"Kill the host with SIGKILL after committing the first tick at or past N, once no side-effecting call is running (durability tests)."`
 	CrashInEffect   int     `hidden:"" help:"Kill the host with SIGKILL inside the N-th side-effecting call, after its intent is journaled and before it runs (durability tests)."`
+	CrashInWrite    int     `hidden:"" help:"Kill the host with SIGKILL inside the N-th write of write_file or edit_file, its new content in a temporary file and not yet renamed over the target (durability tests)."`
 	CrashInSnapshot int     `hidden:"" help:"Kill the host with SIGKILL inside the N-th world snapshot's write, its file written and not yet indexed (durability tests)."`
 }
 

@@ -29,7 +29,7 @@ func (r *runCmd) runWithState(e *env, sc *warren.Scenario, opt warren.Options) e
 	}
 	opt.TraceFile = r.Trace
 	opt.State = &warren.StateOptions{Dir: r.State, CommitEvery: r.CommitEvery, RetryOnResume: r.RetryOnResume, Sync: r.StateSync,
-		CrashAfterTick: r.CrashAfterTick, CrashInEffect: r.CrashInEffect, CrashInSnapshot: r.CrashInSnapshot}
+		CrashAfterTick: r.CrashAfterTick, CrashInEffect: r.CrashInEffect, CrashInWrite: r.CrashInWrite, CrashInSnapshot: r.CrashInSnapshot}
 	if err := parseSnapshotEvery(r.SnapshotEvery, opt.State); err != nil {
 		fmt.Fprintf(e.stderr, "host: run %s: %v\n", r.File, err)
 		return errBadInput
@@ -92,7 +92,7 @@ func (r *resumeCmd) Run(e *env) error {
 	log := zerolog.New(zerolog.ConsoleWriter{Out: e.stderr, NoColor: !e.isTerminal, TimeFormat: time.TimeOnly}).
 		Level(level).With().Timestamp().Logger()
 	ro := warren.ResumeOptions{Log: log, CrashAfterTick: r.CrashAfterTick, CrashInEffect: r.CrashInEffect,
-		CrashInSnapshot: r.CrashInSnapshot, NoSnapshot: r.NoSnapshot, Trace: r.Trace, WorkRoot: r.Workdir, Scenario: r.Scenario}
+		CrashInWrite: r.CrashInWrite, CrashInSnapshot: r.CrashInSnapshot, NoSnapshot: r.NoSnapshot, Trace: r.Trace, WorkRoot: r.Workdir, Scenario: r.Scenario}
 	bar := progressBar(e, r.NoProgress, 1, &ro.Progress) // its total follows the run's agents
 	rt, err := warren.OpenResume(r.Dir, ro)
 	if err != nil && bar != nil {

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -251,15 +252,25 @@ func firstDiffLine(want, got []byte) string {
 	return fmt.Sprintf("the end: %d lines against %d", len(wl), len(gl))
 }
 
-// TestCrashInEffectIsInterrupted: a host killed inside a side-effecting call, after its intent is
-// journaled and before it runs, leaves that call, and those whose intents went to disk beside it,
-// "may or may not have happened": the resume answers each as interrupted, with a resume note in
-// the trace, and runs none of them again (what their files were at the kill, they stay), and the
-// summary and state inspect say so.
-func TestCrashInEffectIsInterrupted(t *testing.T) {
+// TestShellInFlightIsInterrupted: a host killed inside a side-effecting call, after its intent is
+// journaled and before it runs, leaves the shell calls whose intents went to disk "may or may not
+// have happened" (the host cannot tell what a command did): the resume answers each as
+// interrupted, with a resume note in the trace, and runs none of them again (the logs they would
+// append to are as they were at the kill), and the summary and state inspect say so. The
+// write_file calls cut off beside them are settled exactly once (their targets say whether they
+// happened): none is answered as interrupted, each agent's file holds what it wrote, and their
+// results are the uninterrupted run's, byte for byte.
+func TestShellInFlightIsInterrupted(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "state")
-	run := []string{"run", filepath.Join("scenarios", "examples", "quickstart.toml"), "--agents", "20", "--state", dir, "--crash-in-effect", "5"}
-	if code, out, errOut := stateRun(t, run...); code != -int(syscall.SIGKILL) {
+	scenario := filepath.Join("cmd", "host", "testdata", "state", "shell.toml")
+	if code, out, errOut := stateRun(t, "run", scenario, "--state", dir, "--no-progress"); code != 0 {
+		t.Fatalf("the uninterrupted run exited %d\n%s\n%s", code, out, errOut)
+	}
+	ref, _ := readBoth(t, dir)
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := stateRun(t, "run", scenario, "--state", dir, "--no-progress", "--crash-in-effect", "2"); code != -int(syscall.SIGKILL) {
 		t.Fatalf("exit %d, want killed\n%s\n%s", code, out, errOut)
 	}
 	code, out, errOut := stateRun(t, "state", "inspect", dir)
@@ -267,28 +278,28 @@ func TestCrashInEffectIsInterrupted(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "status       running\n") || m == nil || m[1] == "0" {
 		t.Fatalf("state inspect exited %d:\n%s\n%s", code, out, errOut)
 	}
-	cut := m[1]
-	notes := func(agent string) string { return filepath.Join(dir, "work", "researchers", "notes", agent+".md") }
-	existed := map[string]bool{}
-	for i := range 20 {
-		agent := fmt.Sprintf("researchers-%02d", i)
-		_, err := os.Stat(notes(agent))
-		existed[agent] = err == nil
+	work := func(agent, file string) string { return filepath.Join(dir, "work", "agents", agent, file) }
+	logs := map[string]string{}
+	for i := range 8 {
+		agent := fmt.Sprintf("agents-%d", i)
+		b, _ := os.ReadFile(work(agent, "log.txt"))
+		logs[agent] = string(b)
 	}
-	code, out, errOut = stateRun(t, "resume", dir)
+	code, out, errOut = stateRun(t, "resume", dir, "--no-progress")
 	if code != 0 {
 		t.Fatalf("resume exited %d\n%s\n%s", code, out, errOut)
 	}
-	if !strings.Contains(out, cut+" calls interrupted") {
-		t.Errorf("the resume's summary does not count the %s interrupted calls:\n%s", cut, out)
-	}
-	named := regexp.MustCompile(`(?m)^  interrupted (\S+) (\S+) \(write_file\)$`).FindAllStringSubmatch(out, -1)
-	if strconv.Itoa(len(named)) != cut {
-		t.Fatalf("the resume's summary names %d interrupted calls, want %s:\n%s", len(named), cut, out)
+	named := regexp.MustCompile(`(?m)^  interrupted (\S+) (\S+) \((\S+)\)$`).FindAllStringSubmatch(out, -1)
+	if len(named) == 0 || !strings.Contains(out, strconv.Itoa(len(named))+" calls interrupted") {
+		t.Fatalf("the resume's summary names %d interrupted calls:\n%s", len(named), out)
 	}
 	tr, _ := readBoth(t, dir)
 	for _, n := range named {
-		agent, callID := n[1], n[2]
+		agent, callID, tool := n[1], n[2], n[3]
+		if tool != "shell" {
+			t.Errorf("%s's %s call %s was answered as interrupted: a file tool's call is settled exactly once", agent, tool, callID)
+			continue
+		}
 		var note, result string
 		for _, line := range strings.Split(string(tr), "\n") {
 			if strings.Contains(line, `"call_id":"`+callID+`"`) && strings.Contains(line, `"kind":"tool_note"`) {
@@ -304,12 +315,109 @@ func TestCrashInEffectIsInterrupted(t *testing.T) {
 		if !strings.Contains(result, `"ok":false`) || !strings.Contains(result, "may or may not have happened") {
 			t.Errorf("the interrupted call's result: %q", result)
 		}
-		if _, err := os.Stat(notes(agent)); (err == nil) != existed[agent] {
-			t.Errorf("%s's notes file existed %v at the kill and %v after the resume: the interrupted call ran again", agent, existed[agent], err == nil)
+		if b, _ := os.ReadFile(work(agent, "log.txt")); string(b) != logs[agent] {
+			t.Errorf("%s's log was %q at the kill and is %q after the resume: the interrupted command ran again", agent, logs[agent], b)
+		}
+	}
+	writes := func(tr []byte) []string {
+		var out []string
+		for _, line := range strings.Split(string(tr), "\n") {
+			if strings.Contains(line, `"kind":"tool_result"`) && strings.Contains(line, `"tool":"write_file"`) {
+				out = append(out, line[strings.Index(line, `"agent":`):]) // without its tick and seq
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got, want := writes(tr), writes(ref); !slices.Equal(got, want) || len(want) != 8 {
+		t.Errorf("the write_file results after the resume:\n%s\nwant the uninterrupted run's:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for i := range 8 {
+		agent := fmt.Sprintf("agents-%d", i)
+		if b, err := os.ReadFile(work(agent, agent+".md")); err != nil || string(b) != agent+" was here\n" {
+			t.Errorf("%s's file: %q, %v", agent, b, err)
 		}
 	}
 	if code, out, _ := stateRun(t, "resume", dir); code != 0 || !strings.HasPrefix(out, "nothing to resume: ") {
 		t.Errorf("resume of a finished run exited %d: %s", code, out)
+	}
+}
+
+// killPoint is one place the exactly-once property kills the quickstart: a kill switch and its n.
+type killPoint struct {
+	flag string
+	n    uint64
+}
+
+// fullResumeEnv names the environment variable that runs the exactly-once property at all its
+// kill points (20) instead of the first 5.
+const fullResumeEnv = "WARREN_FULL_RESUME"
+
+// TestExactlyOnceKillPoints is the exactly-once property of the built-in tools: the quickstart
+// (write_file, read_file, todo_add, todo_done) run with --state, killed with SIGKILL at a point a
+// seeded RNG draws (inside the n-th side-effecting call once its intent is on disk, inside the
+// n-th write between its temporary file and its rename, after a tick's commit, inside a world
+// snapshot's write), and resumed, ends with the trace and the recording of the run never killed,
+// byte for byte: no call is answered as interrupted and none is run twice, whatever was in flight.
+// Five points by default; WARREN_FULL_RESUME=1 runs twenty.
+func TestExactlyOnceKillPoints(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	base := []string{"run", filepath.Join("scenarios", "examples", "quickstart.toml"), "--agents", "200", "--state", dir, "--no-progress", "--snapshot-every", "2"}
+	if code, out, errOut := stateRun(t, base...); code != 0 {
+		t.Fatalf("the uninterrupted run exited %d\n%s\n%s", code, out, errOut)
+	}
+	refTrace, refRec := readBoth(t, dir)
+	ticks := endTicks(t, refTrace)
+	writes := uint64(bytes.Count(refTrace, []byte(`"tool":"write_file","ok":true`))) // its side-effecting calls
+	if writes < 2 || ticks < 4 {
+		t.Fatalf("the reference run: %d writes, %d ticks", writes, ticks)
+	}
+	rng := rand.New(rand.NewPCG(31, 4))
+	// The first points are one of each kind; the rest are drawn.
+	kinds := []string{"--crash-in-write", "--crash-in-effect", "--crash-in-snapshot", "--crash-after-tick", "--crash-in-write"}
+	var points []killPoint
+	for i := range 20 {
+		kind := kinds[i%len(kinds)]
+		if i >= len(kinds) {
+			kind = kinds[rng.IntN(len(kinds))]
+		}
+		var n uint64
+		switch kind {
+		case "--crash-in-write", "--crash-in-effect":
+			n = 1 + rng.Uint64N(writes)
+		case "--crash-in-snapshot":
+			n = 1 + rng.Uint64N(ticks/2-1)
+		case "--crash-after-tick":
+			n = rng.Uint64N(ticks)
+		}
+		points = append(points, killPoint{kind, n})
+	}
+	if os.Getenv(fullResumeEnv) != "1" {
+		points = points[:5]
+	}
+	for _, p := range points {
+		if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
+		}
+		if code, out, errOut := stateRun(t, append(slicesClone(base), p.flag, strconv.FormatUint(p.n, 10))...); code != -int(syscall.SIGKILL) {
+			t.Fatalf("%s %d: the host exited %d, want killed\n%s\n%s", p.flag, p.n, code, out, errOut)
+		}
+		code, out, errOut := stateRun(t, "resume", dir, "--no-progress")
+		if code != 0 {
+			t.Fatalf("%s %d: resume exited %d\n%s\n%s", p.flag, p.n, code, out, errOut)
+		}
+		noFallback(t, errOut)
+		gotTrace, gotRec := readBoth(t, dir)
+		if !strings.Contains(out, " 0 calls interrupted, 0 run again") || bytes.Contains(gotTrace, []byte(`"fn":"resume"`)) {
+			t.Errorf("%s %d: the resume answered a call as interrupted or ran one again:\n%s", p.flag, p.n, out)
+		}
+		if !bytes.Equal(gotTrace, refTrace) {
+			t.Errorf("%s %d: the resumed trace differs from the uninterrupted one at %s", p.flag, p.n, firstDiffLine(refTrace, gotTrace))
+		}
+		if !bytes.Equal(gotRec, refRec) {
+			t.Errorf("%s %d: the resumed recording differs from the uninterrupted one at %s", p.flag, p.n, firstDiffLine(refRec, gotRec))
+		}
+		t.Logf("%s %d: %s", p.flag, p.n, regexp.MustCompile(`(?m)^resumed .*$`).FindString(out))
 	}
 }
 
