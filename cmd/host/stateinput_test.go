@@ -41,6 +41,12 @@ func outsideFiles(t *testing.T, tmp, skip string) map[string]string {
 			}
 			sum = fmt.Sprintf("%x", sha256.Sum256(raw))
 		}
+		if info.IsDir() {
+			// A folder's size and time change as the state directory inside it is remade; what
+			// it holds is walked.
+			out[p] = info.Mode().String()
+			return nil
+		}
 		out[p] = fmt.Sprintf("%s %d %s %s", info.Mode(), info.Size(), info.ModTime().Format(time.RFC3339Nano), sum)
 		return nil
 	})
@@ -195,7 +201,7 @@ func TestResumeRefusesEditedPaths(t *testing.T) {
 			if err := os.Symlink(victim, filepath.Join(dir, "work")); err != nil {
 				t.Fatal(err)
 			}
-		}, nil, []string{"the work root work in " + dir, "not a folder"}},
+		}, nil, []string{"the work root work in " + dir}},
 		{"a link planted for the trace", func() {
 			if err := os.Remove(filepath.Join(dir, "trace.jsonl")); err != nil {
 				t.Fatal(err)
