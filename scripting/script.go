@@ -106,13 +106,21 @@ func Compile(file string, src []byte) (*Script, error) {
 // compile parses and compiles src in strict mode (shift: see syntaxError). Source maps are
 // disabled: goja would otherwise follow a "//# sourceMappingURL=" comment and read that file
 // from the host's disk. goja's compiler panics on what it considers unreachable; such a panic
-// is reported as a syntax error rather than taking the host down.
+// is reported as a syntax error rather than taking the host down. A raw text (shift 0) is first
+// refused if it nests too deeply for goja's recursion (checkNesting); callers compile the raw
+// text before its wrapped form.
 func compile(file, src string, shift int) (tree *ast.Program, program *goja.Program, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			tree, program, err = nil, nil, newError(file, position{}, ErrSyntax, fmt.Sprintf("the compiler failed: %v", p))
 		}
 	}()
+	if shift == 0 {
+		// The wrapped text is a checked raw text inside one more function, so it is checked once.
+		if err := checkNesting(file, src); err != nil {
+			return nil, nil, err
+		}
+	}
 	tree, err = parser.ParseFile(nil, file, src, 0, parser.WithDisableSourceMaps)
 	if err != nil {
 		return nil, nil, syntaxError(file, err, shift)

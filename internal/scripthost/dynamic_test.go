@@ -186,6 +186,22 @@ func TestDynamicToolsReadOnlyTheWorkdir(t *testing.T) {
 			t.Fatalf("err = %v", err)
 		}
 	})
+	t.Run("a tool file nested 400,000 levels deep", func(t *testing.T) {
+		// It used to overflow goja's parser stack: a fatal error that killed the host.
+		w := newWorkdir(t)
+		src := "defineTool({ name: \"deep\", description: \"d\", parameters: { type: \"object\" },\n  run() { return " +
+			strings.Repeat("[", 400_000) + strings.Repeat("]", 400_000) + " } });\n"
+		if err := os.WriteFile(filepath.Join(w, dynamicDir, "deep.js"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		d := scan(t, w)
+		if names := dynamicNames(d); len(names) != 1 || names[0] != "own" {
+			t.Fatalf("dynamic tools %v, want only [own]", names)
+		}
+		if want := "tools/deep.js:2:"; !strings.Contains(told(d), want) || !strings.Contains(told(d), "nest deeper than 1000 levels") {
+			t.Fatalf("told %q, want the nesting refusal at %s", told(d), want)
+		}
+	})
 	t.Run("a huge tool file", func(t *testing.T) {
 		w := newWorkdir(t)
 		src := toolSource("huge") + "//" + strings.Repeat("x", maxDynamicToolBytes) + "\n"
