@@ -55,7 +55,8 @@
 // native call (see guards.go): string builders stop at MaxStringBytes, built-ins refuse
 // array-likes longer than MaxStringBytes elements, native recursion stops at 1000 levels,
 // built-in iterators observe the interrupt, and a regular-expression operation (goja's
-// backtracking engine, regexp2, can take exponential time) fails the call after 250 ms. What
+// backtracking engine, regexp2, can take exponential time) fails the call after 250 ms of CPU
+// time (regexp2's own wall-clock timeout, 10 s, is only a backstop). What
 // remains is bounded by those caps: a single native step over a capped input finishes before the
 // interrupt lands (measured worst, 4 s for Object.keys of a 4-million-element array).
 //
