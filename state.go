@@ -17,6 +17,7 @@ import (
 
 	"github.com/warrenhq/warren/components"
 	"github.com/warrenhq/warren/ecs"
+	"github.com/warrenhq/warren/internal/leases"
 	"github.com/warrenhq/warren/recording"
 	"github.com/warrenhq/warren/resources"
 	"github.com/warrenhq/warren/state"
@@ -798,7 +799,10 @@ func InspectState(dir string) (*StateInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range effects {
+	for k, e := range effects {
+		if leases.IsEffectKey(k) {
+			continue // a batch of MCP session events (leases.EffectKey), not a call
+		}
 		info.Effects++
 		if e.Done {
 			info.EffectsDone++

@@ -86,6 +86,16 @@ func ModelEffect(agent string, turn uint64, attempt uint32) string {
 	return "model\x00" + agent + "\x00" + strconv.FormatUint(turn, 10) + "\x00" + strconv.FormatUint(uint64(attempt), 10)
 }
 
+// Kept is what the run before the resume journaled under key with its intent (a batch of MCP
+// session events, leases.EffectKey), if it did. A nil Resume kept nothing.
+func (r *Resume) Kept(key string) (json.RawMessage, bool) {
+	if r == nil {
+		return nil, false
+	}
+	e, ok := r.Effects[key]
+	return e.Expect, ok && len(e.Expect) > 0
+}
+
 // Decide says what to do with the journaled call key (what names it for the account;
 // sideEffects says whether it may change anything, retry whether it may run again when the stop
 // cut it off), and notes it for the resume's account. A nil Resume runs everything live.

@@ -809,3 +809,38 @@ func TestResumeWallClock(t *testing.T) {
 		})
 	}
 }
+
+// TestResumeKeepsMCPSessionEvents: killed with its last commit at tick 0 (commits an hour apart)
+// and its MCP calls of the next ticks returned and journaled, the mcp scenario resumes by serving
+// those calls without running them, so no session starts again; the session's start and stop
+// events come from the journal, and the trace and recording are the uninterrupted run's, byte for
+// byte. (The resumed trace used to lose them whenever a loaded machine delayed the commits.)
+func TestResumeKeepsMCPSessionEvents(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	base := []string{"run", filepath.Join("scenarios", "examples", "mcp.toml"), "--state", dir, "--no-progress", "--agents", "40", "--state-sync", "process"}
+	if code, out, errOut := stateRun(t, append(slicesClone(base), "--snapshot-every", "off")...); code != 0 {
+		t.Fatalf("the uninterrupted run exited %d\n%s\n%s", code, out, errOut)
+	}
+	refTrace, refRec := readBoth(t, dir)
+	if !bytes.Contains(refTrace, []byte(`"kind":"mcp_server","server":"kv","event":"start"`)) {
+		t.Fatal("the uninterrupted run has no session start event to keep")
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	crashAndResume(t, nil, dir, append(slicesClone(base), "--snapshot-every", "2", "--commit-every", "1h", "--crash-in-snapshot", "2"), nil)
+	gotTrace, gotRec := readBoth(t, dir)
+	if !bytes.Equal(gotTrace, refTrace) {
+		t.Errorf("the resumed trace differs from the uninterrupted one at %s", firstDiffLine(refTrace, gotTrace))
+	}
+	if !bytes.Equal(gotRec, refRec) {
+		t.Errorf("the resumed recording differs from the uninterrupted one at %s", firstDiffLine(refRec, gotRec))
+	}
+	info, err := warren.InspectState(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.Resumes) != 1 || info.Resumes[0].Served == 0 {
+		t.Errorf("resumes %+v, want one that served journaled calls", info.Resumes)
+	}
+}

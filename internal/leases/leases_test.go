@@ -34,7 +34,9 @@ func (f *fakeServers) Drain() []mcp.Event {
 	return out
 }
 
-func (f *fakeServers) Replayed(string, string, uint64) {}
+func (f *fakeServers) Replayed(server, kind string, session uint64) {
+	f.calls = append(f.calls, "replayed "+kind+" "+server)
+}
 func (f *fakeServers) Crash(server string) bool {
 	f.calls = append(f.calls, "crash "+server)
 	f.events = append(f.events, mcp.Event{Server: server, Kind: mcp.EventExit, Session: 1, Transport: "stdio", Reason: "signal: killed"})
@@ -248,4 +250,74 @@ func TestCrashNext(t *testing.T) {
 	if slices.Contains(replay.calls, "crash kv") {
 		t.Fatalf("a replay crashed a server: %q", replay.calls)
 	}
+}
+
+// fakeJournal records what the leases journal, in order.
+type fakeJournal struct{ calls []string }
+
+func (j *fakeJournal) Intent(key string, tick uint64, expect []byte) error {
+	j.calls = append(j.calls, "intent "+strings.ReplaceAll(key, "\x00", "/")+" "+string(expect))
+	return nil
+}
+func (j *fakeJournal) Done(key string, _ uint64, result []byte) {
+	j.calls = append(j.calls, "done "+strings.ReplaceAll(key, "\x00", "/")+" "+string(result))
+}
+func (j *fakeJournal) Filed(key string) {
+	j.calls = append(j.calls, "filed "+strings.ReplaceAll(key, "\x00", "/"))
+}
+
+// TestJournaledEvents: with a journal, a pass's events are journaled (before their trace line)
+// and filed, and an empty pass journals nothing; a resumed run writes the batch the run before
+// it kept for a pass instead of the sessions' own events, applying it to their state.
+func TestJournaledEvents(t *testing.T) {
+	start := mcp.Event{Server: "kv", Kind: mcp.EventStart, Session: 1, Transport: "stdio"}
+	const batch = `[{"server":"kv","event":"start","session":1,"transport":"stdio","reason":""}]`
+	t.Run("journaled as written", func(t *testing.T) {
+		f, j := &fakeServers{events: []mcp.Event{start}}, &fakeJournal{}
+		tw, read := newTrace(t)
+		l := New(f, tw)
+		l.Journal(j, nil)
+		l.WriteEvents(1)
+		l.WriteEvents(2)
+		want := []string{"intent mcp/1/0 " + batch, "done mcp/1/0 ", "filed mcp/1/0"}
+		if !slices.Equal(j.calls, want) {
+			t.Fatalf("journal calls %q, want %q", j.calls, want)
+		}
+		if lines := read(); len(lines) != 1 || lines[0].Event != "start" || lines[0].Tick != 1 {
+			t.Fatalf("trace %+v, want the start at tick 1", lines)
+		}
+	})
+	t.Run("a resumed pass writes what was kept", func(t *testing.T) {
+		// The sessions report an unrelated event at tick 1 (the resumed run's own view of it):
+		// the kept batch is what the run before the crash wrote there, and it stands.
+		f, j := &fakeServers{events: []mcp.Event{{Server: "kv", Kind: mcp.EventStop, Session: 7}}}, &fakeJournal{}
+		tw, read := newTrace(t)
+		l := New(f, tw)
+		l.Journal(j, func(key string) (json.RawMessage, bool) {
+			if key == EffectKey(1, 0, false) {
+				return json.RawMessage(batch), true
+			}
+			return nil, false
+		})
+		if n := l.WriteEvents(1); n != 1 {
+			t.Fatalf("WriteEvents = %d, want the kept batch's 1", n)
+		}
+		if lines := read(); len(lines) != 1 || lines[0].Event != "start" || lines[0].Session != 1 {
+			t.Fatalf("trace %+v, want the kept start of session 1", lines)
+		}
+		if !slices.Contains(f.calls, "replayed start kv") {
+			t.Errorf("server calls %q, want the kept start applied to the sessions", f.calls)
+		}
+		if want := "intent mcp/1/0 " + batch; len(j.calls) == 0 || j.calls[0] != want {
+			t.Errorf("journal calls %q, want the batch journaled again (a second crash keeps it)", j.calls)
+		}
+	})
+	t.Run("keys", func(t *testing.T) {
+		if !IsEffectKey(EffectKey(3, 1, true)) || IsEffectKey("tool\x00a\x00c") {
+			t.Fatal("IsEffectKey does not tell a batch's key from a call's")
+		}
+		if EffectKey(3, 1, true) == EffectKey(3, 1, false) || EffectKey(3, 1, false) == EffectKey(3, 0, false) {
+			t.Fatal("EffectKey does not separate passes and Close's batch")
+		}
+	})
 }
