@@ -304,6 +304,7 @@ func (c *stateCommit) Update(w *ecs.World) {
 			c.state.snapshotWait() // the kill comes after a commit, not inside a snapshot's write
 		}
 		_ = syscall.Kill(syscall.Getpid(), syscall.SIGKILL)
+		select {} // the signal is on its way: the world must not go on to later ticks
 	}
 }
 func (*stateCommit) Finalize(*ecs.World) {}
@@ -531,6 +532,12 @@ func (j *effectJournal) close() {
 }
 
 func (j *effectJournal) Filed(key string) { j.filed = append(j.filed, key) }
+
+// Keep implements resources.EffectJournal. It does not count as a call in flight, and the kill
+// switch's quiesce lets it through: the calls it waits for may still cause what is kept.
+func (j *effectJournal) Keep(key string, tick uint64, payload []byte) error {
+	return j.dir.PutEffects([]state.KeyedEffect{{Key: key, Effect: state.Effect{Tick: tick, Expect: payload}}})
+}
 
 func (j *effectJournal) takeFiled() []string {
 	f := j.filed

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -108,6 +109,9 @@ type Manager struct {
 	servers map[string]*server
 	names   []string // sorted, for Drain's order
 
+	// hook is told of every event as it is recorded (OnEvent).
+	hook atomic.Pointer[func(Event)]
+
 	closeOnce sync.Once
 	wg        sync.WaitGroup // every goroutine the Manager starts
 	errMu     sync.Mutex
@@ -197,6 +201,18 @@ func (m *Manager) Release(server string) {
 	}
 	s.leases--
 	s.stopIfIdleLocked()
+}
+
+// OnEvent has hook told of every lifecycle event as it is recorded, on the goroutine that records
+// it and under its server's lock, before any call waiting on that session goes on: a state
+// directory journals the event there, so a crash right after the call that started a session
+// returned still knows the session started (nil: no hook). Drain still returns every event.
+func (m *Manager) OnEvent(hook func(Event)) {
+	if hook == nil {
+		m.hook.Store(nil)
+		return
+	}
+	m.hook.Store(&hook)
 }
 
 // Drain returns the lifecycle events recorded since the last Drain: by server name, then in the

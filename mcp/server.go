@@ -56,6 +56,9 @@ type startAttempt struct {
 func (s *server) recordLocked(kind string, number uint64, reason string) {
 	ev := Event{Server: s.cfg.Name, Kind: kind, Session: number, Transport: s.cfg.Transport(), Reason: reason}
 	s.events = append(s.events, ev)
+	if hook := s.mgr.hook.Load(); hook != nil {
+		(*hook)(ev)
+	}
 	log := s.mgr.log.Info()
 	if kind == EventExit {
 		log = s.mgr.log.Warn()

@@ -406,7 +406,8 @@ func (s *Set) Install(w *ecs.World) Installed {
 	in := Installed{Tree: agenttree.New(), Leases: leases.New(s.Servers, s.Run.Trace)}
 	in.Leases.Record(s.Recording.Writer, s.Recording.Tape)
 	if s.Recording.Journal != nil {
-		in.Leases.Journal(s.Recording.Journal, s.Recording.Resume.Kept)
+		source, _ := s.Servers.(leases.EventSource)
+		in.Leases.Journal(s.Recording.Journal, source, s.Recording.Resume.Kept(leases.IsEffectKey))
 	}
 	ecs.AddResource(w, &s.Run)
 	ecs.AddResource(w, &s.Lanes)

@@ -27,6 +27,9 @@ type EffectJournal interface {
 	Done(key string, tick uint64, result []byte)
 	Filed(key string)
 	Applying()
+	// Keep writes an entry that is no call (what calls in flight caused: MCP session events) and
+	// returns once it is on disk, even while the host waits to be killed.
+	Keep(key string, tick uint64, payload []byte) error
 }
 
 // Resume is what a resumed run (host resume) found of the run it goes on from: the effect journal
@@ -86,14 +89,19 @@ func ModelEffect(agent string, turn uint64, attempt uint32) string {
 	return "model\x00" + agent + "\x00" + strconv.FormatUint(turn, 10) + "\x00" + strconv.FormatUint(uint64(attempt), 10)
 }
 
-// Kept is what the run before the resume journaled under key with its intent (a batch of MCP
-// session events, leases.EffectKey), if it did. A nil Resume kept nothing.
-func (r *Resume) Kept(key string) (json.RawMessage, bool) {
+// Kept is what the run before the resume journaled with the intents of the keys that match
+// (MCP session events, leases.IsEffectKey), by key; nil for a nil Resume (not a resume).
+func (r *Resume) Kept(match func(key string) bool) map[string]json.RawMessage {
 	if r == nil {
-		return nil, false
+		return nil
 	}
-	e, ok := r.Effects[key]
-	return e.Expect, ok && len(e.Expect) > 0
+	out := map[string]json.RawMessage{}
+	for key, e := range r.Effects {
+		if match(key) && len(e.Expect) > 0 {
+			out[key] = e.Expect
+		}
+	}
+	return out
 }
 
 // Decide says what to do with the journaled call key (what names it for the account;

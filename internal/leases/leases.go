@@ -6,10 +6,7 @@
 package leases
 
 import (
-	"encoding/json"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/warrenhq/warren/mcp"
 	"github.com/warrenhq/warren/recording"
@@ -58,51 +55,8 @@ type Leases struct {
 	// once), which the recording keys batches by.
 	tick uint64
 	pass int
-	// journal, in a run with a state directory, keeps each batch written past the last commit;
-	// resumed, in a resumed run, finds the batches the run before it kept (Journal).
-	journal Journal
-	resumed func(key string) (json.RawMessage, bool)
-}
-
-// Journal is the state directory's effect journal as the leases use it
-// (resources.EffectJournal implements it): a batch of events is journaled like a call's intent,
-// synced before its trace line is written, and filed once the recording holds it.
-type Journal interface {
-	Intent(key string, tick uint64, expect []byte) error
-	Done(key string, tick uint64, result []byte)
-	Filed(key string)
-}
-
-// effectPrefix starts every EffectKey.
-const effectPrefix = "mcp\x00"
-
-// IsEffectKey reports whether an effect-journal key is a batch of events (EffectKey) rather than
-// a call's.
-func IsEffectKey(key string) bool { return strings.HasPrefix(key, effectPrefix) }
-
-// EffectKey is the effect-journal key of the batch of events written at tick's pass (closing:
-// Close's batch).
-func EffectKey(tick uint64, pass int, closing bool) string {
-	key := effectPrefix + strconv.FormatUint(tick, 10) + "\x00" + strconv.Itoa(pass)
-	if closing {
-		key += "\x00closing"
-	}
-	return key
-}
-
-// Journal makes the leases keep every batch of events they write in j (a run with a state
-// directory), and, in a resumed run, write at each live pass the batch the run before it kept
-// for that pass, found by resumed (nil: none), instead of what the sessions report.
-//
-// Why: a resumed run serves the journaled results of the MCP calls that returned before the
-// crash without running them again, so the sessions those calls started, and their start events,
-// do not happen again; the events of the ticks past the last commit live only in the journal.
-// The live sessions' own events of such a pass are dropped (they are the same happenings, seen
-// again), and the journaled ones are applied to the sessions' state as a replay's are.
-func (l *Leases) Journal(j Journal, resumed func(key string) (json.RawMessage, bool)) {
-	if l != nil {
-		l.journal, l.resumed = j, resumed
-	}
+	// kept is the events journal of a run with a state directory (journal.go; nil: none).
+	kept *keptEvents
 }
 
 // CrashNext has server's live session killed at the start of the next tick, before any call of
@@ -168,6 +122,7 @@ func (l *Leases) write(tick uint64, closing bool) int {
 	if !closing {
 		l.pass++
 	}
+	l.kept.passing(tick)
 	for _, server := range l.crashes {
 		l.servers.Crash(server)
 	}
@@ -175,6 +130,7 @@ func (l *Leases) write(tick uint64, closing bool) int {
 	events := l.servers.Drain()
 	if l.tape.Covers(tick) && !(closing && l.tape.Resuming()) {
 		recorded := l.tape.MCP(tick, pass, closing)
+		l.kept.written(recorded)
 		for _, e := range recorded {
 			l.trace.MCPServer(tick, e.Server, e.Event, e.Session, e.Transport, e.Reason)
 			if l.tape.Resuming() {
@@ -185,58 +141,28 @@ func (l *Leases) write(tick uint64, closing bool) int {
 		return len(recorded)
 	}
 	key := EffectKey(tick, pass, closing)
-	if kept, ok := l.journaled(key); ok {
+	if kept, ok := l.kept.resumedBatch(key, tick, pass, closing); ok {
 		for _, e := range kept {
 			l.trace.MCPServer(tick, e.Server, e.Event, e.Session, e.Transport, e.Reason)
 			l.servers.Replayed(e.Server, e.Event, e.Session)
 		}
 		l.rec.MCP(tick, pass, closing, kept)
-		l.keep(key, tick, kept)
+		l.kept.keep(key, tick, kept)
 		return len(kept)
 	}
 	l.buf = l.buf[:0]
 	for _, e := range events {
+		if l.kept.seen(e) {
+			continue // a resumed run's session reporting again what the journal already wrote
+		}
 		l.buf = append(l.buf, recording.MCPEvent{Server: e.Server, Event: e.Kind, Session: e.Session, Transport: e.Transport, Reason: e.Reason})
 	}
-	l.keep(key, tick, l.buf)
-	for _, e := range events {
-		l.trace.MCPServer(tick, e.Server, e.Kind, e.Session, e.Transport, e.Reason)
+	l.kept.keep(key, tick, l.buf)
+	for _, e := range l.buf {
+		l.trace.MCPServer(tick, e.Server, e.Event, e.Session, e.Transport, e.Reason)
 	}
 	l.rec.MCP(tick, pass, closing, l.buf)
-	return len(events)
-}
-
-// journaled is the batch the run before a resume kept under key, if it kept one that reads.
-func (l *Leases) journaled(key string) ([]recording.MCPEvent, bool) {
-	if l.resumed == nil {
-		return nil, false
-	}
-	raw, ok := l.resumed(key)
-	if !ok {
-		return nil, false
-	}
-	var kept []recording.MCPEvent
-	if err := json.Unmarshal(raw, &kept); err != nil {
-		return nil, false // not one of ours: the sessions' own events stand
-	}
-	return kept, true
-}
-
-// keep journals a non-empty batch before its trace line is written, and files it at once: the
-// commit that covers this tick drops it, the recording holding it by then. A batch the journal
-// cannot take (the host is being stopped for a crash) is left to the sessions on resume.
-func (l *Leases) keep(key string, tick uint64, events []recording.MCPEvent) {
-	if l.journal == nil || len(events) == 0 {
-		return
-	}
-	raw, err := json.Marshal(events)
-	if err != nil {
-		return
-	}
-	if l.journal.Intent(key, tick, raw) == nil {
-		l.journal.Done(key, tick, nil)
-	}
-	l.journal.Filed(key)
+	return len(l.buf)
 }
 
 // Close stops every MCP session at the end of a run and writes their stop events at tick, the
@@ -245,6 +171,7 @@ func (l *Leases) Close(tick uint64) error {
 	if l == nil || l.servers == nil {
 		return nil
 	}
+	l.kept.closing()
 	err := l.servers.Close()
 	l.write(tick, true)
 	return err

@@ -255,69 +255,89 @@ func TestCrashNext(t *testing.T) {
 // fakeJournal records what the leases journal, in order.
 type fakeJournal struct{ calls []string }
 
-func (j *fakeJournal) Intent(key string, tick uint64, expect []byte) error {
-	j.calls = append(j.calls, "intent "+strings.ReplaceAll(key, "\x00", "/")+" "+string(expect))
+func (j *fakeJournal) Keep(key string, tick uint64, payload []byte) error {
+	j.calls = append(j.calls, "keep "+strings.ReplaceAll(key, "\x00", "/")+" "+string(payload))
 	return nil
-}
-func (j *fakeJournal) Done(key string, _ uint64, result []byte) {
-	j.calls = append(j.calls, "done "+strings.ReplaceAll(key, "\x00", "/")+" "+string(result))
 }
 func (j *fakeJournal) Filed(key string) {
 	j.calls = append(j.calls, "filed "+strings.ReplaceAll(key, "\x00", "/"))
 }
 
-// TestJournaledEvents: with a journal, a pass's events are journaled (before their trace line)
-// and filed, and an empty pass journals nothing; a resumed run writes the batch the run before
-// it kept for a pass instead of the sessions' own events, applying it to their state.
+// fakeSource is an EventSource whose hook the test calls, as a session's goroutine would.
+type fakeSource struct{ hook func(mcp.Event) }
+
+func (f *fakeSource) OnEvent(hook func(mcp.Event)) { f.hook = hook }
+
+// TestJournaledEvents: with a journal, an event is journaled as it happens (keyed by its
+// identity, with the tick that will write it) and each pass's batch before its trace line, each
+// filed once written; a resumed run writes at a pass the batch the run before it kept there, or
+// else the events kept as they happened for it, instead of the sessions' own events, applying
+// them to the sessions' state, and writes each event once.
 func TestJournaledEvents(t *testing.T) {
 	start := mcp.Event{Server: "kv", Kind: mcp.EventStart, Session: 1, Transport: "stdio"}
-	const batch = `[{"server":"kv","event":"start","session":1,"transport":"stdio","reason":""}]`
-	t.Run("journaled as written", func(t *testing.T) {
-		f, j := &fakeServers{events: []mcp.Event{start}}, &fakeJournal{}
+	const event = `{"server":"kv","event":"start","session":1,"transport":"stdio","reason":""}`
+	const batch = "[" + event + "]"
+	const happenedKey = "mcp/ev/kv/1/b"
+	t.Run("journaled as it happens and as written", func(t *testing.T) {
+		f, j, src := &fakeServers{}, &fakeJournal{}, &fakeSource{}
 		tw, read := newTrace(t)
 		l := New(f, tw)
-		l.Journal(j, nil)
+		l.Journal(j, src, nil)
+		l.WriteEvents(0)
+		src.hook(start) // during tick 0's lane work
+		f.events = []mcp.Event{start}
 		l.WriteEvents(1)
 		l.WriteEvents(2)
-		want := []string{"intent mcp/1/0 " + batch, "done mcp/1/0 ", "filed mcp/1/0"}
+		want := []string{
+			"keep " + happenedKey + ` {"tick":1,"event":` + event + "}",
+			"filed " + happenedKey,
+			"keep mcp/1/0 " + batch, "filed mcp/1/0",
+		}
 		if !slices.Equal(j.calls, want) {
-			t.Fatalf("journal calls %q, want %q", j.calls, want)
+			t.Fatalf("journal calls\n%q\nwant\n%q", j.calls, want)
 		}
 		if lines := read(); len(lines) != 1 || lines[0].Event != "start" || lines[0].Tick != 1 {
 			t.Fatalf("trace %+v, want the start at tick 1", lines)
 		}
 	})
-	t.Run("a resumed pass writes what was kept", func(t *testing.T) {
-		// The sessions report an unrelated event at tick 1 (the resumed run's own view of it):
-		// the kept batch is what the run before the crash wrote there, and it stands.
-		f, j := &fakeServers{events: []mcp.Event{{Server: "kv", Kind: mcp.EventStop, Session: 7}}}, &fakeJournal{}
+	resumed := func(t *testing.T, kept map[string]json.RawMessage, report []mcp.Event) ([]mcpLine, *fakeServers) {
+		t.Helper()
+		f := &fakeServers{events: report}
 		tw, read := newTrace(t)
 		l := New(f, tw)
-		l.Journal(j, func(key string) (json.RawMessage, bool) {
-			if key == EffectKey(1, 0, false) {
-				return json.RawMessage(batch), true
+		l.Journal(&fakeJournal{}, nil, kept)
+		l.WriteEvents(1)
+		f.events = []mcp.Event{start} // a later pass: the resumed run's own sessions see it again
+		l.WriteEvents(2)
+		return read(), f
+	}
+	for name, kept := range map[string]map[string]json.RawMessage{
+		"a resumed pass writes the batch kept for it": {"mcp\x001\x000": json.RawMessage(batch)},
+		"a resumed pass writes the events kept as they happened for it": {
+			"mcp\x00ev\x00kv\x001\x00b": json.RawMessage(`{"tick":1,"event":` + event + "}"),
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			// The sessions report an unrelated event at tick 1 (the resumed run's own view of it):
+			// what was kept is what the run before the crash wrote there, and it stands.
+			lines, f := resumed(t, kept, []mcp.Event{{Server: "kv", Kind: mcp.EventStop, Session: 7}})
+			if len(lines) != 1 || lines[0].Event != "start" || lines[0].Session != 1 || lines[0].Tick != 1 {
+				t.Fatalf("trace %+v, want only the kept start of session 1 at tick 1", lines)
 			}
-			return nil, false
+			if !slices.Contains(f.calls, "replayed start kv") {
+				t.Errorf("server calls %q, want the kept start applied to the sessions", f.calls)
+			}
 		})
-		if n := l.WriteEvents(1); n != 1 {
-			t.Fatalf("WriteEvents = %d, want the kept batch's 1", n)
-		}
-		if lines := read(); len(lines) != 1 || lines[0].Event != "start" || lines[0].Session != 1 {
-			t.Fatalf("trace %+v, want the kept start of session 1", lines)
-		}
-		if !slices.Contains(f.calls, "replayed start kv") {
-			t.Errorf("server calls %q, want the kept start applied to the sessions", f.calls)
-		}
-		if want := "intent mcp/1/0 " + batch; len(j.calls) == 0 || j.calls[0] != want {
-			t.Errorf("journal calls %q, want the batch journaled again (a second crash keeps it)", j.calls)
-		}
-	})
+	}
 	t.Run("keys", func(t *testing.T) {
-		if !IsEffectKey(EffectKey(3, 1, true)) || IsEffectKey("tool\x00a\x00c") {
-			t.Fatal("IsEffectKey does not tell a batch's key from a call's")
+		if !IsEffectKey(EffectKey(3, 1, true)) || !IsEffectKey(idOf("kv", mcp.EventExit, 2).key()) || IsEffectKey("tool\x00a\x00c") {
+			t.Fatal("IsEffectKey does not tell the leases' keys from a call's")
 		}
 		if EffectKey(3, 1, true) == EffectKey(3, 1, false) || EffectKey(3, 1, false) == EffectKey(3, 0, false) {
 			t.Fatal("EffectKey does not separate passes and Close's batch")
+		}
+		if idOf("kv", mcp.EventStart, 2) != idOf("kv", mcp.EventRestart, 2) || idOf("kv", mcp.EventStop, 2) == idOf("kv", mcp.EventStart, 2) {
+			t.Fatal("an event's identity is not its server, session and whether it ends it")
 		}
 	})
 }
