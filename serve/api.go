@@ -88,7 +88,7 @@ func (s *Server) api() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.authorized(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="warren"`)
-			refuseConn(w, http.StatusUnauthorized, errors.New("a valid token is required (Authorization: Bearer TOKEN, or ?token=TOKEN)"))
+			refuseConn(w, http.StatusUnauthorized, errors.New("a valid token is required (Authorization: Bearer TOKEN; ?token=TOKEN on the live events stream only)"))
 			return
 		}
 		mux.ServeHTTP(w, r)

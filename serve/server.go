@@ -224,13 +224,28 @@ func (s *Server) Token() string { return s.cfg.Token }
 // Listen is the configured address.
 func (s *Server) Listen() string { return s.cfg.Listen }
 
-// authorized reports whether r carries the token.
+// authorized reports whether r carries the token: in its Authorization header, or, for the live
+// events stream alone (a browser's EventSource cannot set headers), in its ?token= query. A token
+// in an address ends up in proxies' logs, browser history and Referer headers, so no other route
+// takes one there.
 func (s *Server) authorized(r *http.Request) bool {
-	got := r.URL.Query().Get("token")
+	var got string
 	if h := r.Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
 		got = strings.TrimPrefix(h, "Bearer ")
+	} else if isEventsStream(r) {
+		got = r.URL.Query().Get("token")
 	}
 	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) == 1
+}
+
+// isEventsStream reports whether r asks for a run's live events (GET /api/v1/runs/{id}/events).
+func isEventsStream(r *http.Request) bool {
+	id, ok := strings.CutPrefix(r.URL.Path, APIPrefix+"/runs/")
+	if !ok || r.Method != http.MethodGet {
+		return false
+	}
+	id, ok = strings.CutSuffix(id, "/events")
+	return ok && id != "" && !strings.Contains(id, "/")
 }
 
 // Submission is a run to start from a scenario file the server can read (POST /api/v1/runs

@@ -498,3 +498,45 @@ func TestRestartNumbersAfterEarlierRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryTokenOnlyOnTheEventsStream: a token in the address (?token=) opens a run's live events
+// stream, which a browser's EventSource reaches with no headers, and no other route, reading or
+// changing: an address ends up in proxies' logs, history and Referer headers.
+func TestQueryTokenOnlyOnTheEventsStream(t *testing.T) {
+	s, c := startServer(t)
+	var run map[string]any
+	if code := c.do(http.MethodPost, APIPrefix+"/runs", Submission{File: peopleFile}, &run); code != http.StatusCreated && code != http.StatusAccepted && code != http.StatusOK {
+		t.Fatalf("submit: %d %v", code, run)
+	}
+	id, _ := run["id"].(string)
+	if id == "" {
+		t.Fatalf("submit answered %v, want a run id", run)
+	}
+	q := "?token=" + s.Token()
+	for _, tc := range []struct {
+		method, path string
+		want         int
+	}{
+		{http.MethodGet, APIPrefix + "/runs/" + id + "/events" + q + "&after=0", http.StatusOK},
+		{http.MethodGet, APIPrefix + "/runs" + q, http.StatusUnauthorized},
+		{http.MethodGet, APIPrefix + "/runs/" + id + q, http.StatusUnauthorized},
+		{http.MethodGet, APIPrefix + "/runs/" + id + "/trace" + q, http.StatusUnauthorized},
+		{http.MethodGet, "/metrics" + q, http.StatusUnauthorized},
+		{http.MethodPost, APIPrefix + "/runs/" + id + "/cancel" + q, http.StatusUnauthorized},
+		{http.MethodPost, APIPrefix + "/runs/" + id + "/events" + q, http.StatusUnauthorized},
+		{http.MethodGet, APIPrefix + "/runs/" + id + "/x/events" + q, http.StatusUnauthorized},
+	} {
+		req, err := http.NewRequest(tc.method, c.url+tc.path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("%s %s: %d, want %d", tc.method, tc.path, resp.StatusCode, tc.want)
+		}
+	}
+}
