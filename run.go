@@ -56,6 +56,11 @@ type Options struct {
 	WorkRoot string
 	// Log receives operational logs (never the trace).
 	Log zerolog.Logger
+	// PrivateHosts, when set, makes the run's MCP servers over HTTP reach only public addresses,
+	// checked as each connection is made, except the hosts it reports true for: host serve's
+	// guard against a submitted url reaching the server's own network (its live models get the
+	// same guard where the scenario loads: LoadOptions.PrivateHosts).
+	PrivateHosts func(host string) bool
 	// Progress, when set, is called after every tick with the agents finished so far.
 	Progress func(finished, total int)
 	// Timeline, when set, is called at the end of every tick with the world's state then: its
@@ -334,7 +339,7 @@ func New(sc *Scenario, opt Options) (_ *Runtime, err error) {
 	engine := scripting.NewEngine(scriptLimits(host))
 	r.cleanup = append(r.cleanup, engine.Close)
 	scriptTool := scriptTools(engine, host)
-	servers := mcp.NewManager(mcp.Options{Log: &opt.Log})
+	servers := mcp.NewManager(mcp.Options{Log: &opt.Log, PrivateHosts: opt.PrivateHosts})
 	r.servers = servers
 	r.cleanup = append(r.cleanup, func() { _ = servers.Close() })
 	for i := range sc.MCPServers {

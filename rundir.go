@@ -84,11 +84,15 @@ type LoadOptions struct {
 	// Keys, when set, is where live models look up their api_key_env instead of the process
 	// environment: a variable it does not give leaves the model without a key.
 	Keys func(name string) (string, bool)
+	// PrivateHosts, when set, makes the live models reach only public addresses, except the
+	// hosts it reports true for (scenarios.LoadOptions.PrivateHosts): host serve's guard against
+	// a submitted base_url reaching the server's own network.
+	PrivateHosts func(host string) bool
 }
 
 // LoadWith is LoadParams with LoadOptions.
 func LoadWith(path string, o LoadOptions) (*Scenario, error) {
-	return scenarios.LoadWithOptions(path, scenarios.LoadOptions{KnownTools: KnownTools(), Host: o.Host, Params: o.Params, Confine: o.Confine, Keys: o.Keys})
+	return scenarios.LoadWithOptions(path, scenarios.LoadOptions{KnownTools: KnownTools(), Host: o.Host, Params: o.Params, Confine: o.Confine, Keys: o.Keys, PrivateHosts: o.PrivateHosts})
 }
 
 // ParseParams reads parameters written name=value (host run --param, a served run's launch),

@@ -63,6 +63,12 @@ type ServePolicy struct {
 	// Origins are the origins (scheme://host[:port]) trusted to make state-changing requests
 	// besides the server's own.
 	Origins []string
+	// Private are the hosts (names or addresses) a served run's live models and MCP servers may
+	// reach although they are not public (a local model server, an MCP server on the private
+	// network). Every other host is reached only at public addresses, checked as each connection
+	// is made, so that a submitted base_url or MCP url cannot make the server reach its own
+	// machine or network.
+	Private []string
 	// MaxAgents bounds the agents a submission starts with (its groups' counts, after its
 	// launch's agents): whoever holds the token must not be able to ask the server for more
 	// memory than it has. 0 means DefaultServeMaxAgents.
@@ -82,6 +88,19 @@ func (p *ServePolicy) AgentLimit() int {
 		return DefaultServeMaxAgents
 	}
 	return p.MaxAgents
+}
+
+// PrivateAllowed reports whether a served run may reach host ("name" or "name:port", as a URL
+// writes it) at a non-public address: the policy lists it in Private.
+func (p *ServePolicy) PrivateAllowed(host string) bool {
+	if p == nil {
+		return false
+	}
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
+	return slices.Contains(p.Private, host)
 }
 
 // PassEnv is the variables a served run's tools may see: Env, or DefaultServeEnv when unset.
@@ -159,6 +178,9 @@ type servePolicyFile struct {
 	Limits struct {
 		Agents *int64 `toml:"agents"`
 	} `toml:"limits"`
+	Outbound struct {
+		Private []string `toml:"private"`
+	} `toml:"outbound"`
 }
 
 // LoadServePolicy reads and validates the serve policy at path. Every problem is reported at
@@ -223,6 +245,13 @@ func LoadServePolicy(path string) (*ServePolicy, error) {
 			at(tomlfile.JoinIndex("http.origins", i), err)
 		} else {
 			p.Origins = append(p.Origins, origin)
+		}
+	}
+	for i, h := range f.Outbound.Private {
+		if host, err := ServeHost(h); err != nil {
+			at(tomlfile.JoinIndex("outbound.private", i), err)
+		} else {
+			p.Private = append(p.Private, host)
 		}
 	}
 	if n := f.Limits.Agents; n != nil {

@@ -98,6 +98,24 @@ origins = ["https://x.example/path", "ftp://x.example"]
 			t.Errorf("[limits] agents = %s: %v, want ErrBadLimit at limits-bad.toml:2 naming the range", n, err)
 		}
 	}
+
+	out, err := LoadServePolicy(write("outbound.toml", "[outbound]\nprivate = [\"127.0.0.1\", \"Models.Internal\", \"::1\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for host, want := range map[string]bool{"127.0.0.1:8080": true, "models.internal": true, "MODELS.internal:443": true,
+		"[::1]:9": true, "127.0.0.2": false, "example.com": false, "": false} {
+		if got := out.PrivateAllowed(host); got != want {
+			t.Errorf("PrivateAllowed(%q) = %v, want %v", host, got, want)
+		}
+	}
+	if (*ServePolicy)(nil).PrivateAllowed("127.0.0.1") {
+		t.Error("no policy allows a private host")
+	}
+	_, err = LoadServePolicy(write("outbound-bad.toml", "[outbound]\nprivate = [\"http://x.example/\"]\n"))
+	if !errors.Is(err, ErrBadHost) || !strings.Contains(err.Error(), "outbound-bad.toml:2:") || !strings.Contains(err.Error(), "outbound.private[0]") {
+		t.Errorf("a bad [outbound] private host: %v, want ErrBadHost at outbound-bad.toml:2 naming the key", err)
+	}
 }
 
 // TestCheckKey: a key goes where the policy binds it; a variable named but not given is refused;

@@ -25,15 +25,23 @@ import (
 // wrapping ErrToolListRefused. Start failures wrap ErrStart (and ErrServerExited, ErrProtocol or
 // ErrTimeout when one of those is why).
 func Discover(ctx context.Context, cfg *mcpconfig.Server) ([]ToolInfo, error) {
-	return discover(ctx, cfg, nil)
+	return discover(ctx, cfg, nil, nil)
 }
 
-// discover is Discover counting in read the bytes read from the server (nil: not counted).
-func discover(ctx context.Context, cfg *mcpconfig.Server, read *atomic.Int64) (infos []ToolInfo, err error) {
+// DiscoverPublic is Discover reaching a server over HTTP only at public addresses, checked as each
+// connection is made, except the hosts allowed reports true for (Options.PrivateHosts): how host
+// serve lists the tools of a submitted scenario's servers.
+func DiscoverPublic(ctx context.Context, cfg *mcpconfig.Server, allowed func(host string) bool) ([]ToolInfo, error) {
+	return discover(ctx, cfg, nil, allowed)
+}
+
+// discover is Discover counting in read the bytes read from the server (nil: not counted), and
+// guarded by private when set (DiscoverPublic).
+func discover(ctx context.Context, cfg *mcpconfig.Server, read *atomic.Int64, private func(host string) bool) (infos []ToolInfo, err error) {
 	if cfg == nil {
 		return nil, fmt.Errorf("discover: %w: config is nil", ErrUnknownServer)
 	}
-	sess, err := startSession(ctx, cfg, 1, nil, read)
+	sess, err := startSession(ctx, cfg, 1, nil, read, private)
 	if err != nil {
 		return nil, fmt.Errorf("discover %s (%s): %w", cfg.Name, cfg.Origin(), err)
 	}

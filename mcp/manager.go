@@ -54,6 +54,10 @@ type Options struct {
 	RestartBackoff time.Duration
 	// MaxRestartBackoff caps the doubling (0: 5s).
 	MaxRestartBackoff time.Duration
+	// PrivateHosts, when set, makes servers over HTTP reach only public addresses, checked as each
+	// connection is made (redirects included), except the hosts ("name" or "name:port") it
+	// reports true for: host serve's guard for the runs it serves (netguard.ServedRule).
+	PrivateHosts func(host string) bool
 }
 
 // Event is one lifecycle change of a server's session, for the trace and the world's log.
@@ -96,6 +100,7 @@ type Stats struct {
 // bookkeeping.
 type Manager struct {
 	log        zerolog.Logger
+	private    func(host string) bool // Options.PrivateHosts
 	backoff    time.Duration
 	maxBackoff time.Duration
 
@@ -125,6 +130,7 @@ func NewManager(opt Options) *Manager {
 		backoff:    cmpOr(opt.RestartBackoff, DefaultRestartBackoff),
 		maxBackoff: cmpOr(opt.MaxRestartBackoff, DefaultMaxRestartBackoff),
 		servers:    make(map[string]*server),
+		private:    opt.PrivateHosts,
 	}
 	if opt.Log != nil {
 		m.log = *opt.Log

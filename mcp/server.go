@@ -268,5 +268,5 @@ func (s *server) startAfter(number uint64, delay time.Duration) (*session, error
 			cfg.Env[mcpconfig.DataEnv] = dir
 		}
 	}
-	return startSession(s.mgr.ctx, &cfg, number, s.sessionBroke, &s.replyBytes)
+	return startSession(s.mgr.ctx, &cfg, number, s.sessionBroke, &s.replyBytes, s.mgr.private)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/warrenhq/warren/internal/netguard"
 	"github.com/warrenhq/warren/mcp/mcpconfig"
 )
 
@@ -49,6 +50,9 @@ type session struct {
 	client    *client.Client
 	// slots is the semaphore bounding the calls in flight (cfg.MaxConcurrency).
 	slots chan struct{}
+	// private, when set, lets an HTTP session reach non-public addresses only for the hosts it
+	// allows (Options.PrivateHosts).
+	private func(host string) bool
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -111,7 +115,7 @@ func (s *session) isEnded() bool {
 // startTimeout). The session itself lives under a context of its own, so the caller that
 // triggered the start can give up without ending it. read counts the bytes the session reads
 // from the server (nil: a counter of its own). Errors wrap ErrStart.
-func startSession(initCtx context.Context, cfg *mcpconfig.Server, number uint64, onBreak func(*session), read *atomic.Int64) (*session, error) {
+func startSession(initCtx context.Context, cfg *mcpconfig.Server, number uint64, onBreak func(*session), read *atomic.Int64, private func(host string) bool) (*session, error) {
 	sessCtx, cancel := context.WithCancel(context.Background())
 	if read == nil {
 		read = new(atomic.Int64)
@@ -127,6 +131,7 @@ func startSession(initCtx context.Context, cfg *mcpconfig.Server, number uint64,
 		cancel:    cancel,
 		ended:     make(chan struct{}),
 		onBreak:   onBreak,
+		private:   private,
 	}
 	var tr transport.Interface
 	var err error
@@ -268,7 +273,11 @@ func (s *session) openHTTP(cfg *mcpconfig.Server) (transport.Interface, error) {
 	ht := base.Clone()
 	ht.MaxIdleConns = cap(s.slots)
 	ht.MaxIdleConnsPerHost = cap(s.slots)
-	capped := &cappedTransport{base: ht, max: int64(s.maxReply), read: s.read, tooLarge: s.tooLarge()}
+	var inner http.RoundTripper = ht
+	if s.private != nil {
+		inner = netguard.NewTransport(ht, s.private, netguard.ServedRule)
+	}
+	capped := &cappedTransport{base: inner, max: int64(s.maxReply), read: s.read, tooLarge: s.tooLarge()}
 	tr, err := transport.NewStreamableHTTP(cfg.URL,
 		transport.WithHTTPHeaders(cfg.Headers),
 		transport.WithHTTPBasicClient(&http.Client{Transport: capped}),

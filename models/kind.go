@@ -3,6 +3,7 @@ package models
 import (
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"reflect"
 	"regexp"
@@ -72,6 +73,11 @@ type KindEnv struct {
 	// LookupEnv is where a live model looks up the variable holding its key (api_key_env); nil
 	// is the process environment. A variable it does not give leaves the model without a key.
 	LookupEnv func(name string) (string, bool)
+	// HTTPClient carries a live model's requests (nil: its SDK's default). host serve gives one
+	// whose connections reach only public addresses, unless its policy lets a host reach others
+	// ([outbound] private), so that a submitted base_url cannot make the server reach its own
+	// network.
+	HTTPClient *http.Client
 	// Scripting is the host config's limits on scripts, which a model written in a script
 	// shares with script tools.
 	Scripting ScriptingLimits

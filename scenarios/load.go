@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -23,6 +24,7 @@ import (
 	"github.com/warrenhq/warren/ecs"
 	"github.com/warrenhq/warren/faults"
 	"github.com/warrenhq/warren/hostconfig"
+	"github.com/warrenhq/warren/internal/netguard"
 	"github.com/warrenhq/warren/internal/tomlfile"
 	"github.com/warrenhq/warren/mcp"
 	"github.com/warrenhq/warren/mcp/mcpconfig"
@@ -271,6 +273,18 @@ type LoadOptions struct {
 	// Keys, when set, is where the live models' keys (api_key_env) are looked up instead of the
 	// process environment: a variable it does not give leaves the model without a key.
 	Keys func(name string) (string, bool)
+	// PrivateHosts, when set, makes the live models reach only public addresses, checked as each
+	// connection is made, except the hosts ("name" or "name:port") it reports true for (host
+	// serve's [outbound] private).
+	PrivateHosts func(host string) bool
+}
+
+// servedClient is the live models' client under LoadOptions.PrivateHosts (nil: none asked for).
+func servedClient(private func(host string) bool) *http.Client {
+	if private == nil {
+		return nil
+	}
+	return netguard.ServedClient(private)
 }
 
 // LoadWithOptions is LoadParams with its options in one value (LoadOptions).
@@ -311,8 +325,11 @@ func LoadWithOptions(path string, o LoadOptions) (*Scenario, error) {
 	}
 	if discover == nil {
 		discover = liveDiscovery
+		if o.PrivateHosts != nil {
+			discover = publicDiscovery(o.PrivateHosts)
+		}
 	}
-	c := compiler{doc: doc, file: &f, known: knownTools, hostOverride: host, discover: discover, confine: o.Confine, keys: o.Keys, sc: &Scenario{
+	c := compiler{doc: doc, file: &f, known: knownTools, hostOverride: host, discover: discover, confine: o.Confine, keys: o.Keys, httpClient: servedClient(o.PrivateHosts), sc: &Scenario{
 		Path: path, Dir: filepath.Dir(path), Name: f.Name, Description: f.Description,
 		Blueprints: map[string]*blueprint.Blueprint{},
 	}}
@@ -374,7 +391,9 @@ type compiler struct {
 	// for each key it was asked about (see resolveAt).
 	confine func(path string) error
 	keys    func(name string) (string, bool)
-	refused map[string]bool
+	// httpClient carries the live models' requests (LoadOptions.PrivateHosts; nil: the default).
+	httpClient *http.Client
+	refused    map[string]bool
 	// watches numbers the result expectations (components.ResultWatch.ID).
 	watches int32
 }
@@ -737,12 +756,13 @@ func (c *compiler) compileModels(hash io.Writer) {
 		}
 		m, err := cfg.Compile(&models.KindEnv{
 			Key: key, Path: path, ID: kind.Name() + ":" + key,
-			Resolve:   c.resolve,
-			Confine:   c.confine,
-			LookupEnv: c.keys,
-			Scripting: models.ScriptingLimits{MaxMemory: c.sc.Host.Scripting.MaxMemory},
-			Hash:      hash,
-			Params:    c.sc.Params,
+			Resolve:    c.resolve,
+			Confine:    c.confine,
+			LookupEnv:  c.keys,
+			HTTPClient: c.httpClient,
+			Scripting:  models.ScriptingLimits{MaxMemory: c.sc.Host.Scripting.MaxMemory},
+			Hash:       hash,
+			Params:     c.sc.Params,
 		})
 		switch {
 		case err != nil:

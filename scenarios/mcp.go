@@ -153,6 +153,16 @@ func liveDiscovery(s *mcpconfig.Server) ([]mcp.ToolInfo, error) {
 	return mcp.Discover(ctx, s)
 }
 
+// publicDiscovery is liveDiscovery reaching a server over HTTP only at public addresses, except
+// the hosts private allows (LoadOptions.PrivateHosts).
+func publicDiscovery(private func(host string) bool) Discovery {
+	return func(s *mcpconfig.Server) ([]mcp.ToolInfo, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), DiscoveryTimeout)
+		defer cancel()
+		return mcp.DiscoverPublic(ctx, s, private)
+	}
+}
+
 // serverTools is the hostconfig.ServerTools of a scenario's [host] table: the names listed when
 // the scenario's servers were discovered.
 func (c *compiler) serverTools(s *mcpconfig.Server) ([]string, error) {

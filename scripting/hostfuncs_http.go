@@ -13,8 +13,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/warrenhq/warren/internal/netguard"
 )
 
 // Defaults and fixed limits of the HTTP host functions.
@@ -37,7 +38,7 @@ const (
 var (
 	// ErrPrivateAddress refuses a connection to a loopback, private, link-local, CGNAT or otherwise
 	// non-public address when the host config does not allow them (HTTPConfig.AllowPrivate).
-	ErrPrivateAddress = errors.New("non-public address refused")
+	ErrPrivateAddress = netguard.ErrNonPublic
 	// ErrResponseTooLarge fails a request whose response body is longer than the cap.
 	ErrResponseTooLarge = errors.New("response body too large")
 	// ErrUnsupportedURL refuses a URL that does not parse or is not http or https with a host.
@@ -188,7 +189,7 @@ func (f *Funcs) httpError(parent, ctx context.Context, fn, shown string, err err
 	if errors.As(err, &urlErr) {
 		err = urlErr.Err
 	}
-	var refusal *addressRefusal
+	var refusal *netguard.Refusal
 	switch {
 	case parent.Err() != nil:
 		return fmt.Errorf("%s %s: cancelled: %w", fn, shown, context.Cause(parent))
@@ -297,100 +298,12 @@ func newDialer(allowPrivate bool) *net.Dialer {
 	return d
 }
 
+// privateRule is why a script's connection to a non-public address is refused.
+const privateRule = "scripts may not reach loopback, private, link-local or other non-public addresses unless the host config allows them"
+
 // guardDial is the dialer's Control hook: address is the resolved "ip:port" about to be
 // connected. An address that does not parse is refused: the guard fails closed.
-func guardDial(_, address string, _ syscall.RawConn) error {
-	addrPort, err := netip.ParseAddrPort(address)
-	if err != nil {
-		return fmt.Errorf("%w: cannot check the address %q before connecting", ErrPrivateAddress, address)
-	}
-	return guardAddress(addrPort.Addr())
-}
-
-// addressRefusal is the guard's refusal of one address; it wraps ErrPrivateAddress.
-type addressRefusal struct {
-	addr netip.Addr
-	kind string
-}
-
-// Error says what was refused and why, as the script reads it.
-func (e *addressRefusal) Error() string {
-	return fmt.Sprintf("refused to connect to %s, a non-public address (%s): scripts may not reach loopback, private, link-local or other non-public addresses unless the host config allows them",
-		e.addr.WithZone(""), e.kind)
-}
-
-// Unwrap returns ErrPrivateAddress.
-func (e *addressRefusal) Unwrap() error { return ErrPrivateAddress }
+var guardDial = netguard.Control(privateRule)
 
 // guardAddress refuses an address that is not publicly routable; nil for a public one.
-func guardAddress(addr netip.Addr) error {
-	if kind := nonPublicKind(addr); kind != "" {
-		return &addressRefusal{addr: addr, kind: kind}
-	}
-	return nil
-}
-
-// nonPublicRanges are the non-public ranges netip.Addr's own predicates do not cover.
-var nonPublicRanges = []struct {
-	prefix netip.Prefix
-	kind   string
-}{
-	{netip.MustParsePrefix("0.0.0.0/8"), "this-network"},
-	{netip.MustParsePrefix("100.64.0.0/10"), "carrier-grade NAT"},
-	{netip.MustParsePrefix("192.0.0.0/24"), "IETF protocol"},
-	{netip.MustParsePrefix("198.18.0.0/15"), "benchmarking"},
-	{netip.MustParsePrefix("240.0.0.0/4"), "reserved"},
-	{netip.MustParsePrefix("::/96"), "IPv4-compatible"},
-	{netip.MustParsePrefix("64:ff9b:1::/48"), "local NAT64"},
-	{netip.MustParsePrefix("100::/64"), "discard-only"},
-	{netip.MustParsePrefix("2001::/32"), "Teredo"},
-	{netip.MustParsePrefix("fec0::/10"), "site-local"},
-}
-
-// Prefixes of IPv6 ranges that embed an IPv4 address, which is checked in turn: NAT64 (the last
-// 32 bits) and 6to4 (bits 16-47).
-var (
-	nat64Prefix = netip.MustParsePrefix("64:ff9b::/96")
-	sixToFour   = netip.MustParsePrefix("2002::/16")
-)
-
-// nonPublicKind names the kind of non-public address addr is, "" for a public one. An
-// IPv4-mapped IPv6 address is judged as its IPv4 address.
-func nonPublicKind(addr netip.Addr) string {
-	addr = addr.Unmap().WithZone("")
-	switch {
-	case !addr.IsValid():
-		return "invalid"
-	case addr.IsLoopback():
-		return "loopback"
-	case addr.IsUnspecified():
-		return "unspecified"
-	case addr.IsLinkLocalUnicast(), addr.IsLinkLocalMulticast():
-		return "link-local"
-	case addr.IsMulticast():
-		return "multicast"
-	case addr.IsPrivate():
-		return "private"
-	}
-	for _, r := range nonPublicRanges {
-		if r.prefix.Contains(addr) {
-			return r.kind
-		}
-	}
-	raw := addr.As16()
-	switch {
-	case nat64Prefix.Contains(addr):
-		return embeddedKind("NAT64", [4]byte(raw[12:16]))
-	case sixToFour.Contains(addr):
-		return embeddedKind("6to4", [4]byte(raw[2:6]))
-	}
-	return ""
-}
-
-// embeddedKind judges the IPv4 address an IPv6 tunnel or translation address embeds.
-func embeddedKind(via string, v4 [4]byte) string {
-	if kind := nonPublicKind(netip.AddrFrom4(v4)); kind != "" {
-		return kind + ", through " + via
-	}
-	return ""
-}
+func guardAddress(addr netip.Addr) error { return netguard.Check(addr, privateRule) }

@@ -247,7 +247,8 @@ func TestKeysGoOnlyWhereThePolicySays(t *testing.T) {
 	t.Setenv("OPENAI_ORG_ID", "org-of-the-server")
 	t.Setenv("OPENAI_CUSTOM_HEADERS", "X-Leak: "+secretText)
 	fake := startKeyServer(t)
-	policy := &hostconfig.ServePolicy{Keys: []hostconfig.ServeKey{{Env: "WARREN_TEST_GIVEN_KEY", Hosts: []string{"127.0.0.1"}}}}
+	policy := &hostconfig.ServePolicy{Keys: []hostconfig.ServeKey{{Env: "WARREN_TEST_GIVEN_KEY", Hosts: []string{"127.0.0.1"}}},
+		Private: []string{"127.0.0.1", "localhost"}}
 	s, c := startServerWith(t, Config{StateRoot: t.TempDir(), Policy: policy})
 	submit := func(t *testing.T, scenario string) (int, []byte) {
 		t.Helper()

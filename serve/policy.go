@@ -4,12 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/warrenhq/warren"
 	"github.com/warrenhq/warren/hostconfig"
+	"github.com/warrenhq/warren/internal/netguard"
 )
 
 // A submitted scenario comes from whoever holds the token, and it names files, programs,
@@ -119,7 +122,7 @@ func unwrapPath(err error) error {
 // limit (agents is the launch's), then checked as a whole (checkLoaded). A refusal is ErrSubmit
 // and ErrNotAllowed.
 func (s *Server) load(file string, c *confinement, params []warren.Param, agents int) (*warren.Scenario, error) {
-	sc, err := warren.LoadWith(file, warren.LoadOptions{Host: s.cfg.Host, Params: params, Confine: c.check, Keys: s.cfg.Policy.LookupKey})
+	sc, err := warren.LoadWith(file, warren.LoadOptions{Host: s.cfg.Host, Params: params, Confine: c.check, Keys: s.cfg.Policy.LookupKey, PrivateHosts: s.cfg.Policy.PrivateAllowed})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSubmit, err)
 	}
@@ -160,11 +163,44 @@ func (s *Server) checkLoaded(sc *warren.Scenario, c *confinement) error {
 		if err := s.cfg.Policy.CheckKey(k.Env, k.Named, k.BaseURL); err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %v", k.Where, err))
 		}
+		if err := s.checkOutbound(k.BaseURL); err != nil {
+			problems = append(problems, fmt.Sprintf("%s: base_url %v", k.Where, err))
+		}
+	}
+	for _, m := range sc.MCPServers {
+		if m.URL == "" {
+			continue
+		}
+		if err := s.checkOutbound(m.URL); err != nil {
+			problems = append(problems, fmt.Sprintf("mcp server %s (%s): url %v", m.Name, m.Origin(), err))
+		}
 	}
 	if len(problems) == 0 {
 		return nil
 	}
 	return fmt.Errorf("%w:\n%s", ErrNotAllowed, strings.Join(problems, "\n"))
+}
+
+// checkOutbound refuses, before the run starts, an address a served run's model or MCP server
+// would be refused at connect time anyway (netguard.ServedRule), when its URL writes it as such:
+// an address literal that is not public, or localhost. A name that resolves to one is refused
+// as each connection is made.
+func (s *Server) checkOutbound(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || s.cfg.Policy.PrivateAllowed(u.Host) {
+		return nil // the loader judged the URL; an allowed host may be private
+	}
+	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	kind := ""
+	if addr, err := netip.ParseAddr(host); err == nil {
+		kind = netguard.Kind(addr)
+	} else if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		kind = "loopback"
+	}
+	if kind == "" {
+		return nil
+	}
+	return fmt.Errorf("%s is not a public address (%s): %s", raw, kind, netguard.ServedRule)
 }
 
 // inside reports whether path lies in dir, by their absolute paths.
@@ -180,8 +216,8 @@ func inside(path, dir string) bool {
 
 // PolicyFlags are host serve's policy flags: --policy's file, and what the --allow flags add.
 type PolicyFlags struct {
-	File                          string
-	Folders, Keys, Hosts, Origins []string
+	File                                   string
+	Folders, Keys, Hosts, Origins, Private []string
 }
 
 // Policy is the policy the flags say: the file's (none: an empty one), with the folders, keys
@@ -219,6 +255,13 @@ func (s PolicyFlags) Policy() (*hostconfig.ServePolicy, error) {
 			return nil, fmt.Errorf("--allow-host %s: %w", h, err)
 		}
 		p.Hosts = append(p.Hosts, host)
+	}
+	for _, h := range s.Private {
+		host, err := hostconfig.ServeHost(h)
+		if err != nil {
+			return nil, fmt.Errorf("--allow-private %s: %w", h, err)
+		}
+		p.Private = append(p.Private, host)
 	}
 	for _, o := range s.Origins {
 		origin, err := hostconfig.ServeOrigin(o)

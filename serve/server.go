@@ -295,7 +295,7 @@ func (s *Server) launchOptions(l Launch) ([]warren.Param, warren.Options, error)
 	if err := warren.CheckLaunch(launch); err != nil {
 		return nil, warren.Options{}, fmt.Errorf("%w: %w", ErrSubmit, err)
 	}
-	return params, warren.Options{Seed: l.Seed, Agents: l.Agents, Launch: launch, Host: s.cfg.Host, Log: s.cfg.Log}, nil
+	return params, warren.Options{Seed: l.Seed, Agents: l.Agents, Launch: launch, Host: s.cfg.Host, Log: s.cfg.Log, PrivateHosts: s.cfg.Policy.PrivateAllowed}, nil
 }
 
 // newID numbers a new run: r<N>-<scenario name>, N counting the server's submissions.

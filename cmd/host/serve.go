@@ -28,14 +28,15 @@ type serveCmd struct {
 	EventMemory    int           `default:"256" help:"MiB of each run's events kept in memory for live clients; one that falls further behind is told so and cut off (the run's trace.jsonl keeps them all)." placeholder:"MIB"`
 	// Policy and the --allow flags say what a submitted scenario may reach beyond its bundle
 	// (serve.PolicyFlags; docs/api.md, "Security"): nothing by default.
-	Policy      string        `help:"A serve policy file: the folders, variables, keys, hosts and origins submitted scenarios may reach beyond their bundle (docs/api.md, Security)." placeholder:"FILE" type:"existingfile"`
-	AllowFolder []string      `help:"A folder of this machine whose files submitted scenarios may name (by path, or from a bundle); repeatable." placeholder:"DIR"`
-	AllowKey    []string      `help:"A variable submitted scenarios' live models may take their key from (api_key_env), optionally only for these base_url hosts; repeatable." placeholder:"NAME[=HOST,...]"`
-	AllowHost   []string      `help:"A name the server answers requests for (their Host) besides loopback and the listen address: the name a proxy or a remote client uses; repeatable." placeholder:"HOST"`
-	AllowOrigin []string      `help:"An origin (scheme://host[:port]) trusted to send commands besides the server's own; repeatable." placeholder:"ORIGIN"`
-	MaxConns    int           `default:"1024" help:"The most connections open at once; another waits to be accepted." placeholder:"N"`
-	IdleTimeout time.Duration `default:"30s" help:"Close a kept-alive connection that sends no request in this long."`
-	ReadTimeout time.Duration `default:"2m" help:"Close a connection whose request (an upload's body included) takes longer than this to arrive."`
+	Policy       string        `help:"A serve policy file: the folders, variables, keys, hosts and origins submitted scenarios may reach beyond their bundle (docs/api.md, Security)." placeholder:"FILE" type:"existingfile"`
+	AllowFolder  []string      `help:"A folder of this machine whose files submitted scenarios may name (by path, or from a bundle); repeatable." placeholder:"DIR"`
+	AllowKey     []string      `help:"A variable submitted scenarios' live models may take their key from (api_key_env), optionally only for these base_url hosts; repeatable." placeholder:"NAME[=HOST,...]"`
+	AllowHost    []string      `help:"A name the server answers requests for (their Host) besides loopback and the listen address: the name a proxy or a remote client uses; repeatable." placeholder:"HOST"`
+	AllowOrigin  []string      `help:"An origin (scheme://host[:port]) trusted to send commands besides the server's own; repeatable." placeholder:"ORIGIN"`
+	AllowPrivate []string      `help:"A host (name or address) served runs' models and MCP servers may reach although it is not public, such as a local model server; every other host is reached only at public addresses. Repeatable." placeholder:"HOST"`
+	MaxConns     int           `default:"1024" help:"The most connections open at once; another waits to be accepted." placeholder:"N"`
+	IdleTimeout  time.Duration `default:"30s" help:"Close a kept-alive connection that sends no request in this long."`
+	ReadTimeout  time.Duration `default:"2m" help:"Close a connection whose request (an upload's body included) takes longer than this to arrive."`
 }
 
 // Run serves until the command's context ends (a signal), then cancels the runs still going,
@@ -57,7 +58,7 @@ func (s *serveCmd) Run(e *env) error {
 		return errBadInput
 	}
 	cfg.HTTP = serve.HTTPLimits{MaxConns: s.MaxConns, IdleTimeout: s.IdleTimeout, ReadTimeout: s.ReadTimeout}
-	policy, err := serve.PolicyFlags{File: s.Policy, Folders: s.AllowFolder, Keys: s.AllowKey, Hosts: s.AllowHost, Origins: s.AllowOrigin}.Policy()
+	policy, err := serve.PolicyFlags{File: s.Policy, Folders: s.AllowFolder, Keys: s.AllowKey, Hosts: s.AllowHost, Origins: s.AllowOrigin, Private: s.AllowPrivate}.Policy()
 	if err != nil {
 		fmt.Fprintf(e.stderr, "host: %v\n", err)
 		return errBadInput

@@ -159,19 +159,23 @@ func (c *Config) Compile(env *models.KindEnv) (models.Model, error) {
 		cache: c.Cache == nil || *c.Cache, schemas: &models.SchemaCache{},
 		caps: models.Caps{ResponseBytes: c.MaxResponseBytes, ToolCalls: c.MaxToolCalls, Timeout: timeout}}
 	m.cfg.BaseURL = base
-	m.client = newClient(base, env.Getenv(keyEnv), m.caps)
+	m.httpClient = env.HTTPClient
+	m.client = newClient(base, env.Getenv(keyEnv), m.caps, m.httpClient)
 	return m, nil
 }
 
 // newClient is an SDK client for base with the key (none: a local server that asks for none),
 // reading nothing from the environment, its retries and spans off, each request bounded by
 // caps' timeout and every response read through its byte cap.
-func newClient(base, key string, caps models.Caps) sdk.Client {
+func newClient(base, key string, caps models.Caps, hc *http.Client) sdk.Client {
 	opts := []option.RequestOption{option.WithoutEnvironmentDefaults(), option.WithBaseURL(base), option.WithMaxRetries(0),
 		option.WithRequestTimeout(caps.Timeout), option.WithoutOpenTelemetry(), option.WithOpenTelemetryPropagation(false),
 		option.WithMiddleware(models.CapResponses(caps.Bytes()))}
 	if key != "" {
 		opts = append(opts, option.WithAPIKey(key))
+	}
+	if hc != nil {
+		opts = append(opts, option.WithHTTPClient(hc))
 	}
 	return sdk.NewClient(opts...)
 }
@@ -184,9 +188,11 @@ type Model struct {
 	keyEnv   string
 	keyNamed bool
 	// getenv reads keyEnv where the scenario was loaded to (models.KindEnv.Getenv), for Via too.
-	getenv    func(string) string
-	maxTokens int64
-	cache     bool
+	getenv func(string) string
+	// httpClient carries its requests (models.KindEnv.HTTPClient; nil: the SDK's default).
+	httpClient *http.Client
+	maxTokens  int64
+	cache      bool
 	// caps are the table's, tightened by the pool's (Via); caps.Timeout is always set.
 	caps   models.Caps
 	client sdk.Client
@@ -228,7 +234,7 @@ func (m *Model) Via(ep models.Endpoint) (models.Live, error) {
 		n.keyEnv, n.keyNamed = ep.APIKeyEnv, true
 	}
 	n.caps = m.caps.Tighter(ep.Caps)
-	n.client = newClient(n.cfg.BaseURL, n.getenv(n.keyEnv), n.caps)
+	n.client = newClient(n.cfg.BaseURL, n.getenv(n.keyEnv), n.caps, n.httpClient)
 	return &n, nil
 }
 

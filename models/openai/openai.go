@@ -131,14 +131,15 @@ func (c *Config) Compile(env *models.KindEnv) (models.Model, error) {
 	m := &Model{id: env.ID, cfg: *c, keyEnv: keyEnv, keyNamed: c.APIKeyEnv != "", getenv: env.Getenv, schema: schema, schemas: &models.SchemaCache{},
 		caps: models.Caps{ResponseBytes: c.MaxResponseBytes, ToolCalls: c.MaxToolCalls, Timeout: timeout}}
 	m.cfg.BaseURL = base
-	m.client = newClient(base, env.Getenv(keyEnv), m.caps)
+	m.httpClient = env.HTTPClient
+	m.client = newClient(base, env.Getenv(keyEnv), m.caps, m.httpClient)
 	return m, nil
 }
 
 // newClient is an SDK client for base with the key (none: a local server that asks for none),
 // its own retries off, each request bounded by caps' timeout and every response read through
 // its byte cap.
-func newClient(base, key string, caps models.Caps) sdk.Client {
+func newClient(base, key string, caps models.Caps, hc *http.Client) sdk.Client {
 	if key == "" {
 		key = "none" // the SDK insists on one; a local server ignores it
 	}
@@ -147,6 +148,9 @@ func newClient(base, key string, caps models.Caps) sdk.Client {
 	// a model sends nothing from the environment but its own key. Only Chat is used.
 	opts := []option.RequestOption{option.WithBaseURL(base), option.WithMaxRetries(0), option.WithRequestTimeout(caps.Timeout), option.WithAPIKey(key),
 		option.WithMiddleware(models.CapResponses(caps.Bytes()))}
+	if hc != nil {
+		opts = append(opts, option.WithHTTPClient(hc))
+	}
 	return sdk.Client{Options: opts, Chat: sdk.NewChatService(opts...)}
 }
 
@@ -160,7 +164,9 @@ type Model struct {
 	keyEnv   string
 	keyNamed bool
 	getenv   func(string) string
-	schema   map[string]any
+	// httpClient carries its requests (models.KindEnv.HTTPClient; nil: the SDK's default).
+	httpClient *http.Client
+	schema     map[string]any
 	// caps are the table's, tightened by the pool's (Via); caps.Timeout is always set.
 	caps   models.Caps
 	client sdk.Client
@@ -187,7 +193,7 @@ func (m *Model) Via(ep models.Endpoint) (models.Live, error) {
 		n.keyEnv, n.keyNamed = ep.APIKeyEnv, true
 	}
 	n.caps = m.caps.Tighter(ep.Caps)
-	n.client = newClient(n.cfg.BaseURL, n.getenv(n.keyEnv), n.caps)
+	n.client = newClient(n.cfg.BaseURL, n.getenv(n.keyEnv), n.caps, n.httpClient)
 	return &n, nil
 }
 

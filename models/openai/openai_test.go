@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/warrenhq/warren/internal/fakellm"
+	"github.com/warrenhq/warren/internal/netguard"
 	"github.com/warrenhq/warren/models"
 	"github.com/warrenhq/warren/models/openai"
 )
@@ -146,5 +147,37 @@ func TestCompileErrors(t *testing.T) {
 		if !strings.Contains(err.Error(), key) {
 			t.Errorf("no problem at %s: %v", key, err)
 		}
+	}
+}
+
+// TestServedClientReachesOnlyPublicAddresses: a model given host serve's client
+// (models.KindEnv.HTTPClient, netguard.ServedClient) is refused the connection to its loopback
+// base_url unless the client allows that host; refused, the server gets nothing.
+func TestServedClientReachesOnlyPublicAddresses(t *testing.T) {
+	srv := serve(t, func(int, fakellm.Request) fakellm.Reply { return fakellm.Reply{Text: "hello"} })
+	host := strings.TrimPrefix(srv.URL, "http://")
+	host = host[:strings.IndexByte(host, '/')]
+	for _, tc := range []struct {
+		name    string
+		allowed bool
+	}{{"not allowed", false}, {"allowed", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv.Forget()
+			cfg := openai.Config{Model: "fake-1", MaxTokens: 10, BaseURL: srv.URL}
+			client := netguard.ServedClient(func(h string) bool { return tc.allowed && h == host })
+			m, err := cfg.Compile(&models.KindEnv{Key: "live", Path: "models.live", ID: "openai:live", HTTPClient: client})
+			if err != nil {
+				t.Fatal(err)
+			}
+			reply, err := m.Turn(context.Background(), &models.State{}, view())
+			switch {
+			case tc.allowed && (err != nil || reply.Text != "hello"):
+				t.Fatalf("allowed: %+v, %v", reply, err)
+			case !tc.allowed && (err == nil || !strings.Contains(err.Error(), "a non-public address (loopback)")):
+				t.Fatalf("not allowed: %v, want the loopback refusal", err)
+			case !tc.allowed && len(srv.Requests()) != 0:
+				t.Fatalf("the refused server got %d requests", len(srv.Requests()))
+			}
+		})
 	}
 }
