@@ -935,6 +935,7 @@ func scriptLimits(host *hostconfig.Config) scripting.Limits {
 	if host.Scripting.MaxMemory > 0 {
 		l.MaxMemory = host.Scripting.MaxMemory
 	}
+	l.MaxTotalMemory = host.Scripting.MaxTotalMemory
 	return l
 }
 

@@ -2,8 +2,10 @@ package hostconfig
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/warrenhq/warren/internal/tomlfile"
@@ -21,6 +23,7 @@ type fileScripting struct {
 	HTTPTimeout          *string  `toml:"http_timeout"`
 	MaxHTTPResponseBytes *int64   `toml:"max_http_response_bytes"`
 	MaxMemory            any      `toml:"max_memory"`
+	MaxTotalMemory       any      `toml:"max_total_memory"`
 }
 
 // Sentinel errors of the [scripting] table, wrapped by the problems Load and Compile report.
@@ -51,11 +54,22 @@ const (
 	// and host functions may build, counted the same on every machine (and the heap watch lets
 	// its own JavaScript grow the heap by twice that). It is scripting.DefaultMaxMemory.
 	DefaultScriptMaxMemory = 64 << 20
+	// DefaultScriptTotalCalls is how many script calls the run-wide memory total holds at their
+	// whole budget when max_total_memory is left out: it defaults to this many times max_memory
+	// (1 GiB at the default 64 MiB), about what the per-call heap-watch threshold (twice
+	// max_memory) allows the tool lane's eight workers on a machine of two cores at once.
+	DefaultScriptTotalCalls = 16
+	// DefaultScriptMaxTotalMemory is max_total_memory at the default max_memory: 1 GiB.
+	DefaultScriptMaxTotalMemory = DefaultScriptTotalCalls * DefaultScriptMaxMemory
 )
 
 // scriptMemoryRange bounds max_memory: room for a 4 MiB file read and split, and no more than a
 // host of this size can give each of its tool lane's workers at once.
 var scriptMemoryRange = sandboxRange{1 << 20, 4 << 30, "1MiB to 4GiB", "the memory one script call may build"}
+
+// scriptTotalMemoryRange bounds max_total_memory; it must also be at least max_memory, or no
+// call could ever be admitted.
+var scriptTotalMemoryRange = sandboxRange{1 << 20, 1 << 40, "1MiB to 1TiB", "the memory all the script calls running at once may build"}
 
 // Limits of the [scripting] settings, checked at load.
 const (
@@ -92,6 +106,13 @@ type ScriptingConfig struct {
 	// byte count or a size such as "64MiB": a call that builds more fails with a memory error
 	// (docs/scripting.md, "Memory").
 	MaxMemory int64
+	// MaxTotalMemory is the run-wide total of script memory in bytes (max_memory to 1 TiB;
+	// default 16 times MaxMemory, 1 GiB): each script call reserves its whole MaxMemory from it
+	// while it runs, and a call that does not fit waits, before its budget starts, for running
+	// calls to finish (docs/scripting.md, "Run-wide memory"). So what the calls running at once
+	// may build never adds up past it, however many agents call scripts at once, and the trace
+	// does not change. 0 (a Config made without DefaultScripting or Load) sets no total.
+	MaxTotalMemory int64
 }
 
 // DefaultScripting returns the [scripting] settings used when the table or a key is left out:
@@ -103,6 +124,7 @@ func DefaultScripting() ScriptingConfig {
 		HTTPTimeout:          DefaultScriptHTTPTimeout,
 		MaxHTTPResponseBytes: DefaultScriptMaxHTTPResponseBytes,
 		MaxMemory:            DefaultScriptMaxMemory,
+		MaxTotalMemory:       DefaultScriptMaxTotalMemory,
 	}
 }
 
@@ -142,6 +164,47 @@ func (c *compiler) scripting(f *fileScripting, out *ScriptingConfig) {
 	if n := c.sandboxSize("scripting.max_memory", f.MaxMemory, scriptMemoryRange); n != 0 {
 		out.MaxMemory = int64(n)
 	}
+	c.scriptTotalMemory(f, out)
+}
+
+// scriptTotalMemory sets max_total_memory: as written, checked against max_memory, or 16 times
+// max_memory when left out (so a larger per-call budget never makes the default refuse every
+// call).
+func (c *compiler) scriptTotalMemory(f *fileScripting, out *ScriptingConfig) {
+	if f.MaxTotalMemory == nil {
+		out.MaxTotalMemory = DefaultScriptTotalCalls * out.MaxMemory
+		return
+	}
+	n := c.sandboxSize("scripting.max_total_memory", f.MaxTotalMemory, scriptTotalMemoryRange)
+	if n == 0 {
+		return
+	}
+	if int64(n) < out.MaxMemory {
+		c.errorf("scripting.max_total_memory", "%w: %s is below max_memory (%s), so no script call could ever start; valid: max_memory to 1TiB (%s)",
+			ErrOutOfRange, sizeShown(f.MaxTotalMemory), sizeBytes(out.MaxMemory), scriptTotalMemoryRange.meaning)
+		return
+	}
+	out.MaxTotalMemory = int64(n)
+}
+
+// sizeShown is a size as it was written: a string quoted, a number as is.
+func sizeShown(raw any) string {
+	if s, ok := raw.(string); ok {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprint(raw)
+}
+
+// sizeBytes writes a byte count in the largest binary unit that divides it ("64MiB", "1536KiB",
+// "100 bytes"), as a size key is written.
+func sizeBytes(n int64) string {
+	for i := len(sizeUnits) - 1; i >= 0; i-- {
+		u := sizeUnits[i]
+		if u.shift > 0 && n >= 1<<u.shift && n%(1<<u.shift) == 0 {
+			return strconv.FormatInt(n>>u.shift, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
 }
 
 // toolsDir resolves a tools_dir against the folder of the file it was written in.

@@ -67,6 +67,11 @@
 // literals, closures, string concatenation, which no built-in sees) grows the heap past twice
 // the budget (at least 64 MiB). The watch's verdict depends on timing; docs/scripting.md says when it can decide
 // a trace.
+// A script that a call runs through callTool (on the same goroutine, under the context its host
+// function was given) builds on its caller's count, so a call and the scripts it calls share one
+// budget, and Limits.MaxTotalMemory bounds what the engine's calls may build at once: each call
+// reserves its budget from it while it runs, waiting for room before its budget starts
+// (docs/scripting.md, "Run-wide memory").
 //
 // Errors are *Error values positioned in the file (file:line:col: message) whose Kind is one of
 // the Err* sentinels, or the context's error for a cancelled call.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dop251/goja"
 	"github.com/valyala/fastjson"
+	"golang.org/x/sync/semaphore"
 )
 
 // Host is what one call of a script may reach: the script tool builds one per call from the
@@ -78,6 +79,13 @@ type Limits struct {
 	// build (counted deterministically, garbage included), and half of the heap growth the heap
 	// watch lets its own JavaScript cause. 64 MiB.
 	MaxMemory int64
+	// MaxTotalMemory is the run-wide total of script memory: each call reserves its whole
+	// MaxMemory from it while it runs (a script it runs through callTool shares that), and a
+	// call that does not fit waits, before its budget starts, for running calls to finish. So
+	// the memory all the engine's calls may build at once never adds up past it, and since a
+	// wait changes no result and no budget, a trace never depends on it. 0: no total; one below
+	// MaxMemory is raised to it (a call could never start).
+	MaxTotalMemory int64
 }
 
 // DefaultMaxMemory is the default memory budget of one call: sixteen strings at the 4 MiB cap,
@@ -151,6 +159,8 @@ type Engine struct {
 	limits Limits
 	idle   sync.Pool // of *worker, each ready for a call
 	closed atomic.Bool
+	// total holds the running calls' reservations of Limits.MaxTotalMemory (nil: no total).
+	total *semaphore.Weighted
 }
 
 // acquire takes an idle worker or builds one.
@@ -163,7 +173,11 @@ func (e *Engine) acquire() *worker {
 
 // NewEngine returns an engine enforcing limits (unset fields take their defaults).
 func NewEngine(limits Limits) *Engine {
-	return &Engine{limits: limits.withDefaults()}
+	e := &Engine{limits: limits.withDefaults()}
+	if t := e.limits.MaxTotalMemory; t > 0 {
+		e.total = semaphore.NewWeighted(max(t, e.limits.MaxMemory))
+	}
+	return e
 }
 
 // Run calls s's run function with args (a JSON object; empty means {}) and the host functions
@@ -194,9 +208,24 @@ func (e *Engine) Run(ctx context.Context, s *Script, args json.RawMessage, host 
 	if err := ctx.Err(); err != nil {
 		return "", interruptError(s.File, err, e.limits)
 	}
+	outer, _ := ctx.Value(budgetKey{}).(*worker)
+	if outer == nil && e.total != nil {
+		// The call's reservation of the run-wide total, taken before its budget starts: a wait
+		// here costs the call no CPU time and changes nothing it computes.
+		if err := e.total.Acquire(ctx, e.limits.MaxMemory); err != nil {
+			return "", interruptError(s.File, context.Cause(ctx), e.limits)
+		}
+		defer e.total.Release(e.limits.MaxMemory)
+	}
 	w := e.acquire()
 	w.begin(s, args, host, env, modeRun)
+	if outer != nil {
+		w.used = outer.used // a script called through call_tool builds on its caller's budget
+	}
 	result, err := w.call(ctx)
+	if outer != nil {
+		outer.used = w.used
+	}
 	if !w.broken && !e.closed.Load() {
 		w.end()
 		e.idle.Put(w)
@@ -431,13 +460,23 @@ func (w *worker) interruptCall(seq uint64, reason error) {
 	}
 }
 
+// budgetKey is the context key under which hostContext carries its worker: a script that
+// call_tool runs under that context (on the same goroutine, while its caller waits) charges
+// the caller's memory budget, so one tool-lane call and every script it calls share one
+// max_memory, the amount the call reserved of the run's max_total_memory (docs/scripting.md,
+// "Run-wide memory").
+type budgetKey struct{}
+
 // hostContext is the context a blocking host function (shell, HTTP, call_tool) runs under: the
-// caller's, cancelled as well when the call is interrupted. It is made on the first use in a call.
+// caller's, cancelled as well when the call is interrupted, and carrying the worker's memory
+// budget for a script called through call_tool (budgetKey). It is made on the first use in a call.
 func (w *worker) hostContext() context.Context {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.hostCtx == nil {
-		w.hostCtx, w.cancelHost = context.WithCancelCause(w.caller)
+		var cancelable context.Context
+		cancelable, w.cancelHost = context.WithCancelCause(w.caller)
+		w.hostCtx = context.WithValue(cancelable, budgetKey{}, w)
 		if w.reason != nil {
 			w.cancelHost(w.reason)
 		}
