@@ -151,3 +151,22 @@ func TestDeepScenario(t *testing.T) {
 		}
 	}
 }
+
+// TestWideScenario: a scenario whose [params] table has 100,000 keys (1.4 MB; it took 19 s to
+// load, the TOML decoder comparing each key with its table's) is refused at the key past
+// tomlfile.MaxTableKeys, naming the file, line, table and cap, by host run and host validate.
+func TestWideScenario(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("name = \"wide\"\n[params]\n")
+	for i := range 100_000 {
+		fmt.Fprintf(&b, "k%d = %d\n", i, i)
+	}
+	wide := writeFile(t, t.TempDir(), "wide.toml", b.String())
+	for _, cmd := range []string{"run", "validate"} {
+		r := host(t, cmd, wide)
+		wantCode(t, r, exitBadInput)
+		if !strings.Contains(r.stderr, wide+":1027:1: params: a table may have at most 1024 keys") {
+			t.Errorf("host %s: stderr does not name the file, line, table and cap:\n%.600s", cmd, r.stderr)
+		}
+	}
+}

@@ -193,20 +193,40 @@ func allocated(f func()) uint64 {
 // linearShapes are documents of about n bytes that cost more than linear memory before the
 // index was a tree: many keys under one long header, many deep keys, arrays of tables.
 var linearShapes = map[string]func(n int) string{
-	// A header key of n/2 bytes and n/16 keys under it (each key's path copied the header's).
+	// A header key of n/2 bytes and n/16 keys under it, in tables of a thousand keys (MaxTableKeys)
+	// (each key's path copied the header's).
 	"long header": func(n int) string {
 		var b strings.Builder
-		b.WriteString("[\"" + strings.Repeat("h", n/2) + "\"]\n")
+		long := "\"" + strings.Repeat("h", n/2) + "\""
+		b.WriteString("[" + long + "]\n")
 		for i := 0; b.Len() < n; i++ {
+			if i > 0 && i%1000 == 0 {
+				fmt.Fprintf(&b, "[%s.t%d]\n", long, i)
+			}
 			fmt.Fprintf(&b, "k%d = %d\n", i, i)
 		}
 		return b.String()
 	},
-	// Keys 60 parts deep, as many as fit.
+	// Tables of MaxTableKeys keys each, as many as fit: go-toml's decoder compares each key with
+	// its table's, so this is the widest the cap lets a table be.
+	"wide tables": func(n int) string {
+		var b strings.Builder
+		for i := 0; b.Len() < n; i++ {
+			if i%MaxTableKeys == 0 {
+				fmt.Fprintf(&b, "[t%d]\n", i/MaxTableKeys)
+			}
+			fmt.Fprintf(&b, "k%d = %d\n", i, i)
+		}
+		return b.String()
+	},
+	// Keys 60 parts deep, as many as fit, a thousand a table (MaxTableKeys).
 	"deep keys": func(n int) string {
 		var b strings.Builder
 		for i := 0; b.Len() < n; i++ {
-			fmt.Fprintf(&b, "k%d.%s = 1\n", i, strings.Repeat("a.", 58)+"a")
+			if i%1000 == 0 {
+				fmt.Fprintf(&b, "[t%d]\n", i/1000)
+			}
+			fmt.Fprintf(&b, "k%d.%s = 1\n", i, strings.Repeat("a.", 57)+"a")
 		}
 		return b.String()
 	},
@@ -252,7 +272,7 @@ func TestLoadMemoryLinear(t *testing.T) {
 //
 //	go test ./internal/tomlfile/ -run '^$' -bench DecodeSize
 func BenchmarkDecodeSize(b *testing.B) {
-	for _, name := range []string{"long header", "deep keys", "stages"} {
+	for _, name := range []string{"long header", "wide tables", "deep keys", "stages"} {
 		for _, n := range []int{16 << 10, 64 << 10, 256 << 10, 1 << 20} {
 			data := []byte(linearShapes[name](n))
 			b.Run(fmt.Sprintf("%s/%dKiB", name, n>>10), func(b *testing.B) {

@@ -44,6 +44,8 @@ type node struct {
 	seg segment
 	// depth is the number of parts of the node's path; the root's is 0.
 	depth int
+	// keys counts the node's children that are keys (not array elements): MaxTableKeys.
+	keys int
 	entry
 }
 
@@ -247,9 +249,10 @@ type indexer struct {
 	values map[int32]position
 	// scalars, when set, receives the byte range and kind of every scalar value (Override).
 	scalars map[int32]scalarSpan
-	// tooDeep is set, and the walk stops, when a path passes MaxDepth parts (see checkDepth,
-	// which refuses such documents before they are parsed; this is its backstop).
-	tooDeep *Error
+	// refused is set, and the walk stops, when a path passes MaxDepth parts (see checkDepth,
+	// which refuses such documents before they are parsed; this is its backstop) or a table
+	// passes MaxTableKeys keys.
+	refused *Error
 }
 
 // index parses data and builds its Doc. A syntax error, or a document nested
@@ -291,8 +294,8 @@ func (ix *indexer) walk() error {
 		case unstable.KeyValue:
 			ix.keyValue(table, expr)
 		}
-		if ix.tooDeep != nil {
-			return ix.tooDeep
+		if ix.refused != nil {
+			return ix.refused
 		}
 	}
 	return p.Error()
@@ -343,8 +346,8 @@ func (ix *indexer) position(offset int) position {
 
 // record returns the node of the part seg below parent, creating it at pos
 // with kind unless an earlier statement defined it already: Pos reports the
-// first definition. A part past MaxDepth is not created: tooDeep is set (the
-// walk stops after the statement) and parent is returned.
+// first definition. A part past MaxDepth, or a key past its table's MaxTableKeys, is not
+// created: refused is set (the walk stops after the statement) and parent is returned.
 func (ix *indexer) record(parent int32, seg segment, pos position, kind string) int32 {
 	key := childKey{parent: parent, key: seg.key, index: seg.index, isIndex: seg.isIndex}
 	if id, ok := ix.doc.children[key]; ok {
@@ -352,10 +355,18 @@ func (ix *indexer) record(parent int32, seg segment, pos position, kind string) 
 	}
 	depth := ix.doc.nodes[parent].depth + 1
 	if depth > MaxDepth {
-		if ix.tooDeep == nil {
-			ix.tooDeep = ix.doc.tooDeepError(parent, seg, pos)
+		if ix.refused == nil {
+			ix.refused = ix.doc.tooDeepError(parent, seg, pos)
 		}
 		return parent
+	}
+	if !seg.isIndex {
+		if ix.doc.nodes[parent].keys++; ix.doc.nodes[parent].keys > MaxTableKeys {
+			if ix.refused == nil {
+				ix.refused = ix.doc.tooManyKeysError(parent, pos)
+			}
+			return parent
+		}
 	}
 	id := int32(len(ix.doc.nodes))
 	ix.doc.nodes = append(ix.doc.nodes, node{
@@ -441,7 +452,7 @@ func (ix *indexer) header(n *unstable.Node) int32 {
 				id = ix.record(id, indexSeg(count-1), pos, kindTable)
 			}
 		}
-		if ix.tooDeep != nil {
+		if ix.refused != nil {
 			break
 		}
 	}
@@ -461,7 +472,7 @@ func (ix *indexer) keyValue(table int32, n *unstable.Node) {
 			kind = valueKind(value)
 		}
 		id = ix.record(id, keySeg(string(k.Data)), pos, kind)
-		if ix.tooDeep != nil {
+		if ix.refused != nil {
 			ix.added = ix.added[:0]
 			return
 		}
@@ -487,7 +498,7 @@ func (ix *indexer) valueOffset(afterKey int) int {
 // node id. offset is where the value starts when known from outside (-1 if
 // not); nodes that carry their own range use it instead.
 func (ix *indexer) value(id int32, n *unstable.Node, offset int) {
-	if ix.tooDeep != nil {
+	if ix.refused != nil {
 		return
 	}
 	if n.Raw.Length > 0 {
@@ -510,7 +521,7 @@ func (ix *indexer) value(id int32, n *unstable.Node, offset int) {
 	switch n.Kind {
 	case unstable.Array:
 		i := 0
-		for it := n.Children(); it.Next() && ix.tooDeep == nil; i++ {
+		for it := n.Children(); it.Next() && ix.refused == nil; i++ {
 			child := it.Node()
 			childPos := pos
 			if offset, ok := firstOffset(child); ok {
@@ -520,7 +531,7 @@ func (ix *indexer) value(id int32, n *unstable.Node, offset int) {
 			ix.value(childID, child, -1)
 		}
 	case unstable.InlineTable:
-		for it := n.Children(); it.Next() && ix.tooDeep == nil; {
+		for it := n.Children(); it.Next() && ix.refused == nil; {
 			if kv := it.Node(); kv.Kind == unstable.KeyValue {
 				ix.keyValue(id, kv)
 			}
