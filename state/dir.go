@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -200,7 +202,7 @@ func Create(path string, m Meta) (*Dir, error) {
 			return nil, fmt.Errorf("state directory %s: %w", path, rerr)
 		}
 	}
-	d, err := open(abs, newDBFile)
+	d, err := open(abs, newDBFile, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -254,7 +256,7 @@ func Open(path string) (*Dir, Meta, error) {
 	case !info.Mode().IsRegular():
 		return nil, Meta{}, fmt.Errorf("%w: %s in %s is not a regular file", ErrNotState, DBFile, path)
 	}
-	d, err := open(abs, DBFile)
+	d, err := openChecked(abs, DBFile)
 	if err != nil {
 		return nil, Meta{}, err
 	}
@@ -270,9 +272,100 @@ func Open(path string) (*Dir, Meta, error) {
 	return d, m, nil
 }
 
+// openChecked is open for a database someone may have edited. bbolt trusts its pages: a forged
+// page made it read past its memory map (a fault no recover catches by default) or, through a
+// forged freelist, panic in the middle of a later write, either of which killed host resume. So
+// the database is first opened read-only and read whole (rebuild), with faults turned into panics
+// (debug.SetPanicOnFault) and panics recovered, and copied into a fresh file (bbolt.Compact) that
+// replaces it: what the run then reads and writes is a file bbolt wrote itself, and a damaged one
+// is ErrNotState naming it, the directory left as it was.
+func openChecked(abs, db string) (*Dir, error) {
+	if err := rebuild(abs, db); err != nil {
+		return nil, err
+	}
+	return open(abs, db, nil)
+}
+
+// rebuildSuffix names the fresh copy rebuild writes beside the database before it replaces it.
+const rebuildSuffix = ".rebuild"
+
+// rebuild reads the database db of the directory abs whole and replaces it with a fresh copy of
+// what it holds (see openChecked).
+func rebuild(abs, db string) (err error) {
+	path := filepath.Join(abs, db)
+	damaged := func(why any) error { return fmt.Errorf("%w: %s is damaged: %v", ErrNotState, path, why) }
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = damaged(r)
+		}
+	}()
+	root, err := os.OpenRoot(abs)
+	if err != nil {
+		return fmt.Errorf("state directory: %w", err)
+	}
+	defer root.Close()
+	src, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: 100 * time.Millisecond})
+	if err != nil {
+		if errors.Is(err, bolt.ErrTimeout) {
+			return fmt.Errorf("%w: %s", ErrBusy, abs)
+		}
+		return damaged(err)
+	}
+	defer src.Close()
+	if err := src.View(walkAll); err != nil {
+		return damaged(err)
+	}
+	fresh := db + rebuildSuffix
+	if err := root.Remove(fresh); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("state directory %s: %w", abs, err)
+	}
+	dst, err := bolt.Open(filepath.Join(abs, fresh), 0o600, &bolt.Options{Timeout: 100 * time.Millisecond})
+	if err != nil {
+		return fmt.Errorf("state directory %s: %w", abs, err)
+	}
+	if err := bolt.Compact(dst, src, 0); err != nil {
+		_ = dst.Close()
+		_ = root.Remove(fresh)
+		return damaged(err)
+	}
+	if err := dst.Close(); err != nil {
+		_ = root.Remove(fresh)
+		return fmt.Errorf("state directory %s: %w", abs, err)
+	}
+	if err := src.Close(); err != nil {
+		return damaged(err)
+	}
+	if err := root.Rename(fresh, db); err != nil {
+		return fmt.Errorf("state directory %s: %w", abs, err)
+	}
+	return syncDir(abs)
+}
+
+// walkAll reads every bucket, nested bucket, key and value of tx once.
+func walkAll(tx *bolt.Tx) error {
+	var sum uint32
+	return tx.ForEach(func(_ []byte, b *bolt.Bucket) error { return walkBucket(b, &sum) })
+}
+
+// walkBucket reads every key and value of b, and of the buckets nested in it, into a checksum
+// (so that every byte is read, not only the pages' headers).
+func walkBucket(b *bolt.Bucket, sum *uint32) error {
+	return b.ForEach(func(k, v []byte) error {
+		*sum = crc32.Update(crc32.Update(*sum, crc32.IEEETable, k), crc32.IEEETable, v)
+		if v == nil {
+			if nested := b.Bucket(k); nested != nil {
+				return walkBucket(nested, sum)
+			}
+		}
+		return nil
+	})
+}
+
 // open opens the directory and its database, the file db in it, taking the database's lock (a
-// second process gets ErrBusy at once rather than waiting).
-func open(abs, db string) (*Dir, error) {
+// second process gets ErrBusy at once rather than waiting), and runs check (nil: none) on it
+// before anything writes to it.
+func open(abs, db string, check func(*bolt.DB) error) (*Dir, error) {
 	root, err := os.OpenRoot(abs)
 	if err != nil {
 		return nil, fmt.Errorf("state directory: %w", err)
@@ -284,6 +377,13 @@ func open(abs, db string) (*Dir, error) {
 			return nil, fmt.Errorf("%w: %s", ErrBusy, abs)
 		}
 		return nil, fmt.Errorf("%w: %s: %v", ErrNotState, filepath.Join(abs, db), err)
+	}
+	if check != nil {
+		if err := check(bdb); err != nil {
+			_ = bdb.Close()
+			_ = root.Close()
+			return nil, err
+		}
 	}
 	err = bdb.Update(func(tx *bolt.Tx) error {
 		for _, b := range [][]byte{bucketMeta, bucketEffects} {

@@ -51,7 +51,7 @@ func TestCreateOpen(t *testing.T) {
 func TestCreateInterrupted(t *testing.T) {
 	for name, leftover := range map[string]func(t *testing.T, path string){
 		"undescribed": func(t *testing.T, path string) {
-			d, err := open(path, newDBFile)
+			d, err := open(path, newDBFile, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
