@@ -3,32 +3,13 @@ package serve
 import (
 	"bytes"
 	"io"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/warrenhq/warren/hostconfig"
+	"github.com/warrenhq/warren/internal/testenv"
 )
-
-// listening is a real HTTP server on a loopback address that counts its requests.
-func listening(t *testing.T, addr string, h http.HandlerFunc) (*httptest.Server, *atomic.Int64) {
-	t.Helper()
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n atomic.Int64
-	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n.Add(1)
-		h(w, r)
-	})}}
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return srv, &n
-}
 
 // TestServedRunsReachOnlyPublicAddresses: a submitted scenario cannot make the server reach its
 // own machine or network (SSRF). A live model's base_url or an MCP server's url written as a
@@ -36,10 +17,10 @@ func listening(t *testing.T, addr string, h http.HandlerFunc) (*httptest.Server,
 // nothing sent; a host the policy allows is reached, and a redirect from it to another loopback
 // address is refused as the connection is made: the server behind it gets nothing.
 func TestServedRunsReachOnlyPublicAddresses(t *testing.T) {
-	inner, innerHits := listening(t, "127.0.0.2:0", func(w http.ResponseWriter, _ *http.Request) {
+	inner, innerHits := testenv.CountingServer(t, "127.0.0.2:0", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = io.WriteString(w, `{"secret":"of the server's own network"}`)
 	})
-	front, frontHits := listening(t, "127.0.0.1:0", func(w http.ResponseWriter, r *http.Request) {
+	front, frontHits := testenv.CountingServer(t, "127.0.0.1:0", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, inner.URL+r.URL.Path, http.StatusTemporaryRedirect)
 	})
 	submitTo := func(t *testing.T, c *client, scenario string) (int, []byte) {

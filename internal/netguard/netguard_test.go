@@ -3,13 +3,12 @@ package netguard
 import (
 	"errors"
 	"io"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/netip"
 	"strings"
-	"sync/atomic"
 	"testing"
+
+	"github.com/warrenhq/warren/internal/testenv"
 )
 
 func TestKind(t *testing.T) {
@@ -32,29 +31,12 @@ func TestKind(t *testing.T) {
 	}
 }
 
-// counting is a real server on a loopback address that counts the requests it answers.
-func counting(t *testing.T, addr string, h http.HandlerFunc) (*httptest.Server, *atomic.Int64) {
-	t.Helper()
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n atomic.Int64
-	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n.Add(1)
-		h(w, r)
-	})}}
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return srv, &n
-}
-
 // TestTransport: a request to a host the transport allows reaches it on loopback; one to any
 // other host on a non-public address is refused before connecting (nothing reaches the server),
 // and so is a redirect from an allowed host to another one.
 func TestTransport(t *testing.T) {
-	other, otherHits := counting(t, "127.0.0.2:0", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "other") })
-	allowedSrv, allowedHits := counting(t, "127.0.0.1:0", func(w http.ResponseWriter, r *http.Request) {
+	other, otherHits := testenv.CountingServer(t, "127.0.0.2:0", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "other") })
+	allowedSrv, allowedHits := testenv.CountingServer(t, "127.0.0.1:0", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/redirect" {
 			http.Redirect(w, r, other.URL+"/", http.StatusTemporaryRedirect)
 			return
