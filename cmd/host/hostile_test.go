@@ -165,7 +165,7 @@ func TestWideScenario(t *testing.T) {
 	for _, cmd := range []string{"run", "validate"} {
 		r := host(t, cmd, wide)
 		wantCode(t, r, exitBadInput)
-		if !strings.Contains(r.stderr, wide+":1027:1: params: a table may have at most 1024 keys") {
+		if !strings.Contains(r.stderr, wide+":4099:1: params: a table may have at most 4096 keys") {
 			t.Errorf("host %s: stderr does not name the file, line, table and cap:\n%.600s", cmd, r.stderr)
 		}
 	}

@@ -657,7 +657,7 @@ func TestDamagedState(t *testing.T) {
 	}{
 		{"state.db garbage", func(dir string) (string, error) {
 			return dir, os.WriteFile(filepath.Join(dir, "state.db"), bytes.Repeat([]byte("garbage!"), 4096), 0o600)
-		}, "not a Warren state directory: " + "%s/state.db: invalid database"},
+		}, "not a Warren state directory: " + "%s/state.db is damaged: invalid database"},
 		{"trace cut short", func(dir string) (string, error) {
 			return dir, os.Truncate(filepath.Join(dir, "trace.jsonl"), 100)
 		}, "%s/trace.jsonl is 100 bytes long, shorter than the"},

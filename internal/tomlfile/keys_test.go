@@ -49,7 +49,7 @@ func TestTableKeysAreCapped(t *testing.T) {
 			}
 			_, err := Decode("wide.toml", []byte(wideTable(tc.shape, 100_000)), &v)
 			var e *Error
-			if !errors.Is(err, ErrTooManyKeys) || !errors.As(err, &e) || e.Key != tc.table || !strings.Contains(err.Error(), "at most 1024 keys") {
+			if !errors.Is(err, ErrTooManyKeys) || !errors.As(err, &e) || e.Key != tc.table || !strings.Contains(err.Error(), "at most 4096 keys") {
 				t.Fatalf("100,000 keys: %v, want ErrTooManyKeys naming %s", err, tc.table)
 			}
 			if e.Line != tc.line {
