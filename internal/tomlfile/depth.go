@@ -228,6 +228,13 @@ func (s *depthScan) value(depth int) (*Error, bool) {
 					depth = top.depth + 1
 					break
 				}
+				s.skipBlank(true)
+				if s.i < len(s.data) && s.data[s.i] == '}' {
+					// A trailing comma, which go-toml takes in an inline table (TOML 1.1).
+					s.i++
+					s.pop()
+					continue
+				}
 				n, err, ok := s.keyParts(top.depth)
 				if err != nil || !ok {
 					return err, ok
