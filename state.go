@@ -557,6 +557,12 @@ func (j *effectJournal) quiesce() {
 	j.settle()
 }
 
+// CheckState reads a state directory's database whole and rebuilds it (state.Rebuild), as
+// OpenResume and InspectState do first: host resume runs it in a child process under a memory
+// limit before either, so that a forged database that would make the reader allocate without end
+// fails that child, not the host.
+func CheckState(dir string) error { return state.Rebuild(dir) }
+
 // ResumeOptions adjusts a resume (Resume): what Options lets a caller set for a run and a resume
 // does not take from the directory.
 type ResumeOptions struct {

@@ -286,6 +286,28 @@ func openChecked(abs, db string) (*Dir, error) {
 	return open(abs, db, nil)
 }
 
+// Rebuild reads the state directory's database whole and replaces it with a fresh copy of what
+// it holds, as Open does first (see openChecked): ErrNotState when it is missing or damaged,
+// ErrBusy when another host has it open. host resume runs it in a child process of its own under
+// a memory limit, since a forged page can also send bbolt round a cycle of pages, allocating
+// without end, which no recover stops.
+func Rebuild(path string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	info, err := os.Lstat(filepath.Join(abs, DBFile))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w: %s has no %s", ErrNotState, path, DBFile)
+	case err != nil:
+		return err
+	case !info.Mode().IsRegular():
+		return fmt.Errorf("%w: %s in %s is not a regular file", ErrNotState, DBFile, path)
+	}
+	return rebuild(abs, DBFile)
+}
+
 // rebuildSuffix names the fresh copy rebuild writes beside the database before it replaces it.
 const rebuildSuffix = ".rebuild"
 

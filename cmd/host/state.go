@@ -93,6 +93,10 @@ func (r *resumeCmd) Run(e *env) error {
 		Level(level).With().Timestamp().Logger()
 	ro := warren.ResumeOptions{Log: log, CrashAfterTick: r.CrashAfterTick, CrashInEffect: r.CrashInEffect,
 		CrashInWrite: r.CrashInWrite, CrashInSnapshot: r.CrashInSnapshot, NoSnapshot: r.NoSnapshot, Trace: r.Trace, WorkRoot: r.Workdir, Scenario: r.Scenario}
+	if err := checkStateApart(e.ctx, r.Dir); err != nil {
+		fmt.Fprintf(e.stderr, "host: resume %s: %v\n", r.Dir, err)
+		return errBadInput
+	}
 	bar := progressBar(e, r.NoProgress, 1, &ro.Progress) // its total follows the run's agents
 	rt, err := warren.OpenResume(r.Dir, ro)
 	if err != nil && bar != nil {
@@ -143,6 +147,7 @@ func resumedFrom(snapshot *uint64, replayed uint64) string {
 
 type stateCmd struct {
 	Inspect stateInspectCmd `cmd:"" help:"Show what a state directory holds: its run, last commit, agents by phase, size, resumes."`
+	Check   stateCheckCmd   `cmd:"" hidden:"" help:"Read a state directory's state.db whole and rebuild it, under a memory limit (what host resume and host state inspect run first, in a child process)."`
 }
 
 type stateInspectCmd struct {
@@ -150,6 +155,10 @@ type stateInspectCmd struct {
 }
 
 func (s *stateInspectCmd) Run(e *env) error {
+	if err := checkStateApart(e.ctx, s.Dir); err != nil {
+		fmt.Fprintf(e.stderr, "host: state inspect %s: %v\n", s.Dir, err)
+		return errBadInput
+	}
 	info, err := warren.InspectState(s.Dir)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "host: state inspect %s: %v\n", s.Dir, err)
